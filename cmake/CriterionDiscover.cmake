@@ -1,0 +1,26 @@
+# Script mode: run EXE --list and write add_test() calls to OUT.
+# Criterion prints "suite: N tests" followed by "├── name" / "└── name".
+execute_process(COMMAND "${EXE}" --list
+  OUTPUT_VARIABLE listing RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${EXE} --list failed (${rc}): ${err}")
+endif()
+string(REPLACE "\n" ";" lines "${listing}")
+set(content "")
+set(suite "")
+set(count 0)
+foreach(line IN LISTS lines)
+  if(line MATCHES "^([A-Za-z0-9_]+): [0-9]+ tests?$")
+    set(suite "${CMAKE_MATCH_1}")
+  elseif(line MATCHES "([A-Za-z0-9_]+)$" AND NOT suite STREQUAL "")
+    set(test "${CMAKE_MATCH_1}")
+    string(APPEND content
+      "add_test([=[${suite}.${test}]=] [=[${EXE}]=] --filter [=[${suite}/${test}]=] --jobs 1 --full-stats)\n"
+      "set_tests_properties([=[${suite}.${test}]=] PROPERTIES TIMEOUT ${TIMEOUT} LABELS [=[${LABELS}]=])\n")
+    math(EXPR count "${count} + 1")
+  endif()
+endforeach()
+if(count EQUAL 0)
+  message(FATAL_ERROR "no tests found in ${EXE}")
+endif()
+file(WRITE "${OUT}" "${content}")

@@ -1,0 +1,380 @@
+/*
+ * libredlock: a distributed lock held on a majority of N independent Redis
+ * masters (the Redlock algorithm).
+ *
+ * This is the whole public API. Types are opaque unless their fields are
+ * documented here; no hiredis, libev or libyaml type appears except
+ * `struct ev_loop`, which the asynchronous client runs on.
+ *
+ * Conventions
+ * - Every function that can fail returns an int status: REDLOCK_OK (0) or a
+ *   negative REDLOCK_E* code; redlock_strerror() explains it.
+ * - Strings the caller passes are copied; the caller keeps ownership.
+ * - Resources and values are byte strings (pointer + length): any bytes,
+ *   including NUL and newlines.
+ * - The library never prints, exits or aborts. Messages go to the log
+ *   callback set with redlock_config_set_log(), if any.
+ * - All durations are milliseconds; all timing uses CLOCK_MONOTONIC.
+ *
+ * Callback rules (asynchronous API)
+ * - When a function that takes a callback returns an error, the callback is
+ *   never called. Otherwise it is called exactly once, from the client's loop.
+ * - The result passed to a callback lives until the callback returns; keep it
+ *   with redlock_result_copy().
+ * - Freeing the client completes every operation still in flight with
+ *   REDLOCK_ECANCELED before redlock_client_free() returns.
+ * - Callbacks may call any function of this API, including
+ *   redlock_client_free() on their own client.
+ *
+ * Threading
+ * - A redlock_client (asynchronous) belongs to the thread that runs its loop:
+ *   call it only from that thread.
+ * - A redlock_sync (blocking) may be shared by any number of threads. It runs
+ *   an asynchronous client on its own loop in a private I/O thread; a calling
+ *   thread hands its operation over and sleeps on its own condition variable,
+ *   so operations of different threads are in flight at the same time and no
+ *   lock is held across a network round trip. The log callback of a
+ *   redlock_sync is called from its I/O thread.
+ * - A redlock_lock handle may be used by one thread at a time. Different
+ *   handles may be used from different threads freely.
+ * - redlock_config objects are not synchronised; build one, then share it
+ *   read-only (clients copy what they need at creation).
+ *
+ * Signals
+ * - hiredis writes to sockets with write(2): a write to a master that has
+ *   gone away raises SIGPIPE. The blocking client's I/O thread blocks SIGPIPE;
+ *   programs using the asynchronous client should ignore SIGPIPE, as most
+ *   network servers do.
+ */
+#ifndef REDLOCK_REDLOCK_H
+#define REDLOCK_REDLOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define REDLOCK_VERSION_MAJOR 0
+#define REDLOCK_VERSION_MINOR 1
+#define REDLOCK_VERSION_PATCH 0
+#define REDLOCK_VERSION_STRING "0.1.0"
+
+#if defined(REDLOCK_BUILDING) && defined(__GNUC__)
+#define REDLOCK_API __attribute__((visibility("default")))
+#else
+#define REDLOCK_API
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Statuses                                                                  */
+
+/* X(name, value, message). Values are never reused or renumbered. */
+#define REDLOCK_STATUS_MAP(X)                                                  \
+    X(OK, 0, "success")                                                        \
+    X(ECONFLICT, -1, "the resource is held by another holder")                 \
+    X(ENOQUORUM, -2, "too few masters reachable to form a quorum")             \
+    X(EEXPIRED, -3, "the lock's validity ran out before the quorum was known") \
+    X(ENOTOWNER, -4, "the lock's value is no longer held on a quorum of masters") \
+    X(EINVAL, -5, "invalid argument")                                          \
+    X(ENOMEM, -6, "out of memory")                                             \
+    X(EAUTH, -7, "the masters refused our credentials")                        \
+    X(EREPLY, -8, "the masters replied with errors")                           \
+    X(ECONFIG, -9, "invalid configuration")                                    \
+    X(ECANCELED, -10, "operation canceled: the client is being freed")         \
+    X(EBUSY, -11, "another operation is in progress on this lock")             \
+    X(ESYS, -12, "a system call failed")
+
+typedef enum redlock_status {
+#define REDLOCK_STATUS_ENUM_(name, value, msg) REDLOCK_##name = (value),
+    REDLOCK_STATUS_MAP(REDLOCK_STATUS_ENUM_)
+#undef REDLOCK_STATUS_ENUM_
+} redlock_status;
+
+/* A sentence explaining a status; "unknown status" for anything else. */
+REDLOCK_API const char *redlock_strerror(int status);
+/* The status's name, e.g. "REDLOCK_ECONFLICT"; "REDLOCK_UNKNOWN" otherwise. */
+REDLOCK_API const char *redlock_status_name(int status);
+/* "0.1.0": the version of the library actually linked. */
+REDLOCK_API const char *redlock_version(void);
+
+/* ------------------------------------------------------------------------ */
+/* Limits                                                                    */
+
+#define REDLOCK_MAX_NODES 64              /* masters per client */
+#define REDLOCK_MAX_RESOURCE_LEN (1u << 20) /* bytes in a resource name */
+#define REDLOCK_MAX_VALUE_LEN 1024        /* bytes in a lock value */
+#define REDLOCK_VALUE_LEN 32              /* generated values: 128 bits, hex */
+#define REDLOCK_ERRBUF_SIZE 256           /* enough for any config error */
+
+/* ------------------------------------------------------------------------ */
+/* Logging                                                                   */
+
+typedef enum redlock_log_level {
+    REDLOCK_LOG_ERROR = 0,
+    REDLOCK_LOG_WARN = 1,
+    REDLOCK_LOG_INFO = 2,
+    REDLOCK_LOG_DEBUG = 3
+} redlock_log_level;
+
+/* One line, no trailing newline, never containing a password. */
+typedef void (*redlock_log_fn)(int level, const char *message, void *arg);
+
+/* ------------------------------------------------------------------------ */
+/* Configuration                                                             */
+
+typedef struct redlock_config redlock_config;
+
+/* Settings with integer values (see docs/config.md for ranges and defaults). */
+typedef enum redlock_setting {
+    REDLOCK_CONNECT_TIMEOUT_MS = 0, /* TCP connect + handshake, per master */
+    REDLOCK_COMMAND_TIMEOUT_MS,     /* one request to one master */
+    REDLOCK_TTL_MS,                 /* default lock time-to-live */
+    REDLOCK_RETRY_COUNT,            /* retries after the first attempt */
+    REDLOCK_RETRY_DELAY_MS,         /* pause before a retry ... */
+    REDLOCK_RETRY_JITTER_MS,        /* ... plus a random 0..jitter */
+    REDLOCK_RECONNECT_MIN_MS,       /* first reconnect delay */
+    REDLOCK_RECONNECT_MAX_MS        /* cap of the doubling reconnect delay */
+} redlock_setting;
+
+/* An empty config (no nodes) with every setting at its default. */
+REDLOCK_API int redlock_config_new(redlock_config **out);
+
+/*
+ * Load a YAML config (see docs/config.md). On error *out is NULL, nothing is
+ * leaked, and errbuf (if not NULL) holds one line naming file:line:column and
+ * the key, e.g. "nodes.yaml:7:11: nodes[1].port: expected an integer from 1
+ * to 65535". Returns REDLOCK_ECONFIG for every problem with the file or its
+ * contents, REDLOCK_ENOMEM, or REDLOCK_EINVAL for NULL arguments.
+ */
+REDLOCK_API int redlock_config_load_file(redlock_config **out, const char *path,
+                                         char *errbuf, size_t errlen);
+/* The same from a buffer; name is used in messages (NULL: "<string>"). */
+REDLOCK_API int redlock_config_load_string(redlock_config **out, const char *text,
+                                           size_t len, const char *name,
+                                           char *errbuf, size_t errlen);
+/* A deep copy. */
+REDLOCK_API int redlock_config_copy(const redlock_config *cfg, redlock_config **out);
+/* Frees cfg and wipes the passwords it held. NULL is allowed. */
+REDLOCK_API void redlock_config_free(redlock_config *cfg);
+
+/* Set or read an integer setting. REDLOCK_EINVAL when out of range. */
+REDLOCK_API int redlock_config_set(redlock_config *cfg, redlock_setting key, int64_t value);
+REDLOCK_API int redlock_config_get(const redlock_config *cfg, redlock_setting key,
+                                   int64_t *value);
+/* The YAML key of a setting, e.g. "ttl_ms"; NULL for an unknown setting. */
+REDLOCK_API const char *redlock_setting_name(redlock_setting key);
+
+/* Clock drift allowance: validity loses ttl * factor + 2 ms. 0 <= factor < 1. */
+REDLOCK_API int redlock_config_set_drift_factor(redlock_config *cfg, double factor);
+REDLOCK_API double redlock_config_drift_factor(const redlock_config *cfg);
+
+/* Messages at min_level or more severe go to fn. fn NULL: no logging. */
+REDLOCK_API int redlock_config_set_log(redlock_config *cfg, redlock_log_fn fn, void *arg,
+                                       int min_level);
+
+/* Add a master. index (may be NULL) receives its position. REDLOCK_EINVAL on
+ * an empty host, a port outside 1..65535, a duplicate, or more than
+ * REDLOCK_MAX_NODES nodes. */
+REDLOCK_API int redlock_config_add_tcp_node(redlock_config *cfg, const char *host, int port,
+                                            size_t *index);
+REDLOCK_API int redlock_config_add_unix_node(redlock_config *cfg, const char *path,
+                                             size_t *index);
+/* AUTH for a node: password alone, or ACL username + password. NULL password
+ * removes authentication. */
+REDLOCK_API int redlock_config_node_set_auth(redlock_config *cfg, size_t index,
+                                             const char *username, const char *password);
+/* SELECT db for a node (default 0). */
+REDLOCK_API int redlock_config_node_set_db(redlock_config *cfg, size_t index, int db);
+/* Per-node timeouts; 0 keeps the config-wide value. */
+REDLOCK_API int redlock_config_node_set_timeouts(redlock_config *cfg, size_t index,
+                                                 int64_t connect_timeout_ms,
+                                                 int64_t command_timeout_ms);
+/* Remove every node (settings are kept). */
+REDLOCK_API void redlock_config_clear_nodes(redlock_config *cfg);
+REDLOCK_API size_t redlock_config_node_count(const redlock_config *cfg);
+/* "host:port" or "unix:/path"; NULL when index is out of range. */
+REDLOCK_API const char *redlock_config_node_name(const redlock_config *cfg, size_t index);
+
+/* ------------------------------------------------------------------------ */
+/* Results                                                                   */
+
+/* What one master did with one request. */
+typedef enum redlock_master_outcome {
+    REDLOCK_MASTER_OK = 0,        /* did what was asked: set, deleted, extended */
+    REDLOCK_MASTER_HELD,          /* the key holds another holder's value */
+    REDLOCK_MASTER_ABSENT,        /* release/extend: the key is not there */
+    REDLOCK_MASTER_TIMEOUT,       /* no reply within the command timeout */
+    REDLOCK_MASTER_NOT_CONNECTED, /* no connection, or it was lost before the reply */
+    REDLOCK_MASTER_AUTH_FAILED,   /* the master refused our credentials */
+    REDLOCK_MASTER_ERROR,         /* an error reply; detail has its text */
+    REDLOCK_MASTER_PENDING        /* no reply yet when the outcome was decided */
+} redlock_master_outcome;
+
+/* "ok", "held", "absent", "timeout", "not-connected", "auth-failed",
+ * "error", "pending"; "unknown" otherwise. */
+REDLOCK_API const char *redlock_master_outcome_name(int outcome);
+
+typedef struct redlock_master_result {
+    const char *name;   /* the node's name, as redlock_config_node_name() */
+    int outcome;        /* a redlock_master_outcome */
+    const char *detail; /* error reply or connection error; NULL when none */
+    int64_t latency_us; /* from send to reply; -1 without a reply */
+} redlock_master_result;
+
+/*
+ * The outcome of one operation. Allocated by the library; fields may be
+ * added at the end in later versions, never removed or reordered.
+ */
+typedef struct redlock_result {
+    int status;            /* the operation's status */
+    int64_t validity_ms;   /* acquire/extend: how long the holder may act; else 0 */
+    int64_t elapsed_ms;    /* the last attempt, from before its first send */
+    int64_t elapsed_us;    /* the same in microseconds */
+    int64_t total_ms;      /* the whole operation, retries included */
+    unsigned attempts;     /* attempts made (acquire retries; 1 otherwise) */
+    unsigned masters_locked; /* masters that took (acquire), kept (extend) or
+                                gave up (release) our value in the last attempt */
+    unsigned quorum;       /* masters needed: N/2 + 1 */
+    unsigned master_count; /* N; also the length of masters[] */
+    const redlock_master_result *masters; /* per master, in config order */
+} redlock_result;
+
+REDLOCK_API int redlock_result_copy(const redlock_result *result, redlock_result **out);
+/* Frees a result from redlock_result_copy() or a redlock_sync_* call. */
+REDLOCK_API void redlock_result_free(redlock_result *result);
+
+/* ------------------------------------------------------------------------ */
+/* Locks                                                                     */
+
+typedef struct redlock_lock redlock_lock;
+
+/*
+ * A handle for a lock known by its value, e.g. one taken by another process
+ * that passed the value along. Its validity is unknown (0) until a successful
+ * extend. ttl_ms is what a later extend uses by default (0: the client's).
+ */
+REDLOCK_API int redlock_lock_new(redlock_lock **out, const void *resource,
+                                 size_t resource_len, const void *value, size_t value_len,
+                                 int64_t ttl_ms);
+/* Forget a handle (it does not release the lock). Safe while an operation on
+ * it is in flight: that operation completes without touching it. NULL is
+ * allowed. */
+REDLOCK_API void redlock_lock_free(redlock_lock *lock);
+REDLOCK_API const void *redlock_lock_resource(const redlock_lock *lock, size_t *len);
+/* The value, NUL-terminated for convenience; len (may be NULL) gets its length. */
+REDLOCK_API const char *redlock_lock_value(const redlock_lock *lock, size_t *len);
+/* Milliseconds the holder may still act, by the monotonic clock. 0 or less:
+ * do not rely on the lock (it ran out, was released, or is unknown). */
+REDLOCK_API int64_t redlock_lock_validity_ms(const redlock_lock *lock);
+REDLOCK_API int64_t redlock_lock_ttl_ms(const redlock_lock *lock);
+
+/* ------------------------------------------------------------------------ */
+/* Acquire options                                                           */
+
+#define REDLOCK_DEFAULT (-1)
+
+typedef struct redlock_acquire_options {
+    int64_t ttl_ms;          /* REDLOCK_DEFAULT: the config's ttl_ms */
+    int64_t retry_count;     /* REDLOCK_DEFAULT: the config's; 0: one attempt */
+    int64_t retry_delay_ms;  /* REDLOCK_DEFAULT: the config's */
+    int64_t retry_jitter_ms; /* REDLOCK_DEFAULT: the config's */
+    int64_t wait_ms;         /* no retry starts later than this after the call;
+                                REDLOCK_DEFAULT: no limit beyond retry_count */
+} redlock_acquire_options;
+
+/* Sets every field to REDLOCK_DEFAULT. Always call it before setting fields. */
+REDLOCK_API void redlock_acquire_options_init(redlock_acquire_options *opts);
+
+/* ------------------------------------------------------------------------ */
+/* Asynchronous client, on the caller's libev loop                           */
+
+struct ev_loop;
+typedef struct redlock_client redlock_client;
+
+/*
+ * Create a client on loop and start connecting to every master (without
+ * waiting). The config is copied. REDLOCK_EINVAL without nodes,
+ * REDLOCK_ECONFIG for inconsistent settings (logged), REDLOCK_ENOMEM.
+ */
+REDLOCK_API int redlock_client_new(redlock_client **out, const redlock_config *cfg,
+                                   struct ev_loop *loop);
+/*
+ * Cancel operations in flight (their callbacks run with REDLOCK_ECANCELED),
+ * close every connection and free the client. Locks still held are not
+ * released here; they expire after their TTL. NULL is allowed.
+ */
+REDLOCK_API void redlock_client_free(redlock_client *client);
+
+/* status REDLOCK_OK: lock is a new handle the callback owns (free it with
+ * redlock_lock_free()). Otherwise lock is NULL. */
+typedef void (*redlock_acquire_cb)(int status, redlock_lock *lock,
+                                   const redlock_result *result, void *arg);
+/* Completion of extend and release. */
+typedef void (*redlock_done_cb)(int status, const redlock_result *result, void *arg);
+
+/*
+ * Take the lock on resource: SET resource <random value> NX PX ttl on every
+ * master in parallel; held when a quorum said OK and validity remains.
+ * Failed attempts are released on every master and retried per opts (NULL:
+ * the config's policy). Completes with REDLOCK_OK, ECONFLICT, ENOQUORUM,
+ * EEXPIRED, EAUTH, EREPLY or ECANCELED.
+ */
+REDLOCK_API int redlock_acquire_async(redlock_client *client, const void *resource,
+                                      size_t resource_len,
+                                      const redlock_acquire_options *opts,
+                                      redlock_acquire_cb cb, void *arg);
+/*
+ * Reset the lock's time-to-live to ttl_ms (0: the lock's own) on every master
+ * where it still holds our value. Succeeds when a quorum extended it before
+ * the current validity ran out; the lock's validity is then recomputed.
+ * Returns REDLOCK_EEXPIRED at once when the lock's validity is known to have
+ * run out. Completes with REDLOCK_OK, ENOTOWNER, EEXPIRED, ENOQUORUM, EAUTH,
+ * EREPLY or ECANCELED. On failure the lock must not be relied on: release it.
+ */
+REDLOCK_API int redlock_extend_async(redlock_client *client, redlock_lock *lock,
+                                     int64_t ttl_ms, redlock_done_cb cb, void *arg);
+/*
+ * Delete the key on every master where it still holds our value (never a
+ * key holding another value). One bounded attempt, no retries. The handle
+ * stays valid (its validity becomes 0) and must still be freed. cb may be
+ * NULL. Completes with REDLOCK_OK (a quorum confirmed our value gone),
+ * ENOTOWNER (our value was on none of them: the lock had already expired),
+ * ENOQUORUM, EAUTH, EREPLY or ECANCELED.
+ */
+REDLOCK_API int redlock_release_async(redlock_client *client, redlock_lock *lock,
+                                      redlock_done_cb cb, void *arg);
+
+/* ------------------------------------------------------------------------ */
+/* Blocking client, for threaded programs                                    */
+
+typedef struct redlock_sync redlock_sync;
+
+/* Start the I/O thread and begin connecting. REDLOCK_ESYS if a thread or
+ * loop cannot be created. */
+REDLOCK_API int redlock_sync_new(redlock_sync **out, const redlock_config *cfg);
+/* Stop the I/O thread and free. No other thread may be using it. NULL is
+ * allowed. */
+REDLOCK_API void redlock_sync_free(redlock_sync *sync);
+
+/*
+ * The blocking forms of the operations above, with the same statuses. Each
+ * returns when its operation completes (bounded by timeouts and the retry
+ * policy). result_out (may be NULL) receives the result, to be freed with
+ * redlock_result_free(); it is NULL when the operation never started
+ * (e.g. REDLOCK_EINVAL).
+ */
+REDLOCK_API int redlock_sync_acquire(redlock_sync *sync, const void *resource,
+                                     size_t resource_len, const redlock_acquire_options *opts,
+                                     redlock_lock **lock_out, redlock_result **result_out);
+REDLOCK_API int redlock_sync_extend(redlock_sync *sync, redlock_lock *lock, int64_t ttl_ms,
+                                    redlock_result **result_out);
+REDLOCK_API int redlock_sync_release(redlock_sync *sync, redlock_lock *lock,
+                                     redlock_result **result_out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* REDLOCK_REDLOCK_H */

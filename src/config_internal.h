@@ -1,0 +1,66 @@
+/* The config object's layout and its settings table, shared by config.c
+ * (building in code), config_yaml.c (loading) and client.c (reading). */
+#ifndef REDLOCK_CONFIG_INTERNAL_H
+#define REDLOCK_CONFIG_INTERNAL_H
+
+#include "redlock/redlock.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RL_SETTING_COUNT 8 /* entries of redlock_setting */
+
+/* Name, range and default of one integer setting. */
+typedef struct rl_setting_info {
+    const char *name; /* the YAML key */
+    int64_t min;
+    int64_t max;
+    int64_t def;
+} rl_setting_info;
+
+extern const rl_setting_info rl_setting_table[RL_SETTING_COUNT];
+
+#define RL_DRIFT_FACTOR_DEFAULT 0.01
+#define RL_PORT_MAX 65535
+#define RL_DB_MAX 1000000
+#define RL_HOST_MAX 255      /* bytes in a host name */
+#define RL_UNIX_PATH_MAX 107 /* bytes in a socket path: sizeof(sun_path) - 1 */
+#define RL_AUTH_MAX 4096     /* bytes in a username or password */
+
+typedef struct rl_node {
+    char *host;                 /* TCP host, or NULL for a unix socket */
+    int port;                   /* TCP port */
+    char *unix_path;            /* unix socket path, or NULL */
+    char *username;             /* ACL user, or NULL */
+    char *password;             /* AUTH password, or NULL; wiped on free */
+    int db;                     /* SELECT db, 0 by default */
+    int64_t connect_timeout_ms; /* 0: the config-wide value */
+    int64_t command_timeout_ms; /* 0: the config-wide value */
+    char *name;                 /* "host:port" or "unix:/path" */
+} rl_node;
+
+struct redlock_config {
+    rl_node *nodes;
+    size_t node_count;
+    size_t node_cap;
+    int64_t settings[RL_SETTING_COUNT];
+    double drift_factor;
+    redlock_log_fn log_fn;
+    void *log_arg;
+    int log_level;
+};
+
+/* Effective per-node timeouts (the node's own, else the config's). */
+int64_t rl_node_connect_timeout_ms(const redlock_config *cfg, const rl_node *node);
+int64_t rl_node_command_timeout_ms(const redlock_config *cfg, const rl_node *node);
+
+/* Index of the node with the same address as host:port or path, or -1. */
+long rl_config_find_node(const redlock_config *cfg, const char *host, int port,
+                         const char *unix_path);
+
+/* Cross-setting checks (e.g. reconnect_min_ms <= reconnect_max_ms).
+ * Returns NULL when consistent, else a static description of the problem. */
+const char *rl_config_inconsistency(const redlock_config *cfg);
+
+#endif

@@ -1,0 +1,1036 @@
+/* Loading a config from YAML: parse with libyaml, check every key, and build
+ * the config through the setters of config.c (docs/config.md). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* strtod_l, explicit_bzero */
+#endif
+
+#include "config_internal.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <locale.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yaml.h>
+
+#define RL_YAML_MAX_BYTES ((size_t)16 << 20) /* larger inputs are refused unparsed */
+#define RL_YAML_ECHO_MAX 40                  /* bytes of a value or key shown in messages */
+#define RL_YAML_ECHO_BUF 200                 /* enough for 40 bytes escaped, quotes, "..." */
+#define RL_YAML_PATH_BUF 256                 /* "nodes[N]." plus an escaped key */
+#define RL_YAML_DEFAULT_PORT 6379
+/* The format needs 3 levels (top mapping, nodes, a node). The limit exists
+ * because libyaml's scanner takes time quadratic in the nesting depth. */
+#define RL_YAML_MAX_DEPTH 32
+
+/* Top-level keys: the integer settings (indexed like redlock_setting), then: */
+enum { TOP_DRIFT_FACTOR = RL_SETTING_COUNT, TOP_NODES, TOP_KEY_COUNT };
+
+/* Keys of one node mapping. */
+enum node_key {
+    NK_HOST,
+    NK_PORT,
+    NK_SOCKET,
+    NK_PASSWORD,
+    NK_PASSWORD_ENV,
+    NK_USERNAME,
+    NK_DB,
+    NK_CONNECT_TIMEOUT,
+    NK_COMMAND_TIMEOUT,
+    NK_COUNT
+};
+
+static const char *const node_key_names[NK_COUNT] = {
+    [NK_HOST] = "host",
+    [NK_PORT] = "port",
+    [NK_SOCKET] = "socket",
+    [NK_PASSWORD] = "password",
+    [NK_PASSWORD_ENV] = "password_env",
+    [NK_USERNAME] = "username",
+    [NK_DB] = "db",
+    [NK_CONNECT_TIMEOUT] = "connect_timeout_ms",
+    [NK_COMMAND_TIMEOUT] = "command_timeout_ms",
+};
+
+typedef struct rl_yaml_loader {
+    const char *name; /* file name or load_string's name, for messages */
+    char *errbuf;
+    size_t errlen;
+    locale_t c_locale; /* numbers are parsed the same whatever the process locale */
+    yaml_document_t doc;
+    redlock_config *cfg;
+    const yaml_node_t *top_keys[TOP_KEY_COUNT]; /* key node of each top-level key seen */
+    size_t node_lines[REDLOCK_MAX_NODES];       /* 1-based line of each node added */
+} rl_yaml_loader;
+
+/* What one node mapping says, before anything is added to the config. */
+typedef struct node_spec {
+    const yaml_node_t *keys[NK_COUNT];   /* NULL: key absent */
+    const yaml_node_t *values[NK_COUNT];
+    bool set[NK_COUNT];                  /* present with a non-null value */
+    const char *strings[NK_COUNT];       /* for string keys; point into the document */
+    int64_t ints[NK_COUNT];              /* for integer keys */
+} node_spec;
+
+/* ------------------------------------------------------------------------ */
+/* Messages                                                                  */
+
+/* Appends to a caller's buffer, always NUL-terminated, silently truncating. */
+typedef struct msg_sink {
+    char *buf;
+    size_t cap;
+    size_t used;
+} msg_sink;
+
+static void sink_init(msg_sink *sink, char *buf, size_t cap)
+{
+    sink->buf = (cap > 0) ? buf : NULL;
+    sink->cap = (buf != NULL) ? cap : 0;
+    sink->used = 0;
+    if (sink->cap > 0)
+        sink->buf[0] = '\0';
+}
+
+RL_PRINTF(2, 0)
+static void sink_vprintf(msg_sink *sink, const char *fmt, va_list ap)
+{
+    if (sink->cap == 0)
+        return;
+    size_t room = sink->cap - sink->used;
+    int n = vsnprintf(sink->buf + sink->used, room, fmt, ap);
+    if (n < 0)
+        return;
+    sink->used += ((size_t)n < room) ? (size_t)n : room - 1;
+}
+
+RL_PRINTF(2, 3)
+static void sink_printf(msg_sink *sink, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    sink_vprintf(sink, fmt, ap);
+    va_end(ap);
+}
+
+/* Appends at most max_bytes of bytes[0..len) as printable ASCII (quotes,
+ * backslashes and everything else outside 0x20..0x7e escaped), then "..."
+ * when cut, so any input yields one short line. */
+static void sink_escaped(msg_sink *sink, const char *bytes, size_t len, size_t max_bytes)
+{
+    size_t shown = (len < max_bytes) ? len : max_bytes;
+    for (size_t i = 0; i < shown; i++) {
+        unsigned char c = (unsigned char)bytes[i];
+        if (c == '"' || c == '\\')
+            sink_printf(sink, "\\%c", c);
+        else if (c == '\n')
+            sink_printf(sink, "\\n");
+        else if (c == '\t')
+            sink_printf(sink, "\\t");
+        else if (c < 0x20 || c > 0x7e)
+            sink_printf(sink, "\\x%02x", c);
+        else
+            sink_printf(sink, "%c", c);
+    }
+    if (shown < len)
+        sink_printf(sink, "...");
+}
+
+/* text, escaped and truncated, into buf: for names echoed in messages. */
+static const char *echo_text(const char *text, char *buf, size_t len)
+{
+    msg_sink sink;
+    sink_init(&sink, buf, len);
+    sink_escaped(&sink, text, strlen(text), RL_YAML_ECHO_MAX);
+    return buf;
+}
+
+static bool is_null_scalar(const yaml_node_t *node)
+{
+    if (node->type != YAML_SCALAR_NODE || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+        return false;
+    const char *v = (const char *)node->data.scalar.value;
+    return v[0] == '\0' || strcmp(v, "~") == 0 || strcmp(v, "null") == 0 ||
+           strcmp(v, "Null") == 0 || strcmp(v, "NULL") == 0;
+}
+
+/* What a value is, for "got ...": a quoted, escaped, truncated scalar, or
+ * its kind. Never called on a password's value. */
+static const char *describe_value(const yaml_node_t *node, char *buf, size_t len)
+{
+    msg_sink sink;
+    sink_init(&sink, buf, len);
+    if (node->type == YAML_MAPPING_NODE)
+        sink_printf(&sink, "a mapping");
+    else if (node->type == YAML_SEQUENCE_NODE)
+        sink_printf(&sink, "a sequence");
+    else if (is_null_scalar(node))
+        sink_printf(&sink, "null");
+    else {
+        sink_printf(&sink, "\"");
+        sink_escaped(&sink, (const char *)node->data.scalar.value, node->data.scalar.length,
+                     RL_YAML_ECHO_MAX);
+        sink_printf(&sink, "\"");
+    }
+    return buf;
+}
+
+/*
+ * Writes "NAME:LINE:COLUMN: PATH: problem" into the caller's errbuf, leaving
+ * out ":LINE:COLUMN" without a mark and "PATH: " without a path. Returns
+ * status, so that callers can `return report(...)`.
+ */
+RL_PRINTF(5, 6)
+static int report(const rl_yaml_loader *ld, int status, const yaml_mark_t *mark,
+                  const char *path, const char *fmt, ...)
+{
+    msg_sink sink;
+    sink_init(&sink, ld->errbuf, ld->errlen);
+    sink_escaped(&sink, ld->name, strlen(ld->name), SIZE_MAX);
+    if (mark != NULL)
+        sink_printf(&sink, ":%zu:%zu", mark->line + 1, mark->column + 1);
+    sink_printf(&sink, ": ");
+    if (path != NULL)
+        sink_printf(&sink, "%s: ", path);
+    va_list ap;
+    va_start(ap, fmt);
+    sink_vprintf(&sink, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+static int report_nomem(const rl_yaml_loader *ld)
+{
+    return report(ld, REDLOCK_ENOMEM, NULL, NULL, "out of memory");
+}
+
+/* Line and column (0-based, in characters) of a byte offset, for libyaml's
+ * reader errors, which give an offset instead of a mark. */
+static yaml_mark_t mark_of_offset(const unsigned char *text, size_t len, size_t offset)
+{
+    yaml_mark_t mark = {.index = offset};
+    for (size_t i = 0; i < offset && i < len; i++) {
+        if (text[i] == '\n') {
+            mark.line++;
+            mark.column = 0;
+        } else if ((text[i] & 0xc0) != 0x80) { /* not a UTF-8 continuation byte */
+            mark.column++;
+        }
+    }
+    return mark;
+}
+
+/* Reports a libyaml failure: its own problem text at its own position. */
+static int report_parser_error(const rl_yaml_loader *ld, const yaml_parser_t *parser,
+                               const unsigned char *text, size_t len)
+{
+    /* libyaml leaves error unset on some failed allocations. */
+    if (parser->error == YAML_MEMORY_ERROR || parser->error == YAML_NO_ERROR)
+        return report_nomem(ld);
+    const char *problem = parser->problem ? parser->problem : "invalid YAML";
+    if (parser->error == YAML_READER_ERROR) {
+        yaml_mark_t mark = mark_of_offset(text, len, parser->problem_offset);
+        if (parser->problem_value != -1)
+            return report(ld, REDLOCK_ECONFIG, &mark, NULL, "%s (#%X)", problem,
+                          (unsigned)parser->problem_value);
+        return report(ld, REDLOCK_ECONFIG, &mark, NULL, "%s", problem);
+    }
+    if (parser->context != NULL)
+        return report(ld, REDLOCK_ECONFIG, &parser->problem_mark, NULL,
+                      "%s (%s at line %zu, column %zu)", problem, parser->context,
+                      parser->context_mark.line + 1, parser->context_mark.column + 1);
+    return report(ld, REDLOCK_ECONFIG, &parser->problem_mark, NULL, "%s", problem);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Key paths and scalar values                                               */
+
+/* "nodes[3]" */
+static void node_path(char *buf, size_t len, size_t index)
+{
+    snprintf(buf, len, "nodes[%zu]", index);
+}
+
+/* prefix + "." + key (or just key without prefix) for a scalar key, escaped
+ * and truncated since it may be any text the file holds. */
+static void key_path(char *buf, size_t len, const char *prefix, const yaml_node_t *key)
+{
+    msg_sink sink;
+    sink_init(&sink, buf, len);
+    if (prefix != NULL)
+        sink_printf(&sink, "%s.", prefix);
+    if (key->data.scalar.length == 0)
+        sink_printf(&sink, "\"\"");
+    else
+        sink_escaped(&sink, (const char *)key->data.scalar.value, key->data.scalar.length,
+                     RL_YAML_ECHO_MAX);
+}
+
+static bool scalar_equals(const yaml_node_t *node, const char *text)
+{
+    size_t len = strlen(text);
+    return node->type == YAML_SCALAR_NODE && node->data.scalar.length == len &&
+           memcmp(node->data.scalar.value, text, len) == 0;
+}
+
+/* True when the scalar holds a NUL byte (a "\0" escape), which C strings
+ * would silently cut. */
+static bool scalar_has_nul(const yaml_node_t *node)
+{
+    return strlen((const char *)node->data.scalar.value) != node->data.scalar.length;
+}
+
+/* Exactly an optional sign and decimal digits; values beyond int64 saturate
+ * so that the caller's range check rejects them. */
+static bool parse_integer(const yaml_node_t *node, int64_t *out)
+{
+    if (node->type != YAML_SCALAR_NODE)
+        return false;
+    const char *s = (const char *)node->data.scalar.value;
+    size_t len = node->data.scalar.length;
+    size_t i = 0;
+    bool negative = false;
+    if (i < len && (s[i] == '+' || s[i] == '-'))
+        negative = (s[i++] == '-');
+    if (i == len)
+        return false;
+    uint64_t limit = negative ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    uint64_t value = 0;
+    bool saturated = false;
+    for (; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        unsigned digit = (unsigned)(s[i] - '0');
+        if (value > (limit - digit) / 10)
+            saturated = true;
+        else
+            value = value * 10 + digit;
+    }
+    if (saturated)
+        value = limit;
+    *out = negative ? (value == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)value)
+                    : (int64_t)value;
+    return true;
+}
+
+/* A finite decimal number, the whole scalar, in the C locale. */
+static bool parse_number(const rl_yaml_loader *ld, const yaml_node_t *node, double *out)
+{
+    if (node->type != YAML_SCALAR_NODE || scalar_has_nul(node))
+        return false;
+    const char *s = (const char *)node->data.scalar.value;
+    size_t len = node->data.scalar.length;
+    /* strtod would also take leading spaces and hexadecimal. */
+    if (len == 0 || strchr("+-.0123456789", s[0]) == NULL || strpbrk(s, "xX") != NULL)
+        return false;
+    char *end = NULL;
+    double value = strtod_l(s, &end, ld->c_locale);
+    if (end != s + len || !isfinite(value))
+        return false;
+    *out = value;
+    return true;
+}
+
+/* The value of an integer key within [min, max], or an error naming the
+ * range and what was found. */
+static int read_integer_value(const rl_yaml_loader *ld, const yaml_node_t *node,
+                              const char *path, int64_t min, int64_t max, int64_t *out)
+{
+    int64_t value = 0;
+    if (!parse_integer(node, &value) || value < min || value > max) {
+        char got[RL_YAML_ECHO_BUF];
+        return report(ld, REDLOCK_ECONFIG, &node->start_mark, path,
+                      "expected an integer from %" PRId64 " to %" PRId64 ", got %s", min, max,
+                      describe_value(node, got, sizeof(got)));
+    }
+    *out = value;
+    return REDLOCK_OK;
+}
+
+/* The value of a string key: a scalar, not empty, without NUL bytes. The
+ * value itself is never shown: it may be a password. */
+static int read_string_value(const rl_yaml_loader *ld, const yaml_node_t *node,
+                             const char *path, const char **out)
+{
+    if (node->type != YAML_SCALAR_NODE) {
+        char got[RL_YAML_ECHO_BUF];
+        return report(ld, REDLOCK_ECONFIG, &node->start_mark, path, "expected a string, got %s",
+                      describe_value(node, got, sizeof(got)));
+    }
+    if (node->data.scalar.length == 0)
+        return report(ld, REDLOCK_ECONFIG, &node->start_mark, path,
+                      "expected a non-empty string");
+    if (scalar_has_nul(node))
+        return report(ld, REDLOCK_ECONFIG, &node->start_mark, path, "contains a NUL byte");
+    *out = (const char *)node->data.scalar.value;
+    return REDLOCK_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Mapping keys                                                              */
+
+/* "a, b, c" */
+static void join_names(char *buf, size_t len, const char *const *names, size_t count)
+{
+    msg_sink sink;
+    sink_init(&sink, buf, len);
+    for (size_t i = 0; i < count; i++)
+        sink_printf(&sink, "%s%s", i ? ", " : "", names[i]);
+}
+
+/*
+ * Checks one key of a mapping against names[0..count): an unknown key, a
+ * key that is not a scalar, or a key seen before are errors. On success
+ * *index is the key's position in names and seen[*index] is set to it.
+ * prefix is the mapping's key path (NULL at the top level).
+ */
+static int check_key(const rl_yaml_loader *ld, const yaml_node_t *key, const char *prefix,
+                     const char *const *names, size_t count, const yaml_node_t **seen,
+                     size_t *index)
+{
+    if (key->type != YAML_SCALAR_NODE) {
+        char got[RL_YAML_ECHO_BUF];
+        return report(ld, REDLOCK_ECONFIG, &key->start_mark, prefix,
+                      "expected a key name, got %s", describe_value(key, got, sizeof(got)));
+    }
+    char path[RL_YAML_PATH_BUF];
+    key_path(path, sizeof(path), prefix, key);
+    for (size_t i = 0; i < count; i++) {
+        if (!scalar_equals(key, names[i]))
+            continue;
+        if (seen[i] != NULL)
+            return report(ld, REDLOCK_ECONFIG, &key->start_mark, path,
+                          "duplicate key (first at line %zu)", seen[i]->start_mark.line + 1);
+        seen[i] = key;
+        *index = i;
+        return REDLOCK_OK;
+    }
+    char expected[512];
+    join_names(expected, sizeof(expected), names, count);
+    return report(ld, REDLOCK_ECONFIG, &key->start_mark, path, "unknown key (expected %s)",
+                  expected);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Nodes                                                                     */
+
+/* The range of an integer node key; false for the string keys. */
+static bool node_int_range(enum node_key key, int64_t *min, int64_t *max)
+{
+    const rl_setting_info *timeout = NULL;
+    switch (key) {
+    case NK_PORT:
+        *min = 1;
+        *max = RL_PORT_MAX;
+        return true;
+    case NK_DB:
+        *min = 0;
+        *max = RL_DB_MAX;
+        return true;
+    case NK_CONNECT_TIMEOUT:
+        timeout = &rl_setting_table[REDLOCK_CONNECT_TIMEOUT_MS];
+        break;
+    case NK_COMMAND_TIMEOUT:
+        timeout = &rl_setting_table[REDLOCK_COMMAND_TIMEOUT_MS];
+        break;
+    default:
+        return false;
+    }
+    *min = timeout->min;
+    *max = timeout->max;
+    return true;
+}
+
+/* "nodes[i].key" for a key known to be valid. */
+static void node_key_path(char *buf, size_t len, size_t index, enum node_key key)
+{
+    snprintf(buf, len, "nodes[%zu].%s", index, node_key_names[key]);
+}
+
+/* Reads every key of a node mapping into spec, in document order. */
+static int read_node_spec(const rl_yaml_loader *ld, yaml_document_t *doc, const yaml_node_t *node,
+                          size_t index, node_spec *spec)
+{
+    char prefix[RL_YAML_PATH_BUF];
+    char path[RL_YAML_PATH_BUF];
+    node_path(prefix, sizeof(prefix), index);
+    memset(spec, 0, sizeof(*spec));
+    for (yaml_node_pair_t *pair = node->data.mapping.pairs.start;
+         pair < node->data.mapping.pairs.top; pair++) {
+        const yaml_node_t *key = yaml_document_get_node(doc, pair->key);
+        const yaml_node_t *value = yaml_document_get_node(doc, pair->value);
+        size_t k = 0;
+        int rc = check_key(ld, key, prefix, node_key_names, NK_COUNT, spec->keys, &k);
+        if (rc != REDLOCK_OK)
+            return rc;
+        spec->values[k] = value;
+        if (is_null_scalar(value))
+            continue; /* null: not set */
+        node_key_path(path, sizeof(path), index, (enum node_key)k);
+        int64_t min = 0, max = 0;
+        if (node_int_range((enum node_key)k, &min, &max)) {
+            rc = read_integer_value(ld, value, path, min, max, &spec->ints[k]);
+        } else {
+            rc = read_string_value(ld, value, path, &spec->strings[k]);
+        }
+        if (rc != REDLOCK_OK)
+            return rc;
+        spec->set[k] = true;
+    }
+    return REDLOCK_OK;
+}
+
+/* When both of two exclusive keys are set, reports at the later one. */
+static int check_exclusive(const rl_yaml_loader *ld, const node_spec *spec, size_t index,
+                           enum node_key a, enum node_key b)
+{
+    if (!spec->set[a] || !spec->set[b])
+        return REDLOCK_OK;
+    bool a_later = spec->keys[a]->start_mark.index > spec->keys[b]->start_mark.index;
+    enum node_key later = a_later ? a : b;
+    char path[RL_YAML_PATH_BUF];
+    node_key_path(path, sizeof(path), index, later);
+    return report(ld, REDLOCK_ECONFIG, &spec->keys[later]->start_mark, path,
+                  "%s and %s are mutually exclusive", node_key_names[a], node_key_names[b]);
+}
+
+/* Names that can be environment variables: what a shell can export. Other
+ * text there is likely a misplaced password, so it is never echoed. */
+static bool is_env_name(const char *s)
+{
+    if (!((s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z') || s[0] == '_'))
+        return false;
+    for (; *s; s++) {
+        if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
+              (*s >= '0' && *s <= '9') || *s == '_'))
+            return false;
+    }
+    return true;
+}
+
+/* The node's password: the literal one, the environment variable's value,
+ * or NULL. Errors name the variable, never a value. */
+static int node_password(const rl_yaml_loader *ld, const node_spec *spec, size_t index,
+                         const char **password)
+{
+    *password = NULL;
+    if (spec->set[NK_PASSWORD]) {
+        *password = spec->strings[NK_PASSWORD];
+        return REDLOCK_OK;
+    }
+    if (!spec->set[NK_PASSWORD_ENV])
+        return REDLOCK_OK;
+    char path[RL_YAML_PATH_BUF];
+    node_key_path(path, sizeof(path), index, NK_PASSWORD_ENV);
+    const yaml_mark_t *mark = &spec->values[NK_PASSWORD_ENV]->start_mark;
+    const char *var = spec->strings[NK_PASSWORD_ENV];
+    if (!is_env_name(var))
+        return report(ld, REDLOCK_ECONFIG, mark, path,
+                      "expected the name of an environment variable (letters, digits, _)");
+    char shown[RL_YAML_ECHO_BUF];
+    const char *value = getenv(var);
+    if (value == NULL || value[0] == '\0')
+        return report(ld, REDLOCK_ECONFIG, mark, path, "environment variable %s is %s",
+                      echo_text(var, shown, sizeof(shown)), value ? "empty" : "not set");
+    *password = value;
+    return REDLOCK_OK;
+}
+
+/* Checks that the node's keys go together, before anything is added. */
+static int check_node_spec(const rl_yaml_loader *ld, const yaml_node_t *node,
+                           const node_spec *spec, size_t index)
+{
+    char path[RL_YAML_PATH_BUF];
+    int rc = check_exclusive(ld, spec, index, NK_HOST, NK_SOCKET);
+    if (rc == REDLOCK_OK)
+        rc = check_exclusive(ld, spec, index, NK_PASSWORD, NK_PASSWORD_ENV);
+    if (rc != REDLOCK_OK)
+        return rc;
+    if (!spec->set[NK_HOST] && !spec->set[NK_SOCKET]) {
+        node_path(path, sizeof(path), index);
+        return report(ld, REDLOCK_ECONFIG, &node->start_mark, path, "host or socket is required");
+    }
+    if (spec->set[NK_SOCKET] && spec->set[NK_PORT]) {
+        node_key_path(path, sizeof(path), index, NK_PORT);
+        return report(ld, REDLOCK_ECONFIG, &spec->keys[NK_PORT]->start_mark, path,
+                      "only allowed with host, not with socket");
+    }
+    if (spec->set[NK_USERNAME] && !spec->set[NK_PASSWORD] && !spec->set[NK_PASSWORD_ENV]) {
+        node_key_path(path, sizeof(path), index, NK_USERNAME);
+        return report(ld, REDLOCK_ECONFIG, &spec->keys[NK_USERNAME]->start_mark, path,
+                      "needs password or password_env");
+    }
+    return REDLOCK_OK;
+}
+
+/* Adds the node's address; a duplicate names the first node's line. */
+static int add_node_address(rl_yaml_loader *ld, const yaml_node_t *node, const node_spec *spec,
+                            size_t index, size_t *added)
+{
+    const char *host = spec->set[NK_HOST] ? spec->strings[NK_HOST] : NULL;
+    const char *socket = spec->set[NK_SOCKET] ? spec->strings[NK_SOCKET] : NULL;
+    int port = spec->set[NK_PORT] ? (int)spec->ints[NK_PORT] : RL_YAML_DEFAULT_PORT;
+    char path[RL_YAML_PATH_BUF];
+    char shown[RL_YAML_ECHO_BUF];
+
+    long first = rl_config_find_node(ld->cfg, host, port, socket);
+    if (first >= 0) {
+        const char *name = redlock_config_node_name(ld->cfg, (size_t)first);
+        node_path(path, sizeof(path), index);
+        return report(ld, REDLOCK_ECONFIG, &node->start_mark, path,
+                      "duplicate node %s (first at line %zu)",
+                      echo_text(name, shown, sizeof(shown)), ld->node_lines[first]);
+    }
+    int rc = host ? redlock_config_add_tcp_node(ld->cfg, host, port, added)
+                  : redlock_config_add_unix_node(ld->cfg, socket, added);
+    if (rc == REDLOCK_ENOMEM)
+        return report_nomem(ld);
+    if (rc != REDLOCK_OK) {
+        /* Duplicates and the node count are ruled out above: the text is bad. */
+        enum node_key key = host ? NK_HOST : NK_SOCKET;
+        node_key_path(path, sizeof(path), index, key);
+        return report(ld, REDLOCK_ECONFIG, &spec->values[key]->start_mark, path,
+                      "invalid %s %s (no spaces or control characters, and not too long)",
+                      host ? "host" : "socket path",
+                      describe_value(spec->values[key], shown, sizeof(shown)));
+    }
+    ld->node_lines[*added] = node->start_mark.line + 1;
+    return REDLOCK_OK;
+}
+
+/* Sets the node's AUTH credentials. The password is tried alone first so
+ * that a refusal can be blamed on the right key. */
+static int set_node_auth(const rl_yaml_loader *ld, const node_spec *spec, size_t index,
+                         size_t added)
+{
+    const char *password = NULL;
+    int rc = node_password(ld, spec, index, &password);
+    if (rc != REDLOCK_OK || password == NULL)
+        return rc;
+    char path[RL_YAML_PATH_BUF];
+    enum node_key source = spec->set[NK_PASSWORD] ? NK_PASSWORD : NK_PASSWORD_ENV;
+    rc = redlock_config_node_set_auth(ld->cfg, added, NULL, password);
+    if (rc == REDLOCK_ENOMEM)
+        return report_nomem(ld);
+    if (rc != REDLOCK_OK) {
+        node_key_path(path, sizeof(path), index, source);
+        return report(ld, REDLOCK_ECONFIG, &spec->values[source]->start_mark, path,
+                      "the password is too long");
+    }
+    if (!spec->set[NK_USERNAME])
+        return REDLOCK_OK;
+    rc = redlock_config_node_set_auth(ld->cfg, added, spec->strings[NK_USERNAME], password);
+    if (rc == REDLOCK_ENOMEM)
+        return report_nomem(ld);
+    if (rc != REDLOCK_OK) {
+        node_key_path(path, sizeof(path), index, NK_USERNAME);
+        return report(ld, REDLOCK_ECONFIG, &spec->values[NK_USERNAME]->start_mark, path,
+                      "the username is too long");
+    }
+    return REDLOCK_OK;
+}
+
+/* Loads nodes[index] and adds it to the config. */
+static int load_node(rl_yaml_loader *ld, const yaml_node_t *node, size_t index)
+{
+    char path[RL_YAML_PATH_BUF];
+    node_path(path, sizeof(path), index);
+    if (node->type != YAML_MAPPING_NODE) {
+        char got[RL_YAML_ECHO_BUF];
+        return report(ld, REDLOCK_ECONFIG, &node->start_mark, path,
+                      "expected a mapping, got %s", describe_value(node, got, sizeof(got)));
+    }
+    if (index >= REDLOCK_MAX_NODES)
+        return report(ld, REDLOCK_ECONFIG, &node->start_mark, path,
+                      "too many nodes (at most %d)", REDLOCK_MAX_NODES);
+    node_spec spec;
+    int rc = read_node_spec(ld, &ld->doc, node, index, &spec);
+    if (rc == REDLOCK_OK)
+        rc = check_node_spec(ld, node, &spec, index);
+    size_t added = 0;
+    if (rc == REDLOCK_OK)
+        rc = add_node_address(ld, node, &spec, index, &added);
+    if (rc == REDLOCK_OK)
+        rc = set_node_auth(ld, &spec, index, added);
+    if (rc != REDLOCK_OK)
+        return rc;
+    /* Ranges were checked when reading: these cannot fail. */
+    if (spec.set[NK_DB])
+        redlock_config_node_set_db(ld->cfg, added, (int)spec.ints[NK_DB]);
+    int64_t connect_ms = spec.set[NK_CONNECT_TIMEOUT] ? spec.ints[NK_CONNECT_TIMEOUT] : 0;
+    int64_t command_ms = spec.set[NK_COMMAND_TIMEOUT] ? spec.ints[NK_COMMAND_TIMEOUT] : 0;
+    redlock_config_node_set_timeouts(ld->cfg, added, connect_ms, command_ms); /* 0: unset */
+    return REDLOCK_OK;
+}
+
+/* The value of `nodes`: a non-empty sequence of node mappings. */
+static int load_nodes(rl_yaml_loader *ld, const yaml_node_t *value)
+{
+    const char *path = "nodes";
+    if (is_null_scalar(value))
+        return report(ld, REDLOCK_ECONFIG, &value->start_mark, path,
+                      "at least one node is required");
+    if (value->type != YAML_SEQUENCE_NODE) {
+        char got[RL_YAML_ECHO_BUF];
+        return report(ld, REDLOCK_ECONFIG, &value->start_mark, path,
+                      "expected a sequence of nodes, got %s",
+                      describe_value(value, got, sizeof(got)));
+    }
+    if (value->data.sequence.items.start == value->data.sequence.items.top)
+        return report(ld, REDLOCK_ECONFIG, &value->start_mark, path,
+                      "at least one node is required");
+    size_t index = 0;
+    for (yaml_node_item_t *item = value->data.sequence.items.start;
+         item < value->data.sequence.items.top; item++, index++) {
+        int rc = load_node(ld, yaml_document_get_node(&ld->doc, *item), index);
+        if (rc != REDLOCK_OK)
+            return rc;
+    }
+    return REDLOCK_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The top level                                                             */
+
+/* One top-level key's value: a setting, drift_factor or nodes. */
+static int load_top_value(rl_yaml_loader *ld, size_t key, const yaml_node_t *value)
+{
+    if (key == TOP_NODES)
+        return load_nodes(ld, value);
+    if (is_null_scalar(value))
+        return REDLOCK_OK; /* not set: keep the default */
+    if (key == TOP_DRIFT_FACTOR) {
+        double factor = 0;
+        if (!parse_number(ld, value, &factor) ||
+            redlock_config_set_drift_factor(ld->cfg, factor) != REDLOCK_OK) {
+            char got[RL_YAML_ECHO_BUF];
+            return report(ld, REDLOCK_ECONFIG, &value->start_mark, "drift_factor",
+                          "expected a number from 0 to less than 1, got %s",
+                          describe_value(value, got, sizeof(got)));
+        }
+        return REDLOCK_OK;
+    }
+    const rl_setting_info *info = &rl_setting_table[key];
+    int64_t number = 0;
+    int rc = read_integer_value(ld, value, info->name, info->min, info->max, &number);
+    if (rc == REDLOCK_OK)
+        redlock_config_set(ld->cfg, (redlock_setting)key, number); /* in range: cannot fail */
+    return rc;
+}
+
+/* Where a setting's name first occurs as a whole word in text, or -1. */
+static long word_position(const char *text, const char *word)
+{
+    size_t len = strlen(word);
+    for (const char *at = strstr(text, word); at != NULL; at = strstr(at + 1, word)) {
+        bool starts = (at == text) || !(at[-1] == '_' || (at[-1] >= 'a' && at[-1] <= 'z'));
+        bool ends = !(at[len] == '_' || (at[len] >= 'a' && at[len] <= 'z'));
+        if (starts && ends)
+            return (long)(at - text);
+    }
+    return -1;
+}
+
+/* Reports a cross-setting problem at the first setting it names that the
+ * file sets, else at the top-level mapping. */
+static int report_inconsistency(const rl_yaml_loader *ld, const yaml_node_t *root,
+                                const char *problem)
+{
+    const yaml_mark_t *mark = &root->start_mark;
+    long best = -1;
+    for (size_t i = 0; i < RL_SETTING_COUNT; i++) {
+        long at = word_position(problem, rl_setting_table[i].name);
+        if (at >= 0 && ld->top_keys[i] != NULL && (best < 0 || at < best)) {
+            best = at;
+            mark = &ld->top_keys[i]->start_mark;
+        }
+    }
+    return report(ld, REDLOCK_ECONFIG, mark, NULL, "%s", problem);
+}
+
+/* Builds ld->cfg from the document's root. */
+static int load_root(rl_yaml_loader *ld)
+{
+    const yaml_node_t *root = yaml_document_get_root_node(&ld->doc);
+    static const yaml_mark_t file_start = {0, 0, 0};
+    if (root == NULL || is_null_scalar(root)) /* empty: there can be no node */
+        return report(ld, REDLOCK_ECONFIG, root ? &root->start_mark : &file_start, "nodes",
+                      "at least one node is required");
+    if (root->type != YAML_MAPPING_NODE) {
+        char got[RL_YAML_ECHO_BUF];
+        return report(ld, REDLOCK_ECONFIG, &root->start_mark, NULL,
+                      "expected a mapping at the top level, got %s",
+                      describe_value(root, got, sizeof(got)));
+    }
+    const char *names[TOP_KEY_COUNT];
+    for (size_t i = 0; i < RL_SETTING_COUNT; i++)
+        names[i] = rl_setting_table[i].name;
+    names[TOP_DRIFT_FACTOR] = "drift_factor";
+    names[TOP_NODES] = "nodes";
+
+    for (yaml_node_pair_t *pair = root->data.mapping.pairs.start;
+         pair < root->data.mapping.pairs.top; pair++) {
+        const yaml_node_t *key = yaml_document_get_node(&ld->doc, pair->key);
+        size_t index = 0;
+        int rc = check_key(ld, key, NULL, names, TOP_KEY_COUNT, ld->top_keys, &index);
+        if (rc == REDLOCK_OK)
+            rc = load_top_value(ld, index, yaml_document_get_node(&ld->doc, pair->value));
+        if (rc != REDLOCK_OK)
+            return rc;
+    }
+    if (ld->top_keys[TOP_NODES] == NULL)
+        return report(ld, REDLOCK_ECONFIG, &root->start_mark, "nodes",
+                      "at least one node is required");
+    const char *problem = rl_config_inconsistency(ld->cfg);
+    if (problem != NULL)
+        return report_inconsistency(ld, root, problem);
+    return REDLOCK_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Parsing                                                                   */
+
+/*
+ * A first pass over the events: rejects anchors and aliases (they would turn
+ * the tree into a graph, and expansion attacks are best not entertained),
+ * more than one document and deep nesting, each at its exact position, and
+ * any syntax error. Events come with bounded lookahead, so this stops early
+ * on hostile input, before the document is built.
+ */
+static int check_events(const rl_yaml_loader *ld, const unsigned char *text, size_t len)
+{
+    yaml_parser_t parser;
+    if (!yaml_parser_initialize(&parser))
+        return report_nomem(ld);
+    yaml_parser_set_input_string(&parser, text, len);
+    int rc = REDLOCK_OK;
+    int documents = 0;
+    int depth = 0;
+    bool done = false;
+    while (rc == REDLOCK_OK && !done) {
+        yaml_event_t event;
+        if (!yaml_parser_parse(&parser, &event)) {
+            rc = report_parser_error(ld, &parser, text, len);
+            break;
+        }
+        const yaml_char_t *anchor = NULL;
+        if (event.type == YAML_SCALAR_EVENT)
+            anchor = event.data.scalar.anchor;
+        else if (event.type == YAML_SEQUENCE_START_EVENT)
+            anchor = event.data.sequence_start.anchor;
+        else if (event.type == YAML_MAPPING_START_EVENT)
+            anchor = event.data.mapping_start.anchor;
+        if (event.type == YAML_ALIAS_EVENT || anchor != NULL)
+            rc = report(ld, REDLOCK_ECONFIG, &event.start_mark, NULL,
+                        "anchors and aliases are not supported");
+        else if (event.type == YAML_DOCUMENT_START_EVENT && ++documents > 1)
+            rc = report(ld, REDLOCK_ECONFIG, &event.start_mark, NULL,
+                        "only one YAML document is allowed");
+        else if ((event.type == YAML_SEQUENCE_START_EVENT ||
+                  event.type == YAML_MAPPING_START_EVENT) &&
+                 ++depth > RL_YAML_MAX_DEPTH)
+            rc = report(ld, REDLOCK_ECONFIG, &event.start_mark, NULL,
+                        "nested too deeply (more than %d levels)", RL_YAML_MAX_DEPTH);
+        else if (event.type == YAML_SEQUENCE_END_EVENT || event.type == YAML_MAPPING_END_EVENT)
+            depth--;
+        done = (event.type == YAML_STREAM_END_EVENT);
+        yaml_event_delete(&event);
+    }
+    yaml_parser_delete(&parser);
+    return rc;
+}
+
+/* Overwrites the document's scalars: passwords among them. libyaml's own
+ * intermediate buffers are out of reach; this is best effort. */
+static void wipe_document(yaml_document_t *doc)
+{
+    for (yaml_node_t *node = doc->nodes.start; node < doc->nodes.top; node++) {
+        if (node->type == YAML_SCALAR_NODE)
+            explicit_bzero(node->data.scalar.value, node->data.scalar.length);
+    }
+}
+
+/* Parses text (the whole input) and builds *out from it. */
+static int load_text(redlock_config **out, const unsigned char *text, size_t len,
+                     const char *name, char *errbuf, size_t errlen)
+{
+    rl_yaml_loader ld = {.name = name, .errbuf = errbuf, .errlen = errlen};
+    if (len > RL_YAML_MAX_BYTES)
+        return report(&ld, REDLOCK_ECONFIG, NULL, NULL,
+                      "too large: %zu bytes (the limit is 16 MiB)", len);
+    ld.c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    if (ld.c_locale == (locale_t)0)
+        return report_nomem(&ld);
+
+    int rc = check_events(&ld, text, len);
+    bool parsed = false;
+    yaml_parser_t parser;
+    if (rc == REDLOCK_OK) {
+        if (!yaml_parser_initialize(&parser)) {
+            rc = report_nomem(&ld);
+        } else {
+            yaml_parser_set_input_string(&parser, text, len);
+            parsed = yaml_parser_load(&parser, &ld.doc);
+            if (!parsed)
+                rc = report_parser_error(&ld, &parser, text, len);
+            yaml_parser_delete(&parser);
+        }
+    }
+    if (rc == REDLOCK_OK) {
+        rc = redlock_config_new(&ld.cfg);
+        if (rc != REDLOCK_OK)
+            rc = report_nomem(&ld);
+    }
+    if (rc == REDLOCK_OK)
+        rc = load_root(&ld);
+
+    if (parsed) {
+        wipe_document(&ld.doc);
+        yaml_document_delete(&ld.doc);
+    }
+    freelocale(ld.c_locale);
+    if (rc != REDLOCK_OK) {
+        redlock_config_free(ld.cfg);
+        return rc;
+    }
+    *out = ld.cfg;
+    if (errbuf != NULL && errlen > 0)
+        errbuf[0] = '\0';
+    return REDLOCK_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Files                                                                     */
+
+/* Grows a buffer to cap bytes without leaving a copy of its contents (which
+ * may hold passwords) in freed memory. */
+static char *grow_wiped(char *buf, size_t used, size_t cap)
+{
+    char *bigger = malloc(cap);
+    if (bigger == NULL)
+        return NULL;
+    if (used > 0)
+        memcpy(bigger, buf, used);
+    if (buf != NULL) {
+        explicit_bzero(buf, used);
+        free(buf);
+    }
+    return bigger;
+}
+
+/* Reads the whole file into *text (wipe and free it), refusing more than
+ * RL_YAML_MAX_BYTES. Messages name the path, without a position. */
+static int read_file(const rl_yaml_loader *ld, const char *path, char **text, size_t *len)
+{
+    *text = NULL;
+    *len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int err = errno;
+        locale_t c = newlocale(LC_MESSAGES_MASK, "C", (locale_t)0);
+        int rc = report(ld, REDLOCK_ECONFIG, NULL, NULL, "cannot open: %s",
+                        c ? strerror_l(err, c) : "error");
+        if (c)
+            freelocale(c);
+        return rc;
+    }
+    struct stat st;
+    size_t cap = 64 * 1024;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+        if ((uint64_t)st.st_size > RL_YAML_MAX_BYTES) {
+            close(fd);
+            return report(ld, REDLOCK_ECONFIG, NULL, NULL,
+                          "too large: %" PRIu64 " bytes (the limit is 16 MiB)",
+                          (uint64_t)st.st_size);
+        }
+        cap = (size_t)st.st_size + 1; /* +1: reading 0 bytes confirms the end */
+    }
+    char *buf = NULL;
+    size_t used = 0;
+    int rc = REDLOCK_OK;
+    for (;;) {
+        if (used == cap || buf == NULL) {
+            size_t want = (buf == NULL) ? cap : cap * 2;
+            char *bigger = grow_wiped(buf, used, want);
+            if (bigger == NULL) {
+                rc = report_nomem(ld);
+                break;
+            }
+            buf = bigger;
+            cap = want;
+        }
+        ssize_t n = read(fd, buf + used, cap - used);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int err = errno;
+            locale_t c = newlocale(LC_MESSAGES_MASK, "C", (locale_t)0);
+            rc = report(ld, REDLOCK_ECONFIG, NULL, NULL, "cannot read: %s",
+                        c ? strerror_l(err, c) : "error");
+            if (c)
+                freelocale(c);
+            break;
+        }
+        if (n == 0)
+            break;
+        used += (size_t)n;
+        if (used > RL_YAML_MAX_BYTES) {
+            rc = report(ld, REDLOCK_ECONFIG, NULL, NULL,
+                        "too large: more than %zu bytes (the limit is 16 MiB)",
+                        RL_YAML_MAX_BYTES);
+            break;
+        }
+    }
+    close(fd);
+    if (rc != REDLOCK_OK) {
+        if (buf != NULL) {
+            explicit_bzero(buf, used);
+            free(buf);
+        }
+        return rc;
+    }
+    *text = buf;
+    *len = used;
+    return REDLOCK_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Public entry points                                                       */
+
+int redlock_config_load_file(redlock_config **out, const char *path, char *errbuf,
+                             size_t errlen)
+{
+    rl_yaml_loader ld = {.name = path ? path : "<null>", .errbuf = errbuf, .errlen = errlen};
+    if (out != NULL)
+        *out = NULL;
+    if (out == NULL || path == NULL)
+        return report(&ld, REDLOCK_EINVAL, NULL, NULL, "invalid argument: %s is NULL",
+                      out == NULL ? "out" : "path");
+    char *text = NULL;
+    size_t len = 0;
+    int rc = read_file(&ld, path, &text, &len);
+    if (rc != REDLOCK_OK)
+        return rc;
+    rc = load_text(out, (const unsigned char *)text, len, path, errbuf, errlen);
+    explicit_bzero(text, len);
+    free(text);
+    return rc;
+}
+
+int redlock_config_load_string(redlock_config **out, const char *text, size_t len,
+                               const char *name, char *errbuf, size_t errlen)
+{
+    rl_yaml_loader ld = {.name = name ? name : "<string>", .errbuf = errbuf, .errlen = errlen};
+    if (out != NULL)
+        *out = NULL;
+    if (out == NULL || text == NULL)
+        return report(&ld, REDLOCK_EINVAL, NULL, NULL, "invalid argument: %s is NULL",
+                      out == NULL ? "out" : "text");
+    return load_text(out, (const unsigned char *)text, len, ld.name, errbuf, errlen);
+}

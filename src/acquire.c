@@ -1,0 +1,251 @@
+/*
+ * Acquire: attempts of SET resource value NX PX ttl on every master.
+ *
+ *   ATTEMPT --quorum, validity left--> done (lock)
+ *      |
+ *      +-- no quorum / expired --> release what may have been set
+ *                                   --> WAIT (delay + jitter) --> ATTEMPT
+ *                                   --> done (failure) when out of retries
+ *
+ * Each attempt has its own random value and its own clock: elapsed time and
+ * validity count from before that attempt's first send, never from the
+ * first attempt, so a lock returned after retries is never already expired.
+ */
+#include "internal.h"
+#include "random.h"
+#include "scripts.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct rl_acquire {
+    rl_op op; /* first */
+    redlock_client *client;
+    redlock_acquire_cb cb;
+    void *arg;
+    int64_t ttl_ms;
+    int64_t retries_left;
+    int64_t retry_delay_ms;
+    int64_t retry_jitter_ms;
+    int64_t wait_ms;        /* -1: no time limit */
+    int64_t start_us;
+    unsigned attempts;
+    rl_round *round;        /* the current or last attempt (a reference) */
+    ev_timer retry_timer;
+    char value[REDLOCK_VALUE_LEN + 1];
+    size_t resource_len;
+    char resource[];
+} rl_acquire;
+
+void redlock_acquire_options_init(redlock_acquire_options *opts)
+{
+    if (opts == NULL)
+        return;
+    opts->ttl_ms = REDLOCK_DEFAULT;
+    opts->retry_count = REDLOCK_DEFAULT;
+    opts->retry_delay_ms = REDLOCK_DEFAULT;
+    opts->retry_jitter_ms = REDLOCK_DEFAULT;
+    opts->wait_ms = REDLOCK_DEFAULT;
+}
+
+/* An option's value, the config's for REDLOCK_DEFAULT; -2 when invalid. */
+static int64_t option_or_default(int64_t value, const redlock_client *client,
+                                 redlock_setting key, int64_t min, int64_t max)
+{
+    if (value == REDLOCK_DEFAULT)
+        return rl_client_setting(client, key);
+    return value >= min && value <= max ? value : -2;
+}
+
+static void acquire_complete(rl_acquire *a, int status, redlock_lock *lock, int64_t validity_ms)
+{
+    redlock_client *client = a->client;
+    rl_result_info info = {
+        .status = status,
+        .round = a->round,
+        .validity_ms = validity_ms,
+        .total_us = rl_now_us() - a->start_us,
+        .attempts = a->attempts,
+        .masters_locked = a->round ? a->round->tally.ok : 0,
+    };
+    redlock_result fallback;
+    redlock_result *result = rl_result_build(client, &info, &fallback);
+
+    rl_client_remove_op(&a->op);
+    ev_timer_stop(client->loop, &a->retry_timer);
+    if (a->round != NULL) {
+        rl_round_detach(a->round, true);
+        rl_round_unref(a->round);
+    }
+    redlock_acquire_cb cb = a->cb;
+    void *arg = a->arg;
+    free(a);
+    cb(status, lock, result, arg);
+    rl_result_discard(result, &fallback);
+}
+
+/* Release the attempt's value on every master that may hold it: those that
+ * said OK and those that have not answered (the SET may have reached them;
+ * the release queues behind it on the same connection). Fire and forget:
+ * whatever cannot be released expires after the TTL. */
+static void acquire_release_attempt(rl_acquire *a, const rl_round *round)
+{
+    bool target[REDLOCK_MAX_NODES];
+    bool any = false;
+    for (size_t i = 0; i < round->n; i++) {
+        const rl_slot *slot = &round->slots[i];
+        target[i] = slot->state == RL_SLOT_SENT ||
+                    (slot->counted && slot->outcome == REDLOCK_MASTER_OK);
+        any = any || target[i];
+    }
+    if (!any)
+        return;
+    char *cmd = NULL;
+    int len = rl_format_release(&cmd, a->resource, a->resource_len, a->value, REDLOCK_VALUE_LEN);
+    if (len < 0) {
+        rl_log(&a->client->log, REDLOCK_LOG_ERROR,
+               "out of memory releasing a failed attempt; its keys expire after %lld ms",
+               (long long)a->ttl_ms);
+        return;
+    }
+    rl_round *release = rl_round_start(a->client, RL_ROUND_RELEASE, cmd, (size_t)len, target,
+                                       NULL, NULL);
+    if (release != NULL)
+        rl_round_detach(release, false);
+}
+
+static int acquire_attempt(rl_acquire *a);
+
+static void acquire_on_retry_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    rl_acquire *a = w->data;
+    int rc = acquire_attempt(a);
+    if (rc != REDLOCK_OK)
+        acquire_complete(a, rc, NULL, 0);
+}
+
+/* After a failed attempt: wait and try again, or give up with status. */
+static void acquire_retry_or_fail(rl_acquire *a, int status)
+{
+    if (a->retries_left > 0) {
+        int64_t delay_ms = a->retry_delay_ms + rl_random_jitter(a->retry_jitter_ms);
+        int64_t next_start_us = rl_now_us() + delay_ms * 1000;
+        if (a->wait_ms < 0 || next_start_us - a->start_us <= a->wait_ms * 1000) {
+            a->retries_left--;
+            ev_timer_set(&a->retry_timer, (double)delay_ms / 1000.0, 0.);
+            ev_timer_start(a->client->loop, &a->retry_timer);
+            return;
+        }
+    }
+    acquire_complete(a, status, NULL, 0);
+}
+
+static void acquire_on_decided(rl_round *round, void *owner)
+{
+    rl_acquire *a = owner;
+    redlock_client *client = a->client;
+    double drift = client->cfg->drift_factor;
+    int status;
+
+    rl_round_detach(round, true); /* a->round keeps the reference */
+    if (rl_tally_verdict(&round->tally) == RL_QUORUM) {
+        int64_t elapsed_us = round->decided_us - round->t0_us;
+        int64_t validity_ms = rl_validity_us(a->ttl_ms, elapsed_us, drift) / 1000;
+        if (validity_ms > 0) {
+            redlock_lock *lock = rl_lock_create(a->resource, a->resource_len, a->value,
+                                                REDLOCK_VALUE_LEN, a->ttl_ms);
+            if (lock != NULL) {
+                rl_lock_set_deadline(lock, round->t0_us + a->ttl_ms * 1000 -
+                                               rl_drift_us(a->ttl_ms, drift));
+                acquire_complete(a, REDLOCK_OK, lock, validity_ms);
+                return;
+            }
+            acquire_release_attempt(a, round);
+            acquire_complete(a, REDLOCK_ENOMEM, NULL, 0);
+            return;
+        }
+        status = REDLOCK_EEXPIRED;
+    } else {
+        status = rl_tally_failure_status(&round->tally, REDLOCK_ECONFLICT);
+    }
+    rl_log(&client->log, REDLOCK_LOG_DEBUG, "acquire attempt %u: %s (%u of %u masters said OK)",
+           a->attempts, redlock_strerror(status), round->tally.ok, (unsigned)round->n);
+    acquire_release_attempt(a, round);
+    acquire_retry_or_fail(a, status);
+}
+
+static int acquire_attempt(rl_acquire *a)
+{
+    if (rl_random_value(a->value) != 0)
+        return REDLOCK_ESYS;
+    char *cmd = NULL;
+    int len = rl_format_acquire(&cmd, a->resource, a->resource_len, a->value, REDLOCK_VALUE_LEN,
+                                a->ttl_ms);
+    if (len < 0)
+        return REDLOCK_ENOMEM;
+    rl_round *round = rl_round_start(a->client, RL_ROUND_ACQUIRE, cmd, (size_t)len, NULL,
+                                     acquire_on_decided, a);
+    if (round == NULL)
+        return REDLOCK_ENOMEM;
+    if (a->round != NULL)
+        rl_round_unref(a->round);
+    a->round = round;
+    a->attempts++;
+    return REDLOCK_OK;
+}
+
+static void acquire_cancel(rl_op *op)
+{
+    acquire_complete((rl_acquire *)op, REDLOCK_ECANCELED, NULL, 0);
+}
+
+int redlock_acquire_async(redlock_client *client, const void *resource, size_t resource_len,
+                          const redlock_acquire_options *opts, redlock_acquire_cb cb, void *arg)
+{
+    if (client == NULL || cb == NULL || !rl_resource_valid(resource, resource_len))
+        return REDLOCK_EINVAL;
+    if (client->closing)
+        return REDLOCK_ECANCELED;
+    redlock_acquire_options defaults;
+    if (opts == NULL) {
+        redlock_acquire_options_init(&defaults);
+        opts = &defaults;
+    }
+    int64_t ttl_ms = option_or_default(opts->ttl_ms, client, REDLOCK_TTL_MS, 1, INT32_MAX);
+    int64_t retries = option_or_default(opts->retry_count, client, REDLOCK_RETRY_COUNT, 0,
+                                        INT64_MAX);
+    int64_t delay_ms = option_or_default(opts->retry_delay_ms, client, REDLOCK_RETRY_DELAY_MS, 0,
+                                         INT32_MAX);
+    int64_t jitter_ms = option_or_default(opts->retry_jitter_ms, client,
+                                          REDLOCK_RETRY_JITTER_MS, 0, INT32_MAX);
+    int64_t wait_ms = opts->wait_ms;
+    if (ttl_ms < 0 || retries < 0 || delay_ms < 0 || jitter_ms < 0 ||
+        (wait_ms != REDLOCK_DEFAULT && (wait_ms < 0 || wait_ms > INT64_MAX / 1000)))
+        return REDLOCK_EINVAL;
+
+    rl_acquire *a = calloc(1, sizeof(*a) + resource_len);
+    if (a == NULL)
+        return REDLOCK_ENOMEM;
+    a->op.cancel = acquire_cancel;
+    a->client = client;
+    a->cb = cb;
+    a->arg = arg;
+    a->ttl_ms = ttl_ms;
+    a->retries_left = retries;
+    a->retry_delay_ms = delay_ms;
+    a->retry_jitter_ms = jitter_ms;
+    a->wait_ms = wait_ms == REDLOCK_DEFAULT ? -1 : wait_ms;
+    a->start_us = rl_now_us();
+    a->resource_len = resource_len;
+    memcpy(a->resource, resource, resource_len);
+    ev_timer_init(&a->retry_timer, acquire_on_retry_timer, 0., 0.);
+    a->retry_timer.data = a;
+
+    int rc = acquire_attempt(a);
+    if (rc != REDLOCK_OK) {
+        free(a);
+        return rc;
+    }
+    rl_client_add_op(client, &a->op);
+    return REDLOCK_OK;
+}

@@ -1,0 +1,94 @@
+/* The asynchronous client: its masters, its operations in flight, and its
+ * lifetime (freed by the user, kept alive by rounds still settling). */
+#include "internal.h"
+
+#include <stdlib.h>
+
+void rl_client_ref(redlock_client *client)
+{
+    client->refs++;
+}
+
+void rl_client_unref(redlock_client *client)
+{
+    if (--client->refs > 0)
+        return;
+    free(client->masters);
+    redlock_config_free(client->cfg);
+    free(client);
+}
+
+void rl_client_add_op(redlock_client *client, rl_op *op)
+{
+    rl_list_push_back(&client->ops, &op->link);
+}
+
+void rl_client_remove_op(rl_op *op)
+{
+    rl_list_remove(&op->link);
+}
+
+int64_t rl_client_setting(const redlock_client *client, redlock_setting key)
+{
+    return client->cfg->settings[key];
+}
+
+int redlock_client_new(redlock_client **out, const redlock_config *cfg, struct ev_loop *loop)
+{
+    if (out == NULL)
+        return REDLOCK_EINVAL;
+    *out = NULL;
+    if (cfg == NULL || loop == NULL || cfg->node_count == 0)
+        return REDLOCK_EINVAL;
+    rl_logger log = {cfg->log_fn, cfg->log_arg, cfg->log_level};
+    const char *problem = rl_config_inconsistency(cfg);
+    if (problem != NULL) {
+        rl_log(&log, REDLOCK_LOG_ERROR, "invalid configuration: %s", problem);
+        return REDLOCK_ECONFIG;
+    }
+
+    redlock_client *client = calloc(1, sizeof(*client));
+    if (client == NULL)
+        return REDLOCK_ENOMEM;
+    if (redlock_config_copy(cfg, &client->cfg) != REDLOCK_OK ||
+        (client->masters = calloc(cfg->node_count, sizeof(rl_master))) == NULL) {
+        redlock_config_free(client->cfg);
+        free(client);
+        return REDLOCK_ENOMEM;
+    }
+    client->loop = loop;
+    client->log = log;
+    client->n = cfg->node_count;
+    client->quorum = rl_quorum_of((unsigned)client->n);
+    client->refs = 1;
+    rl_list_init(&client->ops);
+
+    if (client->n % 2 == 0)
+        rl_log(&log, REDLOCK_LOG_WARN,
+               "%zu masters: an even number tolerates no more failures than %zu would; "
+               "an odd number is recommended",
+               client->n, client->n - 1);
+    for (size_t i = 0; i < client->n; i++)
+        rl_master_init(&client->masters[i], client, &client->cfg->nodes[i]);
+    for (size_t i = 0; i < client->n; i++)
+        rl_master_start(&client->masters[i]);
+    *out = client;
+    return REDLOCK_OK;
+}
+
+void redlock_client_free(redlock_client *client)
+{
+    if (client == NULL || client->closing)
+        return;
+    client->closing = true;
+    /* The user's reference, dropped last, keeps the client alive through
+     * the callbacks below. */
+    rl_link *link;
+    while ((link = rl_list_pop_front(&client->ops)) != NULL) {
+        rl_op *op = rl_container_of(link, rl_op, link);
+        op->cancel(op);
+    }
+    for (size_t i = 0; i < client->n; i++)
+        rl_master_close(&client->masters[i]);
+    rl_client_unref(client);
+}

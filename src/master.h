@@ -1,0 +1,70 @@
+/* One master's connection: connect with a timeout, handshake (AUTH, SELECT,
+ * SCRIPT LOAD), reconnect with capped exponential backoff, and close a
+ * connection whose replies stall. Requests are quorum slots (quorum.h). */
+#ifndef REDLOCK_MASTER_H
+#define REDLOCK_MASTER_H
+
+#include "config_internal.h"
+#include "list.h"
+
+#include <ev.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct redisAsyncContext;
+typedef struct rl_slot rl_slot;
+typedef struct redlock_client redlock_client;
+
+typedef enum rl_master_state {
+    RL_MASTER_IDLE,       /* no connection; the reconnect timer may be armed */
+    RL_MASTER_CONNECTING, /* TCP connect and handshake under way */
+    RL_MASTER_READY,      /* handshake done: requests go straight out */
+    RL_MASTER_CLOSED      /* the client is being freed */
+} rl_master_state;
+
+typedef struct rl_master {
+    redlock_client *client;
+    const rl_node *node;          /* in the client's config copy */
+    rl_master_state state;
+    struct redisAsyncContext *ac; /* NULL unless CONNECTING or READY */
+    int64_t connect_timeout_us;
+    int64_t command_timeout_us;
+    int64_t stall_timeout_us;     /* no reply for this long: drop the connection */
+    int64_t connect_deadline_us;  /* while CONNECTING */
+    int64_t backoff_ms;           /* the next reconnect delay */
+    unsigned handshake_left;      /* handshake replies still expected */
+    bool ever_ready;              /* to log "reconnected" rather than "connected" */
+    rl_link waiting;              /* slots queued until READY */
+    size_t in_flight;             /* our requests sent on ac, not yet answered */
+    int64_t last_progress_us;     /* last reply, or first send after silence */
+    int failure_outcome;          /* for requests while IDLE: NOT_CONNECTED or AUTH_FAILED */
+    char failure[192];            /* why the master is not connected */
+    ev_timer connect_timer;       /* connect + handshake deadline */
+    ev_timer reconnect_timer;     /* backoff before the next connect */
+    ev_timer stall_timer;         /* watches replies while in_flight > 0 */
+} rl_master;
+
+/* Set up m for node; no I/O yet. */
+void rl_master_init(rl_master *m, redlock_client *client, const rl_node *node);
+/* Start connecting now. */
+void rl_master_start(rl_master *m);
+/* Stop every timer, drop the connection (hiredis then completes our pending
+ * requests with no reply) and fail queued slots. Idempotent. */
+void rl_master_close(rl_master *m);
+
+/*
+ * Send slot's command, or queue it while the handshake runs. Returns -1 when
+ * sent or queued (the slot will be completed later), else the outcome to
+ * record at once (NOT_CONNECTED or AUTH_FAILED); never calls back
+ * synchronously.
+ */
+int rl_master_submit(rl_master *m, rl_slot *slot);
+/* Take a queued slot back: it will not be sent. */
+void rl_master_withdraw(rl_master *m, rl_slot *slot);
+/* When a request submitted now must be answered by. A request waiting for a
+ * handshake in progress gets the rest of the connect timeout on top. */
+int64_t rl_master_reply_deadline(const rl_master *m, int64_t now_us);
+/* Why a request failed to go out, for results and logs. */
+const char *rl_master_failure(const rl_master *m);
+
+#endif

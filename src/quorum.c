@@ -1,0 +1,376 @@
+/* The quorum fan-out: one request to every master, tallied as replies come
+ * in, decided as soon as the answer is known. See quorum.h. */
+#include "internal.h"
+#include "scripts.h"
+
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Error text kept per master, enough for any Redis error line we care about. */
+#define RL_DETAIL_MAX 200
+
+unsigned rl_quorum_of(unsigned n)
+{
+    return n / 2 + 1;
+}
+
+rl_verdict rl_tally_verdict(const rl_tally *t)
+{
+    if (t->ok >= t->quorum)
+        return RL_QUORUM;
+    if (t->ok + t->pending < t->quorum)
+        return RL_NO_QUORUM;
+    return RL_UNDECIDED;
+}
+
+int rl_tally_failure_status(const rl_tally *t, int refused_status)
+{
+    if (t->ok + t->refused + t->pending >= t->quorum)
+        return refused_status;
+    unsigned unreachable = t->timeout + t->not_connected;
+    if (t->auth_failed > unreachable && t->auth_failed >= t->error)
+        return REDLOCK_EAUTH;
+    if (t->error > unreachable && t->error > t->auth_failed)
+        return REDLOCK_EREPLY;
+    return REDLOCK_ENOQUORUM;
+}
+
+int64_t rl_drift_us(int64_t ttl_ms, double drift_factor)
+{
+    return (int64_t)((double)ttl_ms * drift_factor * 1000.0) + 2000;
+}
+
+int64_t rl_validity_us(int64_t ttl_ms, int64_t elapsed_us, double drift_factor)
+{
+    return ttl_ms * 1000 - elapsed_us - rl_drift_us(ttl_ms, drift_factor);
+}
+
+static void round_ref(rl_round *round)
+{
+    round->refs++;
+}
+
+void rl_round_unref(rl_round *round)
+{
+    if (--round->refs > 0)
+        return;
+    for (size_t i = 0; i < round->n; i++)
+        free(round->slots[i].detail);
+    redisFreeCommand(round->cmd);
+    free(round->eval_cmd);
+    redlock_client *client = round->client;
+    free(round);
+    rl_client_unref(client);
+}
+
+static const rl_script *round_script(const rl_round *round)
+{
+    return round->kind == RL_ROUND_EXTEND ? &rl_extend_script : &rl_release_script;
+}
+
+const char *rl_slot_command(const rl_slot *slot, size_t *len)
+{
+    const rl_round *round = slot->round;
+    if (slot->use_eval) {
+        *len = round->eval_len;
+        return round->eval_cmd;
+    }
+    *len = round->cmd_len;
+    return round->cmd;
+}
+
+/* Enter the slot's outcome in the tally, once. */
+static void slot_count(rl_slot *slot, int outcome, const char *detail, size_t detail_len)
+{
+    if (slot->counted)
+        return;
+    rl_round *round = slot->round;
+    rl_tally *t = &round->tally;
+    slot->counted = true;
+    slot->outcome = outcome;
+    if (detail != NULL) {
+        if (detail_len > RL_DETAIL_MAX)
+            detail_len = RL_DETAIL_MAX;
+        slot->detail = strndup(detail, detail_len); /* NULL if out of memory: it is a detail */
+    }
+    t->pending--;
+    switch (outcome) {
+    case REDLOCK_MASTER_OK:
+        t->ok++;
+        if (round->kind == RL_ROUND_RELEASE)
+            round->deleted++;
+        break;
+    case REDLOCK_MASTER_HELD:
+    case REDLOCK_MASTER_ABSENT:
+        /* Release: our value is not there, which is what release wants. */
+        if (round->kind == RL_ROUND_RELEASE)
+            t->ok++;
+        else
+            t->refused++;
+        break;
+    case REDLOCK_MASTER_TIMEOUT:
+        t->timeout++;
+        break;
+    case REDLOCK_MASTER_AUTH_FAILED:
+        t->auth_failed++;
+        break;
+    case REDLOCK_MASTER_ERROR:
+        t->error++;
+        break;
+    default:
+        t->not_connected++;
+        break;
+    }
+}
+
+/* Arm the timer for the earliest deadline of a slot still uncounted, or at
+ * once when the verdict is already known (so the owner hears it from the
+ * loop, never from inside rl_round_start). */
+static void round_arm_timer(rl_round *round)
+{
+    int64_t now = rl_now_us();
+    int64_t next = INT64_MAX;
+    if (rl_tally_verdict(&round->tally) != RL_UNDECIDED) {
+        next = now;
+    } else {
+        for (size_t i = 0; i < round->n; i++) {
+            const rl_slot *slot = &round->slots[i];
+            if ((slot->state == RL_SLOT_WAITING || slot->state == RL_SLOT_SENT) &&
+                !slot->counted && slot->deadline_us < next)
+                next = slot->deadline_us;
+        }
+    }
+    if (next == INT64_MAX)
+        return;
+    struct ev_loop *loop = round->client->loop;
+    ev_timer_stop(loop, &round->timer);
+    ev_timer_set(&round->timer, next > now ? (double)(next - now) / 1e6 : 0., 0.);
+    ev_timer_start(loop, &round->timer);
+}
+
+/* A WAITING or SENT slot is finished: hiredis will not call back for it. */
+static void slot_done(rl_slot *slot)
+{
+    slot->state = RL_SLOT_DONE;
+    rl_round_unref(slot->round);
+}
+
+/* Decide if the tally allows it, and tell the owner. Callers hold a
+ * reference: the owner may run user code that frees anything. */
+static void round_evaluate(rl_round *round)
+{
+    if (round->decided || round->on_decided == NULL)
+        return;
+    if (rl_tally_verdict(&round->tally) == RL_UNDECIDED)
+        return;
+    round->decided = true;
+    round->decided_us = rl_now_us();
+    ev_timer_stop(round->client->loop, &round->timer);
+    /* A failed acquire or extend no longer needs the requests still queued
+     * behind a handshake. A success lets them go out (more masters holding
+     * the key), and a release should reach every master it can anyway. */
+    if (round->kind != RL_ROUND_RELEASE && rl_tally_verdict(&round->tally) == RL_NO_QUORUM) {
+        for (size_t i = 0; i < round->n; i++) {
+            rl_slot *slot = &round->slots[i];
+            if (slot->state == RL_SLOT_WAITING) {
+                rl_master_withdraw(slot->master, slot);
+                slot_done(slot);
+            }
+        }
+    }
+    round->on_decided(round, round->owner);
+}
+
+static void round_on_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    rl_round *round = w->data;
+    int64_t now = rl_now_us();
+    round_ref(round);
+    for (size_t i = 0; i < round->n; i++) {
+        rl_slot *slot = &round->slots[i];
+        if (slot->counted || slot->deadline_us > now)
+            continue;
+        if (slot->state == RL_SLOT_WAITING) {
+            /* Never sent: drop it rather than send a stale request later. */
+            rl_master_withdraw(slot->master, slot);
+            slot_count(slot, REDLOCK_MASTER_NOT_CONNECTED, "still connecting",
+                       strlen("still connecting"));
+            slot_done(slot);
+        } else if (slot->state == RL_SLOT_SENT) {
+            /* Stays SENT: a late reply is still processed. */
+            slot_count(slot, REDLOCK_MASTER_TIMEOUT, NULL, 0);
+        }
+    }
+    round_evaluate(round);
+    if (!round->decided && round->on_decided != NULL)
+        round_arm_timer(round);
+    rl_round_unref(round);
+}
+
+rl_round *rl_round_start(redlock_client *client, rl_round_kind kind, char *cmd, size_t cmd_len,
+                         const bool *target, rl_round_decided_fn on_decided, void *owner)
+{
+    size_t n = client->n;
+    rl_round *round = calloc(1, sizeof(*round) + n * sizeof(rl_slot));
+    if (round == NULL) {
+        redisFreeCommand(cmd);
+        return NULL;
+    }
+    rl_client_ref(client);
+    round->client = client;
+    round->kind = kind;
+    round->refs = 1;
+    round->cmd = cmd;
+    round->cmd_len = cmd_len;
+    round->on_decided = on_decided;
+    round->owner = owner;
+    round->n = n;
+    round->tally.quorum = client->quorum;
+    ev_timer_init(&round->timer, round_on_timer, 0., 0.);
+    round->timer.data = round;
+
+    for (size_t i = 0; i < n; i++) {
+        rl_slot *slot = &round->slots[i];
+        slot->round = round;
+        slot->master = &client->masters[i];
+        slot->latency_us = -1;
+        rl_list_init(&slot->link);
+        if (target == NULL || target[i])
+            round->tally.pending++;
+        else
+            slot->state = RL_SLOT_DONE;
+    }
+
+    /* Elapsed time, and so validity, counts from before the first send. */
+    round->t0_us = rl_now_us();
+    for (size_t i = 0; i < n; i++) {
+        rl_slot *slot = &round->slots[i];
+        if (slot->state == RL_SLOT_DONE)
+            continue;
+        slot->sent_us = round->t0_us;
+        slot->deadline_us = rl_master_reply_deadline(slot->master, round->t0_us);
+        int outcome = rl_master_submit(slot->master, slot);
+        if (outcome < 0) {
+            round_ref(round); /* held until hiredis or the queue gives the slot back */
+        } else {
+            const char *why = rl_master_failure(slot->master);
+            slot_count(slot, outcome, why, strlen(why));
+            slot->state = RL_SLOT_DONE;
+        }
+    }
+    if (on_decided != NULL)
+        round_arm_timer(round);
+    return round;
+}
+
+void rl_round_detach(rl_round *round, bool keep_ref)
+{
+    round->on_decided = NULL;
+    round->owner = NULL;
+    ev_timer_stop(round->client->loop, &round->timer);
+    if (!keep_ref)
+        rl_round_unref(round);
+}
+
+/* What a reply means for this kind of request. Returns -1 for NOSCRIPT on a
+ * script request (resend with EVAL). */
+static int classify_reply(const rl_round *round, const redisReply *reply, const char **detail,
+                          size_t *detail_len)
+{
+    *detail = NULL;
+    *detail_len = 0;
+    if (reply->type == REDIS_REPLY_ERROR) {
+        *detail = reply->str;
+        *detail_len = reply->len;
+        if (round->kind != RL_ROUND_ACQUIRE && reply->len >= 8 &&
+            memcmp(reply->str, "NOSCRIPT", 8) == 0)
+            return -1;
+        if ((reply->len >= 6 && memcmp(reply->str, "NOAUTH", 6) == 0) ||
+            (reply->len >= 9 && memcmp(reply->str, "WRONGPASS", 9) == 0))
+            return REDLOCK_MASTER_AUTH_FAILED;
+        return REDLOCK_MASTER_ERROR;
+    }
+    if (round->kind == RL_ROUND_ACQUIRE) {
+        if (reply->type == REDIS_REPLY_STATUS && reply->len == 2 && memcmp(reply->str, "OK", 2) == 0)
+            return REDLOCK_MASTER_OK;
+        if (reply->type == REDIS_REPLY_NIL)
+            return REDLOCK_MASTER_HELD; /* NX: the key exists */
+    } else if (reply->type == REDIS_REPLY_INTEGER) {
+        if (reply->integer == 1)
+            return REDLOCK_MASTER_OK;
+        if (reply->integer == 0)
+            return REDLOCK_MASTER_ABSENT;
+        if (reply->integer == -1)
+            return REDLOCK_MASTER_HELD;
+    }
+    *detail = "unexpected reply";
+    *detail_len = strlen(*detail);
+    return REDLOCK_MASTER_ERROR;
+}
+
+/* Resend slot with EVAL after NOSCRIPT. Returns -1 when resent, else the
+ * outcome to record. */
+static int slot_resend_with_eval(rl_slot *slot)
+{
+    rl_round *round = slot->round;
+    if (slot->use_eval)
+        return REDLOCK_MASTER_ERROR; /* EVAL cannot answer NOSCRIPT */
+    if (round->eval_cmd == NULL) {
+        long len = rl_evalsha_to_eval(round->cmd, round->cmd_len, round_script(round),
+                                      &round->eval_cmd);
+        if (len < 0)
+            return REDLOCK_MASTER_ERROR;
+        round->eval_len = (size_t)len;
+    }
+    slot->use_eval = true;
+    return rl_master_submit(slot->master, slot);
+}
+
+static void slot_log_late(const rl_slot *slot, int outcome)
+{
+    const redlock_client *client = slot->round->client;
+    rl_log(&client->log, REDLOCK_LOG_DEBUG, "master %s: late reply after %s: %s",
+           slot->master->node->name, redlock_master_outcome_name(slot->outcome),
+           redlock_master_outcome_name(outcome));
+}
+
+void rl_slot_on_reply(rl_slot *slot, const redisReply *reply, const char *lost_reason)
+{
+    rl_round *round = slot->round;
+    const char *detail = NULL;
+    size_t detail_len = 0;
+    int outcome;
+    if (reply == NULL) {
+        outcome = REDLOCK_MASTER_NOT_CONNECTED;
+        detail = lost_reason ? lost_reason : "connection lost";
+        detail_len = strlen(detail);
+    } else {
+        outcome = classify_reply(round, reply, &detail, &detail_len);
+        if (outcome < 0) {
+            outcome = slot_resend_with_eval(slot);
+            if (outcome < 0)
+                return; /* sent again: the slot stays SENT */
+        }
+        slot->latency_us = rl_now_us() - slot->sent_us;
+    }
+    round_ref(round);
+    if (slot->counted)
+        slot_log_late(slot, outcome);
+    else
+        slot_count(slot, outcome, detail, detail_len);
+    slot_done(slot);
+    round_evaluate(round);
+    rl_round_unref(round);
+}
+
+void rl_slot_on_failure(rl_slot *slot, int outcome, const char *detail)
+{
+    rl_round *round = slot->round;
+    round_ref(round);
+    slot_count(slot, outcome, detail, detail ? strlen(detail) : 0);
+    slot_done(slot);
+    round_evaluate(round);
+    rl_round_unref(round);
+}

@@ -1,0 +1,125 @@
+/*
+ * The quorum fan-out: one request to every master in parallel, each with its
+ * own deadline, tallied as replies come in. The round decides as soon as the
+ * answer is known (a quorum did what was asked, or too few masters remain to
+ * reach one) and tells its owner. It keeps processing replies that arrive
+ * later, and lives until every master it asked has answered or failed.
+ *
+ * Slot lifecycle: UNUSED (not asked) | WAITING (queued behind a handshake)
+ * -> SENT (hiredis holds its callback) -> DONE.
+ * Round lifecycle: collecting -> decided -> settled (freed).
+ */
+#ifndef REDLOCK_QUORUM_H
+#define REDLOCK_QUORUM_H
+
+#include "list.h"
+#include "redlock/redlock.h"
+
+#include <ev.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct redisReply;
+typedef struct rl_master rl_master;
+
+typedef enum rl_round_kind {
+    RL_ROUND_ACQUIRE, /* SET key value NX PX ttl */
+    RL_ROUND_EXTEND,  /* the extend script */
+    RL_ROUND_RELEASE  /* the release script */
+} rl_round_kind;
+
+/* Counts over the masters a round asked. Pure data: see the rl_tally_*
+ * functions for the rules. */
+typedef struct rl_tally {
+    unsigned quorum;        /* N/2 + 1 of all masters */
+    unsigned ok;            /* did what was asked (release: our value is gone) */
+    unsigned refused;       /* answered normally but no: held / not ours */
+    unsigned timeout;
+    unsigned not_connected;
+    unsigned auth_failed;
+    unsigned error;         /* error replies */
+    unsigned pending;       /* asked, not counted yet */
+} rl_tally;
+
+typedef enum rl_verdict { RL_UNDECIDED, RL_QUORUM, RL_NO_QUORUM } rl_verdict;
+
+/* N/2 + 1. */
+unsigned rl_quorum_of(unsigned n);
+/* QUORUM when ok reached quorum, NO_QUORUM when ok + pending cannot. */
+rl_verdict rl_tally_verdict(const rl_tally *t);
+/*
+ * The status of a round that cannot reach quorum. refused_status (e.g.
+ * ECONFLICT) when the masters that answered normally, or still may, could
+ * have formed a quorum: they said no. Otherwise the most common reason among
+ * the rest: EAUTH, EREPLY or ENOQUORUM (timeouts, no connection; also ties).
+ */
+int rl_tally_failure_status(const rl_tally *t, int refused_status);
+
+/* How long the holder may act, in microseconds, after elapsed_us since the
+ * attempt started: ttl - elapsed - (ttl * drift_factor + 2 ms). */
+int64_t rl_validity_us(int64_t ttl_ms, int64_t elapsed_us, double drift_factor);
+/* The drift allowance alone: ttl * drift_factor + 2 ms, in microseconds. */
+int64_t rl_drift_us(int64_t ttl_ms, double drift_factor);
+
+typedef enum rl_slot_state { RL_SLOT_UNUSED, RL_SLOT_WAITING, RL_SLOT_SENT, RL_SLOT_DONE } rl_slot_state;
+
+typedef struct rl_round rl_round;
+
+typedef struct rl_slot {
+    rl_round *round;
+    rl_master *master;
+    rl_link link;           /* in master->waiting while WAITING */
+    rl_slot_state state;
+    bool counted;           /* outcome is in the tally */
+    bool use_eval;          /* NOSCRIPT seen: resend with EVAL */
+    int outcome;            /* redlock_master_outcome, once counted */
+    int64_t deadline_us;
+    int64_t sent_us;
+    int64_t latency_us;     /* -1 until a reply */
+    char *detail;           /* error text, malloc'ed, or NULL */
+} rl_slot;
+
+typedef void (*rl_round_decided_fn)(rl_round *round, void *owner);
+
+struct rl_round {
+    redlock_client *client;
+    rl_round_kind kind;
+    unsigned refs;          /* the owner's + one per WAITING or SENT slot */
+    rl_tally tally;
+    unsigned deleted;       /* release: masters where our value was deleted */
+    bool decided;
+    int64_t t0_us;          /* before the first send */
+    int64_t decided_us;
+    rl_round_decided_fn on_decided; /* NULL once detached */
+    void *owner;
+    ev_timer timer;         /* next slot deadline; runs only while undecided */
+    char *cmd;              /* the formatted request (SET or EVALSHA) */
+    size_t cmd_len;
+    char *eval_cmd;         /* EVAL form, built on the first NOSCRIPT */
+    size_t eval_len;
+    size_t n;
+    rl_slot slots[];
+};
+
+/*
+ * Start a round of kind, sending cmd (a formatted command the round takes
+ * ownership of, freed with redisFreeCommand) to every master, or only those
+ * with target[i] true. on_decided is called once, from the loop, never from
+ * within this call. Returns NULL when out of memory (cmd is freed).
+ */
+rl_round *rl_round_start(redlock_client *client, rl_round_kind kind, char *cmd, size_t cmd_len,
+                         const bool *target, rl_round_decided_fn on_decided, void *owner);
+/* The owner lets go: no decision callback any more; the round finishes on
+ * its own. Drops the owner's reference unless keep_ref. */
+void rl_round_detach(rl_round *round, bool keep_ref);
+void rl_round_unref(rl_round *round);
+
+/* Called by master.c: a reply (NULL when the connection was lost, with
+ * lost_reason) for a SENT slot. */
+void rl_slot_on_reply(rl_slot *slot, const struct redisReply *reply, const char *lost_reason);
+/* Called by master.c: a WAITING slot failed before it could be sent. */
+void rl_slot_on_failure(rl_slot *slot, int outcome, const char *detail);
+/* The bytes to send for slot (EVALSHA, or EVAL after NOSCRIPT). */
+const char *rl_slot_command(const rl_slot *slot, size_t *len);
+
+#endif

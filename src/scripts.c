@@ -1,0 +1,99 @@
+/* The Lua scripts that make release and extend atomic on each master, and
+ * the formatted commands of every request the engine sends. */
+#include "scripts.h"
+
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Compare-and-delete: never a plain DEL, which could delete the key of the
+ * next holder after ours expired. */
+const rl_script rl_release_script = {
+    "release",
+    "local v = redis.call('GET', KEYS[1])\n"
+    "if v == ARGV[1] then\n"
+    "  redis.call('DEL', KEYS[1])\n"
+    "  return 1\n"
+    "elseif v == false then\n"
+    "  return 0\n"
+    "end\n"
+    "return -1\n",
+    "9f1b312127a5c87ee5e82d1fd90f093985ff2082",
+};
+
+/* Compare-and-PEXPIRE, for the same reason. */
+const rl_script rl_extend_script = {
+    "extend",
+    "local v = redis.call('GET', KEYS[1])\n"
+    "if v == ARGV[1] then\n"
+    "  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
+    "  return 1\n"
+    "elseif v == false then\n"
+    "  return 0\n"
+    "end\n"
+    "return -1\n",
+    "484a60dbe77162d910e62ea14f38f05bbbcfd169",
+};
+
+int rl_format_acquire(char **cmd, const void *key, size_t key_len, const void *value,
+                      size_t value_len, int64_t ttl_ms)
+{
+    return redisFormatCommand(cmd, "SET %b %b NX PX %lld", key, key_len, value, value_len,
+                              (long long)ttl_ms);
+}
+
+int rl_format_release(char **cmd, const void *key, size_t key_len, const void *value,
+                      size_t value_len)
+{
+    return redisFormatCommand(cmd, "EVALSHA %s 1 %b %b", rl_release_script.sha, key, key_len,
+                              value, value_len);
+}
+
+int rl_format_extend(char **cmd, const void *key, size_t key_len, const void *value,
+                     size_t value_len, int64_t ttl_ms)
+{
+    return redisFormatCommand(cmd, "EVALSHA %s 1 %b %b %lld", rl_extend_script.sha, key,
+                              key_len, value, value_len, (long long)ttl_ms);
+}
+
+int rl_format_script_load(char **cmd, const rl_script *script)
+{
+    return redisFormatCommand(cmd, "SCRIPT LOAD %s", script->source);
+}
+
+long rl_evalsha_to_eval(const char *cmd, size_t len, const rl_script *script, char **out)
+{
+    /* An EVALSHA request is "*<argc>\r\n$7\r\nEVALSHA\r\n$40\r\n<sha>\r\n"
+     * followed by the other arguments, which EVAL takes unchanged. */
+    *out = NULL;
+    const char *header_end = memchr(cmd, '\n', len);
+    if (cmd[0] != '*' || header_end == NULL)
+        return -1;
+    size_t header_len = (size_t)(header_end - cmd) + 1;
+    static const char evalsha[] = "$7\r\nEVALSHA\r\n$40\r\n";
+    size_t sha_at = header_len + sizeof(evalsha) - 1;
+    size_t rest_at = sha_at + 40 + 2;
+    if (len < rest_at || memcmp(cmd + header_len, evalsha, sizeof(evalsha) - 1) != 0 ||
+        memcmp(cmd + sha_at, script->sha, 40) != 0)
+        return -1;
+
+    size_t source_len = strlen(script->source);
+    char length_line[32];
+    int length_len = snprintf(length_line, sizeof(length_line), "$%zu\r\n", source_len);
+    static const char eval[] = "$4\r\nEVAL\r\n";
+    size_t total = header_len + (sizeof(eval) - 1) + (size_t)length_len + source_len + 2 +
+                   (len - rest_at);
+    char *p = malloc(total);
+    if (p == NULL)
+        return -1;
+    char *w = p;
+    memcpy(w, cmd, header_len), w += header_len;
+    memcpy(w, eval, sizeof(eval) - 1), w += sizeof(eval) - 1;
+    memcpy(w, length_line, (size_t)length_len), w += length_len;
+    memcpy(w, script->source, source_len), w += source_len;
+    memcpy(w, "\r\n", 2), w += 2;
+    memcpy(w, cmd + rest_at, len - rest_at);
+    *out = p;
+    return (long)total;
+}

@@ -1,0 +1,40 @@
+/* The Lua scripts that make release and extend atomic on each master, and
+ * the formatted commands of every request the engine sends. */
+#ifndef REDLOCK_SCRIPTS_H
+#define REDLOCK_SCRIPTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct rl_script {
+    const char *name;   /* for messages: "release", "extend" */
+    const char *source;
+    const char *sha;    /* SHA1 of source, 40 hex digits, as SCRIPT LOAD returns */
+} rl_script;
+
+/* Deletes KEYS[1] if it holds ARGV[1]. Returns 1 deleted, 0 absent,
+ * -1 another value (left untouched). */
+extern const rl_script rl_release_script;
+/* PEXPIREs KEYS[1] to ARGV[2] ms if it holds ARGV[1]. Returns 1 extended,
+ * 0 absent, -1 another value. */
+extern const rl_script rl_extend_script;
+
+/* Each formats a command with hiredis (free it with redisFreeCommand) and
+ * returns its length, or -1 when out of memory. Keys and values are binary. */
+int rl_format_acquire(char **cmd, const void *key, size_t key_len, const void *value,
+                      size_t value_len, int64_t ttl_ms);
+int rl_format_release(char **cmd, const void *key, size_t key_len, const void *value,
+                      size_t value_len);
+int rl_format_extend(char **cmd, const void *key, size_t key_len, const void *value,
+                     size_t value_len, int64_t ttl_ms);
+int rl_format_script_load(char **cmd, const rl_script *script);
+
+/*
+ * The EVAL form of an EVALSHA command built by rl_format_release/extend: the
+ * same arguments after the script. Used when a master answers NOSCRIPT (its
+ * script cache was flushed). *out is malloc'ed; returns its length, or -1
+ * when out of memory or cmd is not such a command.
+ */
+long rl_evalsha_to_eval(const char *cmd, size_t len, const rl_script *script, char **out);
+
+#endif

@@ -1,0 +1,257 @@
+/*
+ * The blocking client: an asynchronous client on a private loop, run by one
+ * I/O thread. A calling thread queues its request (under a mutex held only
+ * to link it), wakes the loop with ev_async, and sleeps on the request's own
+ * condition variable until the I/O thread completes it. Many threads can so
+ * have operations in flight at once; nothing is locked across a round trip.
+ */
+#include "internal.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+
+typedef enum rl_sync_kind { RL_SYNC_ACQUIRE, RL_SYNC_EXTEND, RL_SYNC_RELEASE } rl_sync_kind;
+
+/* One blocking call, living on the caller's stack. */
+typedef struct rl_sync_request {
+    struct rl_sync_request *next;
+    rl_sync_kind kind;
+    const void *resource;
+    size_t resource_len;
+    const redlock_acquire_options *opts;
+    redlock_lock *lock;    /* extend, release */
+    int64_t ttl_ms;        /* extend */
+    bool want_result;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool done;             /* under mu */
+    int status;
+    redlock_lock *lock_out;
+    redlock_result *result;
+} rl_sync_request;
+
+struct redlock_sync {
+    struct ev_loop *loop;
+    redlock_client *client; /* touched only by the I/O thread once it runs */
+    pthread_t thread;
+    ev_async wakeup;
+    pthread_mutex_t mu;     /* guards the queue and stopping */
+    rl_sync_request *head;
+    rl_sync_request *tail;
+    bool stopping;
+};
+
+/* I/O thread: hand the outcome back and wake the caller. The request may be
+ * gone as soon as mu is released. */
+static void sync_finish(rl_sync_request *req, int status, redlock_lock *lock,
+                        const redlock_result *result)
+{
+    req->status = status;
+    req->lock_out = lock;
+    if (req->want_result && result != NULL)
+        redlock_result_copy(result, &req->result); /* NULL if out of memory */
+    pthread_mutex_lock(&req->mu);
+    req->done = true;
+    pthread_cond_signal(&req->cv);
+    pthread_mutex_unlock(&req->mu);
+}
+
+static void sync_acquire_done(int status, redlock_lock *lock, const redlock_result *result,
+                              void *arg)
+{
+    sync_finish(arg, status, lock, result);
+}
+
+static void sync_done(int status, const redlock_result *result, void *arg)
+{
+    sync_finish(arg, status, NULL, result);
+}
+
+static void sync_start(redlock_sync *s, rl_sync_request *req)
+{
+    int rc;
+    switch (req->kind) {
+    case RL_SYNC_ACQUIRE:
+        rc = redlock_acquire_async(s->client, req->resource, req->resource_len, req->opts,
+                                   sync_acquire_done, req);
+        break;
+    case RL_SYNC_EXTEND:
+        rc = redlock_extend_async(s->client, req->lock, req->ttl_ms, sync_done, req);
+        break;
+    default:
+        rc = redlock_release_async(s->client, req->lock, sync_done, req);
+        break;
+    }
+    if (rc != REDLOCK_OK)
+        sync_finish(req, rc, NULL, NULL);
+}
+
+static void sync_on_wakeup(struct ev_loop *loop, ev_async *w, int revents)
+{
+    redlock_sync *s = w->data;
+    pthread_mutex_lock(&s->mu);
+    rl_sync_request *req = s->head;
+    s->head = s->tail = NULL;
+    bool stopping = s->stopping;
+    pthread_mutex_unlock(&s->mu);
+
+    while (req != NULL) {
+        rl_sync_request *next = req->next; /* req may vanish once finished */
+        if (stopping)
+            sync_finish(req, REDLOCK_ECANCELED, NULL, NULL);
+        else
+            sync_start(s, req);
+        req = next;
+    }
+    if (stopping) {
+        redlock_client_free(s->client); /* cancels anything still in flight */
+        s->client = NULL;
+        ev_async_stop(loop, &s->wakeup);
+        ev_break(loop, EVBREAK_ALL);
+    }
+}
+
+static void *sync_thread_main(void *arg)
+{
+    redlock_sync *s = arg;
+    ev_run(s->loop, 0);
+    return NULL;
+}
+
+int redlock_sync_new(redlock_sync **out, const redlock_config *cfg)
+{
+    if (out == NULL)
+        return REDLOCK_EINVAL;
+    *out = NULL;
+    if (cfg == NULL)
+        return REDLOCK_EINVAL;
+    redlock_sync *s = calloc(1, sizeof(*s));
+    if (s == NULL)
+        return REDLOCK_ENOMEM;
+    /* Our loop must not touch the process's signal mask or handlers. */
+    s->loop = ev_loop_new(EVFLAG_AUTO | EVFLAG_NOSIGMASK);
+    if (s->loop == NULL) {
+        free(s);
+        return REDLOCK_ESYS;
+    }
+    int rc = redlock_client_new(&s->client, cfg, s->loop);
+    if (rc != REDLOCK_OK) {
+        ev_loop_destroy(s->loop);
+        free(s);
+        return rc;
+    }
+    pthread_mutex_init(&s->mu, NULL);
+    ev_async_init(&s->wakeup, sync_on_wakeup);
+    s->wakeup.data = s;
+    ev_async_start(s->loop, &s->wakeup);
+
+    /* The I/O thread takes no signals: they belong to the application's
+     * threads, and a write to a dead master then fails with EPIPE instead of
+     * raising SIGPIPE. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int err = pthread_create(&s->thread, NULL, sync_thread_main, s);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (err != 0) {
+        redlock_client_free(s->client);
+        ev_async_stop(s->loop, &s->wakeup);
+        ev_loop_destroy(s->loop);
+        pthread_mutex_destroy(&s->mu);
+        free(s);
+        return REDLOCK_ESYS;
+    }
+    *out = s;
+    return REDLOCK_OK;
+}
+
+void redlock_sync_free(redlock_sync *s)
+{
+    if (s == NULL)
+        return;
+    pthread_mutex_lock(&s->mu);
+    s->stopping = true;
+    pthread_mutex_unlock(&s->mu);
+    ev_async_send(s->loop, &s->wakeup);
+    pthread_join(s->thread, NULL);
+    ev_loop_destroy(s->loop);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
+
+/* Caller thread: queue req, wake the I/O thread, wait for completion. */
+static int sync_call(redlock_sync *s, rl_sync_request *req, redlock_result **result_out)
+{
+    req->want_result = result_out != NULL;
+    pthread_mutex_init(&req->mu, NULL);
+    pthread_cond_init(&req->cv, NULL);
+
+    pthread_mutex_lock(&s->mu);
+    bool stopping = s->stopping;
+    if (!stopping) {
+        if (s->tail != NULL)
+            s->tail->next = req;
+        else
+            s->head = req;
+        s->tail = req;
+    }
+    pthread_mutex_unlock(&s->mu);
+
+    if (stopping) {
+        req->status = REDLOCK_ECANCELED;
+    } else {
+        ev_async_send(s->loop, &s->wakeup);
+        pthread_mutex_lock(&req->mu);
+        while (!req->done)
+            pthread_cond_wait(&req->cv, &req->mu);
+        pthread_mutex_unlock(&req->mu);
+    }
+    pthread_cond_destroy(&req->cv);
+    pthread_mutex_destroy(&req->mu);
+    if (result_out != NULL)
+        *result_out = req->result;
+    return req->status;
+}
+
+int redlock_sync_acquire(redlock_sync *s, const void *resource, size_t resource_len,
+                         const redlock_acquire_options *opts, redlock_lock **lock_out,
+                         redlock_result **result_out)
+{
+    if (result_out != NULL)
+        *result_out = NULL;
+    if (lock_out != NULL)
+        *lock_out = NULL;
+    if (s == NULL || lock_out == NULL || !rl_resource_valid(resource, resource_len))
+        return REDLOCK_EINVAL;
+    rl_sync_request req = {
+        .kind = RL_SYNC_ACQUIRE,
+        .resource = resource,
+        .resource_len = resource_len,
+        .opts = opts,
+    };
+    int status = sync_call(s, &req, result_out);
+    *lock_out = req.lock_out;
+    return status;
+}
+
+int redlock_sync_extend(redlock_sync *s, redlock_lock *lock, int64_t ttl_ms,
+                        redlock_result **result_out)
+{
+    if (result_out != NULL)
+        *result_out = NULL;
+    if (s == NULL || lock == NULL)
+        return REDLOCK_EINVAL;
+    rl_sync_request req = {.kind = RL_SYNC_EXTEND, .lock = lock, .ttl_ms = ttl_ms};
+    return sync_call(s, &req, result_out);
+}
+
+int redlock_sync_release(redlock_sync *s, redlock_lock *lock, redlock_result **result_out)
+{
+    if (result_out != NULL)
+        *result_out = NULL;
+    if (s == NULL || lock == NULL)
+        return REDLOCK_EINVAL;
+    rl_sync_request req = {.kind = RL_SYNC_RELEASE, .lock = lock};
+    return sync_call(s, &req, result_out);
+}

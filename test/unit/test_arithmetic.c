@@ -1,0 +1,90 @@
+/* Quorum and validity arithmetic, and how a failed tally is explained. */
+#include "quorum.h"
+
+#include <criterion/criterion.h>
+
+Test(arithmetic, quorum_is_a_strict_majority_for_one_to_nine_masters)
+{
+    static const unsigned expected[] = {0, 1, 2, 2, 3, 3, 4, 4, 5, 5};
+    for (unsigned n = 1; n <= 9; n++) {
+        unsigned q = rl_quorum_of(n);
+        cr_assert_eq(q, expected[n], "N=%u: quorum %u", n, q);
+        cr_assert_gt(2 * q, n, "N=%u: two quorums must overlap", n);
+        cr_assert_leq(2 * (q - 1), n, "N=%u: quorum must be the smallest majority", n);
+    }
+}
+
+Test(arithmetic, verdict_for_every_split_of_one_to_nine_masters)
+{
+    for (unsigned n = 1; n <= 9; n++) {
+        unsigned q = rl_quorum_of(n);
+        for (unsigned ok = 0; ok <= n; ok++) {
+            for (unsigned pending = 0; ok + pending <= n; pending++) {
+                rl_tally t = {.quorum = q, .ok = ok, .pending = pending,
+                              .not_connected = n - ok - pending};
+                rl_verdict v = rl_tally_verdict(&t);
+                if (ok >= q)
+                    cr_assert_eq(v, RL_QUORUM, "N=%u ok=%u pending=%u", n, ok, pending);
+                else if (ok + pending < q)
+                    cr_assert_eq(v, RL_NO_QUORUM, "N=%u ok=%u pending=%u", n, ok, pending);
+                else
+                    cr_assert_eq(v, RL_UNDECIDED, "N=%u ok=%u pending=%u", n, ok, pending);
+            }
+        }
+    }
+}
+
+Test(arithmetic, decided_early_as_soon_as_a_majority_said_ok)
+{
+    /* 3 of 5 OK with two still silent: decided, no need to wait. */
+    rl_tally t = {.quorum = 3, .ok = 3, .pending = 2};
+    cr_assert_eq(rl_tally_verdict(&t), RL_QUORUM);
+    /* 2 refused, 1 down, 2 silent: the silent ones cannot make a quorum. */
+    rl_tally u = {.quorum = 3, .refused = 2, .not_connected = 1, .pending = 2};
+    cr_assert_eq(rl_tally_verdict(&u), RL_NO_QUORUM);
+}
+
+Test(arithmetic, drift_is_one_percent_of_ttl_plus_two_ms)
+{
+    cr_assert_eq(rl_drift_us(10000, 0.01), 100000 + 2000);
+    cr_assert_eq(rl_drift_us(1000, 0.0), 2000);
+    cr_assert_eq(rl_drift_us(30000, 0.05), 1500000 + 2000);
+}
+
+Test(arithmetic, validity_subtracts_elapsed_and_drift)
+{
+    /* ttl 10 s, 3 ms elapsed, drift 100 ms + 2 ms. */
+    cr_assert_eq(rl_validity_us(10000, 3000, 0.01), 10000000 - 3000 - 102000);
+    /* Elapsed beyond ttl - drift: no validity left. */
+    cr_assert_leq(rl_validity_us(1000, 990000, 0.01), 0);
+    /* A ttl too short for the fixed 2 ms allowance never validates. */
+    cr_assert_leq(rl_validity_us(2, 0, 0.0), 0);
+    /* For every N the arithmetic does not depend on N. */
+    for (int64_t elapsed = 0; elapsed <= 20000; elapsed += 5000)
+        cr_assert_eq(rl_validity_us(5000, elapsed, 0.01), 5000000 - elapsed - 52000);
+}
+
+Test(arithmetic, failure_is_a_conflict_when_answering_masters_could_have_made_a_quorum)
+{
+    /* 5 masters: 2 OK, 1 held elsewhere, 2 timed out. */
+    rl_tally t = {.quorum = 3, .ok = 2, .refused = 1, .timeout = 2};
+    cr_assert_eq(rl_tally_failure_status(&t, REDLOCK_ECONFLICT), REDLOCK_ECONFLICT);
+    /* All 5 held elsewhere. */
+    rl_tally u = {.quorum = 3, .refused = 5};
+    cr_assert_eq(rl_tally_failure_status(&u, REDLOCK_ECONFLICT), REDLOCK_ECONFLICT);
+    /* The same counts for extend/release say "not the owner". */
+    cr_assert_eq(rl_tally_failure_status(&u, REDLOCK_ENOTOWNER), REDLOCK_ENOTOWNER);
+}
+
+Test(arithmetic, failure_without_enough_answers_names_the_most_common_reason)
+{
+    rl_tally down = {.quorum = 3, .ok = 2, .not_connected = 2, .timeout = 1};
+    cr_assert_eq(rl_tally_failure_status(&down, REDLOCK_ECONFLICT), REDLOCK_ENOQUORUM);
+    rl_tally auth = {.quorum = 3, .auth_failed = 5};
+    cr_assert_eq(rl_tally_failure_status(&auth, REDLOCK_ECONFLICT), REDLOCK_EAUTH);
+    rl_tally errors = {.quorum = 3, .ok = 1, .error = 3, .not_connected = 1};
+    cr_assert_eq(rl_tally_failure_status(&errors, REDLOCK_ECONFLICT), REDLOCK_EREPLY);
+    /* Ties go to "no quorum". */
+    rl_tally tie = {.quorum = 3, .ok = 1, .error = 2, .timeout = 2};
+    cr_assert_eq(rl_tally_failure_status(&tie, REDLOCK_ECONFLICT), REDLOCK_ENOQUORUM);
+}

@@ -1,0 +1,61 @@
+/* The status table, outcome names, version. */
+#include "redlock/redlock.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+Test(status, every_status_has_a_distinct_message_and_name)
+{
+    static const int all[] = {
+#define RL_TEST_STATUS_(name, value, msg) REDLOCK_##name,
+        REDLOCK_STATUS_MAP(RL_TEST_STATUS_)
+#undef RL_TEST_STATUS_
+    };
+    size_t n = sizeof(all) / sizeof(all[0]);
+    for (size_t i = 0; i < n; i++) {
+        cr_assert_str_neq(redlock_strerror(all[i]), "unknown status");
+        cr_assert_eq(strncmp(redlock_status_name(all[i]), "REDLOCK_", 8), 0);
+        for (size_t j = i + 1; j < n; j++) {
+            cr_assert_neq(all[i], all[j]);
+            cr_assert_str_neq(redlock_strerror(all[i]), redlock_strerror(all[j]));
+        }
+    }
+}
+
+Test(status, statuses_are_stable_numbers)
+{
+    cr_assert_eq(REDLOCK_OK, 0);
+    cr_assert_eq(REDLOCK_ECONFLICT, -1);
+    cr_assert_eq(REDLOCK_ENOQUORUM, -2);
+    cr_assert_eq(REDLOCK_EEXPIRED, -3);
+    cr_assert_eq(REDLOCK_ENOTOWNER, -4);
+    cr_assert_eq(REDLOCK_EINVAL, -5);
+    cr_assert_eq(REDLOCK_ENOMEM, -6);
+    cr_assert_str_eq(redlock_status_name(REDLOCK_ENOQUORUM), "REDLOCK_ENOQUORUM");
+}
+
+Test(status, unknown_values_are_explained_not_crashed_on)
+{
+    cr_assert_str_eq(redlock_strerror(12345), "unknown status");
+    cr_assert_str_eq(redlock_status_name(-999), "REDLOCK_UNKNOWN");
+    cr_assert_str_eq(redlock_master_outcome_name(-1), "unknown");
+    cr_assert_str_eq(redlock_master_outcome_name(99), "unknown");
+}
+
+Test(status, outcome_names)
+{
+    cr_assert_str_eq(redlock_master_outcome_name(REDLOCK_MASTER_OK), "ok");
+    cr_assert_str_eq(redlock_master_outcome_name(REDLOCK_MASTER_HELD), "held");
+    cr_assert_str_eq(redlock_master_outcome_name(REDLOCK_MASTER_NOT_CONNECTED), "not-connected");
+    cr_assert_str_eq(redlock_master_outcome_name(REDLOCK_MASTER_PENDING), "pending");
+}
+
+Test(status, version_matches_the_header)
+{
+    cr_assert_str_eq(redlock_version(), REDLOCK_VERSION_STRING);
+    char expected[32];
+    snprintf(expected, sizeof(expected), "%d.%d.%d", REDLOCK_VERSION_MAJOR, REDLOCK_VERSION_MINOR,
+             REDLOCK_VERSION_PATCH);
+    cr_assert_str_eq(redlock_version(), expected);
+}

@@ -1,0 +1,1198 @@
+/*
+ * The test fleet: real redis-server processes started, faulted and stopped
+ * for tests, plus small helpers to look at their data. See fleet.h for the
+ * contract. Every wait here is bounded in time.
+ */
+#include "fleet.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef FLEET_REDIS_SERVER
+#define FLEET_REDIS_SERVER "redis-server"
+#endif
+
+#define START_TRIES 5           /* launches per server within one start */
+#define POLL_MS 10              /* between readiness probes */
+#define PROBE_TIMEOUT_MS 100    /* one readiness probe's connect and commands */
+#define REAP_TIMEOUT_MS 5000    /* a SIGKILLed server is gone long before */
+#define SIGNAL_TIMEOUT_MS 2000  /* SIGSTOP/SIGCONT take effect long before */
+#define CONNECT_TIMEOUT_MS 1000 /* fleet_connect() and the data helpers */
+#define LOG_TAIL_BYTES 2048     /* of a log printed when a server fails */
+#define MAX_EXTRA_ARGS 64
+#define FALLBACK_MAX_FD 65536   /* closed in the child without close_range */
+
+typedef struct fleet_server {
+    int port;
+    int port_fd;    /* bound, non-listening socket reserving port; -1: none */
+    pid_t pid;      /* 0: not running */
+    int paused;     /* SIGSTOPped by fleet_pause() */
+    char *dir;      /* the server's --dir */
+    char *log_path; /* its --logfile */
+    char *err_path; /* its stderr (last launch): config errors come before
+                       the log opens */
+} fleet_server;
+
+struct fleet {
+    size_t n;
+    fleet_server *servers;
+    char *dir;         /* the fleet's temporary directory */
+    char *redis_bin;   /* what to execv */
+    char *password;    /* NULL: none; wiped when freed */
+    char *auth_conf;   /* config file with requirepass/masterauth, or NULL */
+    int appendonly;
+    char **extra_args;
+    size_t extra_count;
+    long max_fd;       /* fds to close in a child when close_range is missing */
+    pid_t owner;       /* the process that started the fleet */
+    pid_t janitor;     /* removes dir if the owner dies; 0: none */
+    int janitor_fd;    /* write end of the janitor's pipe; -1: none */
+    struct fleet *next_live;
+};
+
+/* ---- Small helpers ------------------------------------------------------ */
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* An interrupted sleep is just shorter: every caller loops on a deadline. */
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static struct timeval timeval_ms(int ms)
+{
+    struct timeval tv = {ms / 1000, (long)(ms % 1000) * 1000L};
+    return tv;
+}
+
+__attribute__((format(printf, 1, 2))) static char *str_printf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = NULL;
+    int rc = vasprintf(&s, fmt, ap);
+    va_end(ap);
+    return rc < 0 ? NULL : s;
+}
+
+static void free_secret(char *secret)
+{
+    if (secret != NULL) {
+        explicit_bzero(secret, strlen(secret));
+        free(secret);
+    }
+}
+
+static int valid_index(const fleet *f, size_t i)
+{
+    return f != NULL && i < f->n;
+}
+
+/* The server at i for a fault function, or NULL with a message. */
+static fleet_server *server_for(fleet *f, size_t i, const char *what)
+{
+    if (!valid_index(f, i)) {
+        fprintf(stderr, "fleet: %s: no server %zu\n", what, i);
+        return NULL;
+    }
+    return &f->servers[i];
+}
+
+/* ---- Fleets alive in this process, stopped at exit ------------------------ */
+
+static fleet *live_fleets;
+static int atexit_registered;
+
+/* The atexit handler: stop what the test did not (e.g. a failed assertion
+ * skipped its cleanup). Fleets inherited through fork() are not ours. */
+static void stop_live_fleets(void)
+{
+    fleet *f = live_fleets;
+    for (size_t guard = 0; f != NULL && guard < 100000; guard++) {
+        fleet *next = f->next_live;
+        if (f->owner == getpid())
+            fleet_stop(f);
+        f = next;
+    }
+}
+
+static void register_live(fleet *f)
+{
+    if (!atexit_registered && atexit(stop_live_fleets) == 0)
+        atexit_registered = 1;
+    f->next_live = live_fleets;
+    live_fleets = f;
+}
+
+static void unregister_live(fleet *f)
+{
+    for (fleet **link = &live_fleets; *link != NULL; link = &(*link)->next_live) {
+        if (*link == f) {
+            *link = f->next_live;
+            return;
+        }
+    }
+}
+
+/* ---- Files and directories ---------------------------------------------- */
+
+/* The redis-server to execv: $REDLOCK_REDIS_SERVER, else the name CMake was
+ * configured with; a name without '/' is looked up on PATH. NULL with a
+ * message when there is no such executable. */
+static char *find_redis_server(void)
+{
+    const char *name = getenv("REDLOCK_REDIS_SERVER");
+    if (name == NULL || *name == '\0')
+        name = FLEET_REDIS_SERVER;
+    if (strchr(name, '/') != NULL) {
+        if (access(name, X_OK) == 0)
+            return strdup(name);
+        fprintf(stderr, "fleet: %s is not an executable file\n", name);
+        return NULL;
+    }
+    const char *path = getenv("PATH");
+    if (path == NULL || *path == '\0')
+        path = "/usr/local/bin:/usr/bin:/bin";
+    for (const char *dir = path;;) {
+        const char *end = strchrnul(dir, ':');
+        int len = (int)(end - dir);
+        /* An empty PATH entry means the current directory. */
+        char *candidate = len > 0 ? str_printf("%.*s/%s", len, dir, name)
+                                  : str_printf("./%s", name);
+        if (candidate != NULL && access(candidate, X_OK) == 0)
+            return candidate;
+        free(candidate);
+        if (*end == '\0')
+            break;
+        dir = end + 1;
+    }
+    fprintf(stderr, "fleet: %s not found on PATH; set REDLOCK_REDIS_SERVER\n", name);
+    return NULL;
+}
+
+static char *make_fleet_dir(void)
+{
+    const char *base = getenv("TMPDIR");
+    if (base == NULL || *base == '\0')
+        base = "/tmp";
+    char *dir = str_printf("%s/redlock-fleet-XXXXXX", base);
+    if (dir == NULL)
+        return NULL;
+    if (mkdtemp(dir) == NULL) {
+        fprintf(stderr, "fleet: mkdtemp %s: %s\n", dir, strerror(errno));
+        free(dir);
+        return NULL;
+    }
+    return dir;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st;
+    (void)type;
+    (void)ftw;
+    if (remove(path) != 0 && errno != ENOENT)
+        fprintf(stderr, "fleet: cannot remove %s: %s\n", path, strerror(errno));
+    return 0;
+}
+
+/* rm -rf, without following symlinks. */
+static void remove_tree(const char *dir)
+{
+    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/*
+ * Write requirepass and masterauth to DIR/auth.conf, readable by us only,
+ * so the password never shows on a command line. Every byte is written as
+ * \xHH inside double quotes, which redis's config parser reads back as is.
+ * Returns the path, or NULL with a message.
+ */
+static char *write_auth_conf(const char *dir, const char *password)
+{
+    char *path = str_printf("%s/auth.conf", dir);
+    if (path == NULL)
+        return NULL;
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    FILE *fp = fd < 0 ? NULL : fdopen(fd, "w");
+    if (fp == NULL) {
+        fprintf(stderr, "fleet: cannot create %s: %s\n", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        free(path);
+        return NULL;
+    }
+    static const char *const directives[] = {"requirepass", "masterauth"};
+    for (size_t d = 0; d < 2; d++) {
+        fprintf(fp, "%s \"", directives[d]);
+        for (const char *p = password; *p != '\0'; p++)
+            fprintf(fp, "\\x%02x", (unsigned)(unsigned char)*p);
+        fputs("\"\n", fp);
+    }
+    if (fclose(fp) != 0) {
+        fprintf(stderr, "fleet: cannot write %s\n", path);
+        free(path);
+        return NULL;
+    }
+    return path;
+}
+
+/* Print the end of a log file to stderr (whole lines only). */
+static void print_log_tail(const char *path)
+{
+    FILE *fp = fopen(path, "r");
+    if (fp == NULL)
+        return;
+    char buf[LOG_TAIL_BYTES + 1];
+    long start = 0;
+    if (fseek(fp, 0, SEEK_END) == 0) {
+        long size = ftell(fp);
+        start = size > LOG_TAIL_BYTES ? size - LOG_TAIL_BYTES : 0;
+    }
+    size_t got = fseek(fp, start, SEEK_SET) == 0 ? fread(buf, 1, LOG_TAIL_BYTES, fp) : 0;
+    fclose(fp);
+    buf[got] = '\0';
+    const char *text = buf;
+    if (start > 0 && strchr(text, '\n') != NULL)
+        text = strchr(text, '\n') + 1;
+    if (*text == '\0')
+        return;
+    fprintf(stderr, "fleet: ---- end of %s ----\n%s%s", path, text,
+            text[strlen(text) - 1] == '\n' ? "" : "\n");
+}
+
+/* Remove the snapshot a server would load at startup (a replica saves the
+ * data set it synced as dump.rdb even with --save ""). */
+static void forget_snapshot(const fleet_server *s)
+{
+    char *path = str_printf("%s/dump.rdb", s->dir);
+    if (path != NULL && unlink(path) != 0 && errno != ENOENT)
+        fprintf(stderr, "fleet: cannot remove %s: %s\n", path, strerror(errno));
+    free(path);
+}
+
+/* ---- Ports ---------------------------------------------------------------- */
+
+/*
+ * Reserve a free loopback port: bind 127.0.0.1:0 without SO_REUSEADDR, so
+ * the kernel picks a port nobody holds, then turn SO_REUSEADDR on. A
+ * bound socket that does not listen lets redis-server (which also sets
+ * SO_REUSEADDR) bind and listen on the port, refuses connections while the
+ * server is down, and keeps other programs' bind(0) and outgoing
+ * connections off the port. Returns the socket, or -1 with a message.
+ */
+static int reserve_port(int *port_out)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        fprintf(stderr, "fleet: socket: %s\n", strerror(errno));
+        return -1;
+    }
+    struct sockaddr_in addr;
+    memset(&addr, 0, sizeof(addr));
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    socklen_t len = sizeof(addr);
+    int one = 1;
+    if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0 ||
+        getsockname(fd, (struct sockaddr *)&addr, &len) != 0 ||
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0) {
+        fprintf(stderr, "fleet: cannot reserve a loopback port: %s\n", strerror(errno));
+        close(fd);
+        return -1;
+    }
+    *port_out = ntohs(addr.sin_port);
+    return fd;
+}
+
+/* Give server s a new port (reserved before the old one is released, so
+ * the kernel cannot hand the old one back). */
+static int move_to_new_port(fleet_server *s)
+{
+    int port;
+    int fd = reserve_port(&port);
+    if (fd < 0)
+        return -1;
+    close(s->port_fd);
+    s->port_fd = fd;
+    s->port = port;
+    return 0;
+}
+
+/* 1 when a plain TCP connect to the port is refused (nothing listens). */
+static int port_refuses(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return 0;
+    struct sockaddr_in addr;
+    memset(&addr, 0, sizeof(addr));
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons((uint16_t)port);
+    /* Loopback answers a SYN at once: accepted, or refused with a RST. */
+    int refused = connect(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0 &&
+                  errno == ECONNREFUSED;
+    close(fd);
+    return refused;
+}
+
+/* ---- Processes ------------------------------------------------------------ */
+
+/* In a forked child: close every descriptor from 3 up. Inherited sockets
+ * (the test's connections, port reservations) would stay open in a server
+ * and hide disconnects from their peers; an inherited janitor pipe would
+ * keep the janitor waiting. Async-signal-safe. */
+static void close_fds_from_3(long max_fd)
+{
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, 3u, ~0u, 0u) == 0)
+        return;
+#endif
+    for (long fd = 3; fd < max_fd; fd++)
+        close((int)fd);
+}
+
+/*
+ * The forked janitor: wait until every copy of the pipe's write end is
+ * closed -- the test process exited, however it died -- then exec
+ * `rm -rf -- DIR`. It waits as long as the test runs, by design: read()
+ * returns only at end of file (nothing is ever written) or on a signal.
+ */
+__attribute__((noreturn)) static void janitor_main(int read_fd, char *const argv[], long max_fd)
+{
+    /* Out of the terminal's process group and deaf to the signals that end
+     * a test run, so that it outlives the test process. */
+    setpgid(0, 0);
+    struct sigaction ignore;
+    memset(&ignore, 0, sizeof(ignore));
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    static const int deaf_to[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    for (size_t k = 0; k < sizeof(deaf_to) / sizeof(deaf_to[0]); k++)
+        sigaction(deaf_to[k], &ignore, NULL);
+    int null_fd = open("/dev/null", O_RDWR);
+    if (null_fd < 0 || dup2(read_fd, STDIN_FILENO) < 0 || dup2(null_fd, STDOUT_FILENO) < 0 ||
+        dup2(null_fd, STDERR_FILENO) < 0)
+        _exit(127);
+    close_fds_from_3(max_fd);
+    char byte;
+    for (;;) {
+        ssize_t r = read(STDIN_FILENO, &byte, 1);
+        if (r == 0 || (r < 0 && errno != EINTR))
+            break;
+    }
+    execv("/bin/rm", argv);
+    execv("/usr/bin/rm", argv);
+    _exit(127);
+}
+
+/*
+ * Fork the janitor of f->dir, so the directory goes even when the test
+ * process dies without exit() (a crash, a Criterion timeout). fleet_stop()
+ * removes the directory itself and kills the janitor. 0 with f->janitor and
+ * f->janitor_fd set, or -1 with a message.
+ */
+static int start_janitor(fleet *f)
+{
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+        fprintf(stderr, "fleet: pipe: %s\n", strerror(errno));
+        return -1;
+    }
+    const char *argv[] = {"rm", "-rf", "--", f->dir, NULL};
+    pid_t pid = fork();
+    if (pid == 0)
+        janitor_main(fds[0], (char *const *)argv, f->max_fd);
+    int fork_errno = errno;
+    close(fds[0]);
+    if (pid < 0) {
+        fprintf(stderr, "fleet: fork: %s\n", strerror(fork_errno));
+        close(fds[1]);
+        return -1;
+    }
+    f->janitor = pid;
+    f->janitor_fd = fds[1];
+    return 0;
+}
+
+/*
+ * The forked child: set up and exec the server. Only async-signal-safe
+ * calls here (the test process may have threads).
+ */
+__attribute__((noreturn)) static void exec_server(const char *bin, char *const argv[],
+                                                  const char *err_path, pid_t parent,
+                                                  long max_fd)
+{
+    /* Die with the thread that started us, even if the test crashes. If it
+     * died between fork() and prctl(), the signal was missed: leave now. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+        _exit(127);
+    /* Its own process group, which its forks (replication, AOF rewrite)
+     * join: faults hit the whole server, as they would a machine. */
+    setpgid(0, 0);
+    int null_fd = open("/dev/null", O_RDWR);
+    int err_fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (null_fd < 0 || err_fd < 0 || dup2(null_fd, STDIN_FILENO) < 0 ||
+        dup2(null_fd, STDOUT_FILENO) < 0 || dup2(err_fd, STDERR_FILENO) < 0)
+        _exit(127);
+    close_fds_from_3(max_fd);
+    /* Ignored signals and the signal mask survive exec; SIGPIPE is ignored
+     * in the test process, for one. */
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof(dfl));
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    for (int sig = 1; sig < NSIG; sig++)
+        sigaction(sig, &dfl, NULL); /* fails harmlessly for KILL, STOP, ... */
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    execv(bin, argv);
+    _exit(127);
+}
+
+/*
+ * Fork and exec server s, as a replica of 127.0.0.1:replica_of_port when
+ * that is not 0. Does not wait. 0 with s->pid set, or -1 with a message.
+ */
+static int spawn_server(fleet *f, fleet_server *s, int replica_of_port)
+{
+    char port_arg[16], master_port_arg[16];
+    snprintf(port_arg, sizeof(port_arg), "%d", s->port);
+    snprintf(master_port_arg, sizeof(master_port_arg), "%d", replica_of_port);
+    const char **argv = calloc(40 + f->extra_count, sizeof(*argv));
+    if (argv == NULL) {
+        fprintf(stderr, "fleet: out of memory\n");
+        return -1;
+    }
+    size_t k = 0;
+    argv[k++] = f->redis_bin;
+    if (f->auth_conf != NULL)
+        argv[k++] = f->auth_conf; /* redis reads a config file only as argv[1] */
+    static const char *const fixed[] = {
+        "--bind", "127.0.0.1", "--save", "", "--daemonize", "no", "--protected-mode", "no",
+        /* Replicas sync at once instead of after 5 s. */
+        "--repl-diskless-sync-delay", "0"};
+    for (size_t j = 0; j < sizeof(fixed) / sizeof(fixed[0]); j++)
+        argv[k++] = fixed[j];
+    argv[k++] = "--port";
+    argv[k++] = port_arg;
+    argv[k++] = "--dir";
+    argv[k++] = s->dir;
+    argv[k++] = "--logfile";
+    argv[k++] = s->log_path;
+    argv[k++] = "--appendonly";
+    argv[k++] = f->appendonly ? "yes" : "no";
+    if (f->appendonly) {
+        argv[k++] = "--appendfsync";
+        argv[k++] = "always";
+    }
+    if (replica_of_port != 0) {
+        argv[k++] = "--replicaof";
+        argv[k++] = "127.0.0.1";
+        argv[k++] = master_port_arg;
+    }
+    for (size_t j = 0; j < f->extra_count; j++)
+        argv[k++] = f->extra_args[j];
+    argv[k] = NULL;
+
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid == 0)
+        exec_server(f->redis_bin, (char *const *)argv, s->err_path, parent, f->max_fd);
+    int fork_errno = errno;
+    free(argv);
+    if (pid < 0) {
+        fprintf(stderr, "fleet: fork: %s\n", strerror(fork_errno));
+        return -1;
+    }
+    setpgid(pid, pid); /* as the child does: whichever runs first wins */
+    s->pid = pid;
+    s->paused = 0;
+    return 0;
+}
+
+/* Wait until pid has exited and reap it, for at most timeout_ms. 0 when
+ * reaped (or not our child any more), -1 when it is still there. */
+static int reap(pid_t pid, int timeout_ms)
+{
+    int64_t deadline = now_ms() + timeout_ms;
+    for (;;) {
+        int status;
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid || (r < 0 && errno == ECHILD))
+            return 0;
+        if (r < 0 && errno != EINTR)
+            return -1;
+        if (now_ms() >= deadline)
+            return -1;
+        sleep_ms(1);
+    }
+}
+
+/* Send sig to server s's process group (its forks included). */
+static int signal_server(const fleet_server *s, int sig)
+{
+    if (kill(-s->pid, sig) == 0)
+        return 0;
+    return kill(s->pid, sig); /* in case the group could not be set up */
+}
+
+/* Reap the forks of a dead server: as a subreaper we inherit them. */
+static void reap_orphans(pid_t group)
+{
+    int64_t deadline = now_ms() + REAP_TIMEOUT_MS;
+    for (;;) {
+        int status;
+        pid_t r = waitpid(-group, &status, WNOHANG);
+        if (r < 0 && errno != EINTR)
+            return; /* ECHILD: none left that is ours */
+        if (r == 0) {
+            if (now_ms() >= deadline)
+                return;
+            sleep_ms(1);
+        }
+    }
+}
+
+/* SIGKILL and reap server s if it runs (a stopped process dies too). */
+static int kill_server(fleet_server *s, size_t i)
+{
+    if (s->pid == 0)
+        return 0;
+    int rc = 0;
+    if (signal_server(s, SIGKILL) != 0 && errno != ESRCH)
+        rc = -1;
+    if (rc == 0 && reap(s->pid, REAP_TIMEOUT_MS) != 0)
+        rc = -1;
+    if (rc == 0)
+        reap_orphans(s->pid);
+    if (rc != 0)
+        fprintf(stderr, "fleet: server %zu (pid %ld) did not die on SIGKILL\n", i,
+                (long)s->pid);
+    s->pid = 0;
+    s->paused = 0;
+    return rc;
+}
+
+/*
+ * After SIGSTOP (event WUNTRACED) or SIGCONT (WCONTINUED): wait until
+ * waitpid reports that change, for at most SIGNAL_TIMEOUT_MS. 0 when it
+ * did; -1 when the server exited meanwhile (it is reaped, pid becomes 0)
+ * or nothing was reported in time.
+ */
+static int await_stop_or_continue(fleet_server *s, int event)
+{
+    int64_t deadline = now_ms() + SIGNAL_TIMEOUT_MS;
+    for (;;) {
+        int status;
+        pid_t r = waitpid(s->pid, &status, event | WNOHANG);
+        if (r == s->pid) {
+            if ((event == WUNTRACED && WIFSTOPPED(status)) ||
+                (event == WCONTINUED && WIFCONTINUED(status)))
+                return 0;
+            if (WIFEXITED(status) || WIFSIGNALED(status)) {
+                s->pid = 0;
+                s->paused = 0;
+                return -1;
+            }
+        } else if (r < 0 && errno != EINTR) {
+            if (errno == ECHILD) {
+                s->pid = 0;
+                s->paused = 0;
+            }
+            return -1;
+        }
+        if (now_ms() >= deadline)
+            return -1;
+        sleep_ms(1);
+    }
+}
+
+/* ---- Readiness ------------------------------------------------------------ */
+
+/* A blocking context to 127.0.0.1:port with connect and command timeouts
+ * of timeout_ms, authenticated when password is not NULL. NULL on failure. */
+static redisContext *connect_port(int port, const char *password, int timeout_ms)
+{
+    struct timeval tv = timeval_ms(timeout_ms);
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
+    if (c == NULL)
+        return NULL;
+    if (c->err != 0 || redisSetTimeout(c, tv) != REDIS_OK) {
+        redisFree(c);
+        return NULL;
+    }
+    if (password != NULL) {
+        redisReply *r = redisCommand(c, "AUTH %s", password);
+        int ok = r != NULL && r->type == REDIS_REPLY_STATUS && strcmp(r->str, "OK") == 0;
+        if (r != NULL)
+            freeReplyObject(r);
+        if (!ok) {
+            redisFree(c);
+            return NULL;
+        }
+    }
+    return c;
+}
+
+/* process_id from an INFO reply, or -1. */
+static long info_process_id(const char *info)
+{
+    const char *p = strstr(info, "process_id:");
+    return p == NULL ? -1 : strtol(p + strlen("process_id:"), NULL, 10);
+}
+
+/* 1 when server s answers as itself: INFO gives our child's pid and PING
+ * gives PONG (not LOADING). A server of another process that got the port
+ * first does not count: our child will exit on its bind error instead. */
+static int server_ready(const fleet *f, const fleet_server *s)
+{
+    redisContext *c = connect_port(s->port, f->password, PROBE_TIMEOUT_MS);
+    if (c == NULL)
+        return 0;
+    int ready = 0;
+    redisReply *r = redisCommand(c, "INFO server");
+    if (r != NULL && r->type == REDIS_REPLY_STRING && info_process_id(r->str) == (long)s->pid) {
+        freeReplyObject(r);
+        r = redisCommand(c, "PING");
+        ready = r != NULL && r->type == REDIS_REPLY_STATUS && strcmp(r->str, "PONG") == 0;
+    }
+    if (r != NULL)
+        freeReplyObject(r);
+    redisFree(c);
+    return ready;
+}
+
+static void report_failure(const fleet_server *s, size_t i, const char *why, int status)
+{
+    if (status < 0)
+        fprintf(stderr, "fleet: server %zu (port %d) %s\n", i, s->port, why);
+    else if (WIFEXITED(status))
+        fprintf(stderr, "fleet: server %zu (port %d) %s: exited with status %d\n", i, s->port,
+                why, WEXITSTATUS(status));
+    else
+        fprintf(stderr, "fleet: server %zu (port %d) %s: killed by signal %d\n", i, s->port,
+                why, WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    print_log_tail(s->err_path);
+    print_log_tail(s->log_path);
+}
+
+/* One server of a launch batch. */
+typedef struct launch {
+    size_t index;
+    int tries; /* launches so far */
+    int ready;
+} launch;
+
+/*
+ * Launch the servers of batch (none of them running) at once, then wait
+ * until each answers PING, within FLEET_START_TIMEOUT_MS in all. A server
+ * that exits early is launched again, up to START_TRIES times, on a new
+ * port when move_port is set. 0 when all answer; -1 with a message and the
+ * failed server's logs on stderr, the other servers of the batch possibly
+ * still running (the caller kills them).
+ */
+static int launch_and_wait(fleet *f, launch *batch, size_t count, int replica_of_port,
+                           int move_port)
+{
+    for (size_t b = 0; b < count; b++) {
+        if (spawn_server(f, &f->servers[batch[b].index], replica_of_port) != 0)
+            return -1;
+        batch[b].tries = 1;
+        batch[b].ready = 0;
+    }
+    int64_t deadline = now_ms() + FLEET_START_TIMEOUT_MS;
+    size_t pending = count;
+    while (pending > 0) {
+        for (size_t b = 0; b < count; b++) {
+            if (batch[b].ready)
+                continue;
+            size_t i = batch[b].index;
+            fleet_server *s = &f->servers[i];
+            int status = -1;
+            pid_t r = waitpid(s->pid, &status, WNOHANG);
+            if (r == s->pid || (r < 0 && errno == ECHILD)) {
+                s->pid = 0; /* exited early, e.g. on a taken port */
+                if (batch[b].tries >= START_TRIES) {
+                    report_failure(s, i, "keeps exiting at startup", status);
+                    return -1;
+                }
+                if ((move_port && move_to_new_port(s) != 0) ||
+                    spawn_server(f, s, replica_of_port) != 0)
+                    return -1;
+                batch[b].tries++;
+                continue;
+            }
+            if (server_ready(f, s)) {
+                batch[b].ready = 1;
+                pending--;
+            }
+        }
+        if (pending == 0)
+            break;
+        if (now_ms() >= deadline) {
+            for (size_t b = 0; b < count; b++) {
+                if (!batch[b].ready)
+                    report_failure(&f->servers[batch[b].index], batch[b].index,
+                                   "did not answer PING in time", -1);
+            }
+            return -1;
+        }
+        sleep_ms(POLL_MS);
+    }
+    return 0;
+}
+
+/* Kill server i if it runs, then start it again as a master
+ * (replica_of_port 0) or a replica, and wait until it answers. */
+static int relaunch(fleet *f, size_t i, int replica_of_port)
+{
+    fleet_server *s = &f->servers[i];
+    if (kill_server(s, i) != 0)
+        return -1;
+    if (!f->appendonly)
+        forget_snapshot(s);
+    launch one = {.index = i};
+    if (launch_and_wait(f, &one, 1, replica_of_port, 0) != 0) {
+        kill_server(s, i);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- Lifecycle ------------------------------------------------------------ */
+
+static int copy_options(fleet *f, const fleet_options *opts)
+{
+    f->appendonly = opts->appendonly != 0;
+    if (opts->requirepass != NULL && *opts->requirepass != '\0' &&
+        (f->password = strdup(opts->requirepass)) == NULL)
+        return -1;
+    size_t count = 0;
+    while (opts->extra_args != NULL && opts->extra_args[count] != NULL) {
+        if (++count > MAX_EXTRA_ARGS) {
+            fprintf(stderr, "fleet: more than %d extra_args\n", MAX_EXTRA_ARGS);
+            return -1;
+        }
+    }
+    if (count == 0)
+        return 0;
+    if ((f->extra_args = calloc(count, sizeof(char *))) == NULL)
+        return -1;
+    for (; f->extra_count < count; f->extra_count++) {
+        if ((f->extra_args[f->extra_count] = strdup(opts->extra_args[f->extra_count])) == NULL)
+            return -1;
+    }
+    return 0;
+}
+
+/* Create DIR/i with its log paths and reserve a port for server i. */
+static int prepare_server(fleet *f, size_t i)
+{
+    fleet_server *s = &f->servers[i];
+    if ((s->dir = str_printf("%s/%zu", f->dir, i)) == NULL ||
+        (s->log_path = str_printf("%s/redis.log", s->dir)) == NULL ||
+        (s->err_path = str_printf("%s/stderr.log", s->dir)) == NULL)
+        return -1;
+    if (mkdir(s->dir, 0700) != 0) {
+        fprintf(stderr, "fleet: mkdir %s: %s\n", s->dir, strerror(errno));
+        return -1;
+    }
+    s->port_fd = reserve_port(&s->port);
+    return s->port_fd < 0 ? -1 : 0;
+}
+
+fleet *fleet_start(size_t n, const fleet_options *opts)
+{
+    static const fleet_options defaults = {NULL, 0, NULL};
+    if (opts == NULL)
+        opts = &defaults;
+    if (n == 0 || n > FLEET_MAX_SERVERS) {
+        fprintf(stderr, "fleet: cannot start %zu servers (1..%d)\n", n, FLEET_MAX_SERVERS);
+        return NULL;
+    }
+    signal(SIGPIPE, SIG_IGN); /* see fleet.h */
+    /* Forks of a killed server are then reparented to us, not init, and
+     * kill_server() reaps them. */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+
+    fleet *f = calloc(1, sizeof(*f));
+    if (f == NULL || (f->servers = calloc(n, sizeof(fleet_server))) == NULL) {
+        fprintf(stderr, "fleet: out of memory\n");
+        free(f);
+        return NULL;
+    }
+    f->owner = getpid();
+    f->n = n;
+    f->janitor_fd = -1;
+    for (size_t i = 0; i < n; i++)
+        f->servers[i].port_fd = -1;
+    long max_fd = sysconf(_SC_OPEN_MAX);
+    f->max_fd = max_fd > 0 && max_fd < FALLBACK_MAX_FD ? max_fd : FALLBACK_MAX_FD;
+    register_live(f);
+
+    launch batch[FLEET_MAX_SERVERS];
+    if ((f->redis_bin = find_redis_server()) == NULL)
+        goto fail;
+    if (copy_options(f, opts) != 0 || (f->dir = make_fleet_dir()) == NULL ||
+        start_janitor(f) != 0)
+        goto fail;
+    if (f->password != NULL && (f->auth_conf = write_auth_conf(f->dir, f->password)) == NULL)
+        goto fail;
+    for (size_t i = 0; i < n; i++) {
+        if (prepare_server(f, i) != 0)
+            goto fail;
+        batch[i].index = i;
+    }
+    if (launch_and_wait(f, batch, n, 0, 1) != 0)
+        goto fail;
+    return f;
+
+fail:
+    fprintf(stderr, "fleet: could not start %zu redis servers\n", n);
+    fleet_stop(f);
+    return NULL;
+}
+
+void fleet_stop(fleet *f)
+{
+    if (f == NULL)
+        return;
+    unregister_live(f);
+    int ours = f->owner == getpid();
+    for (size_t i = 0; i < f->n; i++) {
+        fleet_server *s = &f->servers[i];
+        if (ours)
+            kill_server(s, i);
+        if (s->port_fd >= 0)
+            close(s->port_fd);
+        free(s->dir);
+        free(s->log_path);
+        free(s->err_path);
+    }
+    if (ours && f->dir != NULL)
+        remove_tree(f->dir);
+    if (ours && f->janitor != 0) {
+        kill(f->janitor, SIGKILL); /* before it sees end of file: nothing to do */
+        if (reap(f->janitor, REAP_TIMEOUT_MS) != 0)
+            fprintf(stderr, "fleet: the janitor (pid %ld) did not die\n", (long)f->janitor);
+    }
+    if (f->janitor_fd >= 0)
+        close(f->janitor_fd);
+    for (size_t j = 0; j < f->extra_count; j++)
+        free(f->extra_args[j]);
+    free(f->extra_args);
+    free(f->servers);
+    free(f->dir);
+    free(f->redis_bin);
+    free(f->auth_conf);
+    free_secret(f->password);
+    free(f);
+}
+
+size_t fleet_size(const fleet *f)
+{
+    return f == NULL ? 0 : f->n;
+}
+
+int fleet_port(const fleet *f, size_t i)
+{
+    return valid_index(f, i) ? f->servers[i].port : -1;
+}
+
+pid_t fleet_pid(const fleet *f, size_t i)
+{
+    return valid_index(f, i) ? f->servers[i].pid : 0;
+}
+
+int fleet_is_paused(const fleet *f, size_t i)
+{
+    return valid_index(f, i) ? f->servers[i].paused : 0;
+}
+
+const char *fleet_dir(const fleet *f)
+{
+    return f == NULL ? NULL : f->dir;
+}
+
+/* ---- Faults --------------------------------------------------------------- */
+
+int fleet_kill(fleet *f, size_t i)
+{
+    fleet_server *s = server_for(f, i, "kill");
+    if (s == NULL)
+        return -1;
+    if (s->pid == 0) {
+        fprintf(stderr, "fleet: kill: server %zu is not running\n", i);
+        return -1;
+    }
+    return kill_server(s, i);
+}
+
+int fleet_restart(fleet *f, size_t i)
+{
+    return server_for(f, i, "restart") == NULL ? -1 : relaunch(f, i, 0);
+}
+
+int fleet_start_replica(fleet *f, size_t i, size_t of)
+{
+    if (server_for(f, i, "start_replica") == NULL || server_for(f, of, "start_replica") == NULL)
+        return -1;
+    if (i == of) {
+        fprintf(stderr, "fleet: start_replica: server %zu cannot replicate itself\n", i);
+        return -1;
+    }
+    return relaunch(f, i, f->servers[of].port);
+}
+
+int fleet_pause(fleet *f, size_t i)
+{
+    fleet_server *s = server_for(f, i, "pause");
+    if (s == NULL)
+        return -1;
+    if (s->paused)
+        return 0;
+    if (s->pid == 0 || signal_server(s, SIGSTOP) != 0 ||
+        await_stop_or_continue(s, WUNTRACED) != 0) {
+        fprintf(stderr, "fleet: pause: server %zu is not running\n", i);
+        return -1;
+    }
+    s->paused = 1;
+    return 0;
+}
+
+int fleet_resume(fleet *f, size_t i)
+{
+    fleet_server *s = server_for(f, i, "resume");
+    if (s == NULL)
+        return -1;
+    if (!s->paused)
+        return 0;
+    if (signal_server(s, SIGCONT) != 0 || await_stop_or_continue(s, WCONTINUED) != 0) {
+        fprintf(stderr, "fleet: resume: server %zu did not resume\n", i);
+        return -1;
+    }
+    s->paused = 0;
+    return 0;
+}
+
+/* ---- Connections ---------------------------------------------------------- */
+
+redisContext *fleet_connect_timeout(const fleet *f, size_t i, int timeout_ms)
+{
+    if (!valid_index(f, i) || timeout_ms <= 0)
+        return NULL;
+    return connect_port(f->servers[i].port, f->password, timeout_ms);
+}
+
+redisContext *fleet_connect(const fleet *f, size_t i)
+{
+    return fleet_connect_timeout(f, i, CONNECT_TIMEOUT_MS);
+}
+
+/* Whether a failed call on c ran out of time. hiredis 0.14 reports a read
+ * timeout as an I/O error with errno EAGAIN and a connect timeout with
+ * ETIMEDOUT; 1.x may report REDIS_ERR_TIMEOUT. */
+static int timed_out(const redisContext *c, int saved_errno)
+{
+#ifdef REDIS_ERR_TIMEOUT
+    if (c->err == REDIS_ERR_TIMEOUT)
+        return 1;
+#endif
+    return c->err == REDIS_ERR_IO &&
+           (saved_errno == EAGAIN || saved_errno == EWOULDBLOCK || saved_errno == ETIMEDOUT);
+}
+
+/* Send one command on c and classify its outcome; expected: the status
+ * reply that means success. */
+static int ping_step(redisContext *c, const char *expected, const char *format,
+                     const char *arg)
+{
+    errno = 0;
+    redisReply *r = arg == NULL ? redisCommand(c, format) : redisCommand(c, format, arg);
+    int saved_errno = errno;
+    if (r == NULL)
+        return timed_out(c, saved_errno) ? FLEET_PING_TIMEOUT : FLEET_PING_ERROR;
+    int ok = r->type == REDIS_REPLY_STATUS && strcmp(r->str, expected) == 0;
+    freeReplyObject(r);
+    return ok ? FLEET_PING_OK : FLEET_PING_ERROR;
+}
+
+int fleet_ping(const fleet *f, size_t i, int timeout_ms)
+{
+    if (!valid_index(f, i) || timeout_ms <= 0)
+        return FLEET_PING_ERROR;
+    int port = f->servers[i].port;
+    struct timeval tv = timeval_ms(timeout_ms);
+    errno = 0;
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
+    int saved_errno = errno;
+    if (c == NULL)
+        return FLEET_PING_ERROR;
+    int result = FLEET_PING_ERROR;
+    if (c->err != 0) {
+        result = timed_out(c, saved_errno) ? FLEET_PING_TIMEOUT
+                 : port_refuses(port)      ? FLEET_PING_REFUSED
+                                           : FLEET_PING_ERROR;
+    } else if (redisSetTimeout(c, tv) == REDIS_OK) {
+        result = f->password == NULL ? FLEET_PING_OK
+                                     : ping_step(c, "OK", "AUTH %s", f->password);
+        if (result == FLEET_PING_OK)
+            result = ping_step(c, "PONG", "PING", NULL);
+    }
+    redisFree(c);
+    return result;
+}
+
+/* ---- Data helpers ----------------------------------------------------------- */
+
+redisReply *fleet_command(const fleet *f, size_t i, const char *format, ...)
+{
+    if (format == NULL)
+        return NULL;
+    redisContext *c = fleet_connect(f, i);
+    if (c == NULL)
+        return NULL;
+    va_list ap;
+    va_start(ap, format);
+    redisReply *r = redisvCommand(c, format, ap);
+    va_end(ap);
+    redisFree(c);
+    return r;
+}
+
+int fleet_get(const fleet *f, size_t i, const void *key, size_t keylen, char *buf,
+              size_t buflen, size_t *len_out)
+{
+    redisReply *r = fleet_command(f, i, "GET %b", key, keylen);
+    if (r == NULL)
+        return -1;
+    int rc = -1;
+    if (r->type == REDIS_REPLY_NIL) {
+        rc = 0;
+    } else if (r->type == REDIS_REPLY_STRING) {
+        size_t len = (size_t)r->len;
+        if (buf != NULL && buflen > 0)
+            memcpy(buf, r->str, len < buflen ? len : buflen);
+        if (len_out != NULL)
+            *len_out = len;
+        rc = 1;
+    }
+    freeReplyObject(r);
+    return rc;
+}
+
+long long fleet_pttl(const fleet *f, size_t i, const void *key, size_t keylen)
+{
+    redisReply *r = fleet_command(f, i, "PTTL %b", key, keylen);
+    long long ttl = r != NULL && r->type == REDIS_REPLY_INTEGER ? r->integer : -3;
+    if (r != NULL)
+        freeReplyObject(r);
+    return ttl;
+}
+
+int fleet_set(const fleet *f, size_t i, const void *key, size_t keylen, const void *val,
+              size_t vallen, long long px_ms)
+{
+    redisReply *r = px_ms > 0
+                        ? fleet_command(f, i, "SET %b %b PX %lld", key, keylen, val, vallen, px_ms)
+                        : fleet_command(f, i, "SET %b %b", key, keylen, val, vallen);
+    int ok = r != NULL && r->type == REDIS_REPLY_STATUS && strcmp(r->str, "OK") == 0;
+    if (r != NULL)
+        freeReplyObject(r);
+    return ok ? 0 : -1;
+}
+
+int fleet_del(const fleet *f, size_t i, const void *key, size_t keylen)
+{
+    redisReply *r = fleet_command(f, i, "DEL %b", key, keylen);
+    int rc = r != NULL && r->type == REDIS_REPLY_INTEGER ? (int)r->integer : -1;
+    if (r != NULL)
+        freeReplyObject(r);
+    return rc;
+}
+
+size_t fleet_count_value(const fleet *f, const void *key, size_t keylen, const void *val,
+                         size_t vallen)
+{
+    if (f == NULL)
+        return 0;
+    char *buf = malloc(vallen + 1); /* + 1: a longer value must not match */
+    if (buf == NULL)
+        return 0;
+    size_t count = 0;
+    for (size_t i = 0; i < f->n; i++) {
+        if (f->servers[i].pid == 0 || f->servers[i].paused)
+            continue;
+        size_t len = 0;
+        if (fleet_get(f, i, key, keylen, buf, vallen + 1, &len) == 1 && len == vallen &&
+            memcmp(buf, val, vallen) == 0)
+            count++;
+    }
+    free(buf);
+    return count;
+}
+
+/* ---- Library configuration ---------------------------------------------- */
+
+redlock_config *fleet_config(const fleet *f)
+{
+    if (f == NULL)
+        return NULL;
+    static const struct {
+        redlock_setting key;
+        int64_t value;
+    } settings[] = {
+        {REDLOCK_CONNECT_TIMEOUT_MS, 200}, {REDLOCK_COMMAND_TIMEOUT_MS, 100},
+        {REDLOCK_RECONNECT_MIN_MS, 20},    {REDLOCK_RECONNECT_MAX_MS, 200},
+        {REDLOCK_RETRY_DELAY_MS, 20},      {REDLOCK_RETRY_JITTER_MS, 20},
+    };
+    redlock_config *cfg = NULL;
+    if (redlock_config_new(&cfg) != REDLOCK_OK)
+        goto fail;
+    for (size_t k = 0; k < sizeof(settings) / sizeof(settings[0]); k++) {
+        if (redlock_config_set(cfg, settings[k].key, settings[k].value) != REDLOCK_OK)
+            goto fail;
+    }
+    for (size_t i = 0; i < f->n; i++) {
+        size_t index;
+        if (redlock_config_add_tcp_node(cfg, "127.0.0.1", f->servers[i].port, &index) !=
+                REDLOCK_OK ||
+            (f->password != NULL &&
+             redlock_config_node_set_auth(cfg, index, NULL, f->password) != REDLOCK_OK))
+            goto fail;
+    }
+    return cfg;
+
+fail:
+    fprintf(stderr, "fleet: could not build a redlock_config\n");
+    redlock_config_free(cfg);
+    return NULL;
+}

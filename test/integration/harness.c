@@ -1,0 +1,197 @@
+/* Integration-test harness; see harness.h. */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void capture_log(int level, const char *message, void *arg)
+{
+    harness *h = arg;
+    size_t n = strlen(message);
+    char *grown = realloc(h->log, h->log_len + n + 2);
+    cr_assert_not_null(grown);
+    h->log = grown;
+    memcpy(h->log + h->log_len, message, n);
+    h->log_len += n;
+    h->log[h->log_len++] = '\n';
+    h->log[h->log_len] = '\0';
+    (void)level;
+}
+
+void harness_start(harness *h, size_t n, const fleet_options *opts)
+{
+    memset(h, 0, sizeof(*h));
+    h->fleet = fleet_start(n, opts);
+    cr_assert_not_null(h->fleet, "could not start %zu redis-server masters", n);
+    h->cfg = fleet_config(h->fleet);
+    cr_assert_not_null(h->cfg);
+    redlock_config_set_log(h->cfg, capture_log, h, REDLOCK_LOG_DEBUG);
+    h->loop = ev_loop_new(EVFLAG_AUTO);
+    cr_assert_not_null(h->loop);
+}
+
+void harness_connect(harness *h)
+{
+    cr_assert_eq(redlock_client_new(&h->client, h->cfg, h->loop), REDLOCK_OK);
+}
+
+void harness_stop(harness *h)
+{
+    redlock_client_free(h->client);
+    h->client = NULL;
+    /* Let the loop settle whatever the client left, then check it is idle:
+     * a client that was freed must leave no watcher behind. */
+    if (h->loop != NULL) {
+        cr_expect_eq(ev_run(h->loop, EVRUN_NOWAIT), 0, "the freed client left watchers active");
+        ev_loop_destroy(h->loop);
+    }
+    redlock_config_free(h->cfg);
+    fleet_stop(h->fleet);
+    free(h->log);
+    memset(h, 0, sizeof(*h));
+}
+
+typedef struct pending_op {
+    bool done;
+    int status;
+    redlock_lock *lock;
+    redlock_result *result;
+} pending_op;
+
+static void guard_fired(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    *(bool *)w->data = true;
+    ev_break(loop, EVBREAK_ONE);
+}
+
+/* Run the loop until *done, failing the test after HARNESS_GUARD_S. */
+static void run_until_done(harness *h, const bool *done)
+{
+    bool expired = false;
+    ev_timer guard;
+    ev_timer_init(&guard, guard_fired, HARNESS_GUARD_S, 0.);
+    guard.data = &expired;
+    ev_timer_start(h->loop, &guard);
+    while (!*done && !expired)
+        ev_run(h->loop, EVRUN_ONCE);
+    ev_timer_stop(h->loop, &guard);
+    cr_assert(!expired, "operation did not complete within %.0f s", HARNESS_GUARD_S);
+}
+
+static void on_acquired(int status, redlock_lock *lock, const redlock_result *result, void *arg)
+{
+    pending_op *op = arg;
+    cr_assert(!op->done, "callback called twice");
+    op->done = true;
+    op->status = status;
+    op->lock = lock;
+    cr_assert_eq(result->status, status);
+    cr_assert_eq(redlock_result_copy(result, &op->result), REDLOCK_OK);
+}
+
+static void on_done(int status, const redlock_result *result, void *arg)
+{
+    on_acquired(status, NULL, result, arg);
+}
+
+static int finish(pending_op *op, redlock_lock **lock_out, redlock_result **result_out)
+{
+    if (lock_out != NULL)
+        *lock_out = op->lock;
+    else
+        redlock_lock_free(op->lock);
+    if (result_out != NULL)
+        *result_out = op->result;
+    else
+        redlock_result_free(op->result);
+    return op->status;
+}
+
+int harness_acquire(harness *h, const void *res, size_t len, const redlock_acquire_options *opts,
+                    redlock_lock **lock_out, redlock_result **result_out)
+{
+    pending_op op = {0};
+    int rc = redlock_acquire_async(h->client, res, len, opts, on_acquired, &op);
+    if (rc != REDLOCK_OK)
+        return rc;
+    run_until_done(h, &op.done);
+    return finish(&op, lock_out, result_out);
+}
+
+int harness_extend(harness *h, redlock_lock *lock, int64_t ttl_ms, redlock_result **result_out)
+{
+    pending_op op = {0};
+    int rc = redlock_extend_async(h->client, lock, ttl_ms, on_done, &op);
+    if (rc != REDLOCK_OK)
+        return rc;
+    run_until_done(h, &op.done);
+    return finish(&op, NULL, result_out);
+}
+
+int harness_release(harness *h, redlock_lock *lock, redlock_result **result_out)
+{
+    pending_op op = {0};
+    int rc = redlock_release_async(h->client, lock, on_done, &op);
+    if (rc != REDLOCK_OK)
+        return rc;
+    run_until_done(h, &op.done);
+    return finish(&op, NULL, result_out);
+}
+
+void harness_run_for(harness *h, int ms)
+{
+    bool expired = false;
+    ev_timer t;
+    ev_timer_init(&t, guard_fired, ms / 1000.0, 0.);
+    t.data = &expired;
+    ev_timer_start(h->loop, &t);
+    while (!expired)
+        ev_run(h->loop, EVRUN_ONCE);
+    ev_timer_stop(h->loop, &t);
+}
+
+bool harness_wait_until(harness *h, bool (*pred)(harness *h, void *arg), void *arg,
+                        int timeout_ms)
+{
+    double deadline = now_ms() + timeout_ms;
+    while (!pred(h, arg)) {
+        if (now_ms() >= deadline)
+            return false;
+        harness_run_for(h, 10);
+    }
+    return true;
+}
+
+redlock_acquire_options harness_options(int64_t ttl_ms, int64_t retry_count)
+{
+    redlock_acquire_options o;
+    redlock_acquire_options_init(&o);
+    o.ttl_ms = ttl_ms;
+    o.retry_count = retry_count;
+    return o;
+}
+
+unsigned result_count(const redlock_result *r, int outcome)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < r->master_count; i++)
+        n += r->masters[i].outcome == outcome;
+    return n;
+}
+
+bool result_detail_contains(const redlock_result *r, const char *needle)
+{
+    for (unsigned i = 0; i < r->master_count; i++)
+        if (r->masters[i].detail != NULL && strstr(r->masters[i].detail, needle) != NULL)
+            return true;
+    return false;
+}

@@ -1,0 +1,59 @@
+/*
+ * Integration-test harness: a fleet of real masters, an asynchronous client
+ * on a private libev loop, and blocking helpers that run the loop until an
+ * operation's callback fires (bounded by a guard timer, so a bug shows as a
+ * failure, never a hang). Log lines are captured for assertions.
+ */
+#ifndef REDLOCK_TEST_HARNESS_H
+#define REDLOCK_TEST_HARNESS_H
+
+#include "fleet.h"
+
+#include <ev.h>
+#include <redlock/redlock.h>
+#include <stdbool.h>
+
+#define HARNESS_GUARD_S 30.0 /* no single operation may take longer */
+
+typedef struct harness {
+    fleet *fleet;
+    redlock_config *cfg;   /* fleet_config(), adjustable before harness_connect() */
+    struct ev_loop *loop;
+    redlock_client *client;
+    char *log;             /* every log line so far, '\n'-separated */
+    size_t log_len;
+} harness;
+
+/* Start n masters (opts may be NULL) and a config for them. Aborts the test
+ * on failure. */
+void harness_start(harness *h, size_t n, const fleet_options *opts);
+/* Create the client from h->cfg. */
+void harness_connect(harness *h);
+/* Free the client (if any), the config, the loop and stop the fleet. */
+void harness_stop(harness *h);
+
+/* Blocking wrappers around the asynchronous API. *result_out (if not NULL)
+ * gets a copy to free with redlock_result_free(). */
+int harness_acquire(harness *h, const void *res, size_t len, const redlock_acquire_options *opts,
+                    redlock_lock **lock_out, redlock_result **result_out);
+int harness_extend(harness *h, redlock_lock *lock, int64_t ttl_ms, redlock_result **result_out);
+int harness_release(harness *h, redlock_lock *lock, redlock_result **result_out);
+
+/* Run the loop for ms milliseconds (lets connections settle, replies land). */
+void harness_run_for(harness *h, int ms);
+/* Run the loop until pred(arg) is true or timeout_ms passes; returns pred. */
+bool harness_wait_until(harness *h, bool (*pred)(harness *h, void *arg), void *arg,
+                        int timeout_ms);
+
+/* Acquire options with every field at its default, then ttl and retries. */
+redlock_acquire_options harness_options(int64_t ttl_ms, int64_t retry_count);
+
+/* Count of masters whose outcome in r is `outcome`. */
+unsigned result_count(const redlock_result *r, int outcome);
+/* Whether any master's detail in r contains needle. */
+bool result_detail_contains(const redlock_result *r, const char *needle);
+
+/* Milliseconds of CLOCK_MONOTONIC. */
+double now_ms(void);
+
+#endif

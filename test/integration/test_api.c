@@ -1,0 +1,190 @@
+/* The asynchronous API's contract: argument checks, callbacks exactly once,
+ * cancellation when the client is freed (also from inside a callback), and
+ * handles freed while an operation runs. */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+#include <string.h>
+
+static harness h;
+
+static void three_masters(void)
+{
+    harness_start(&h, 3, NULL);
+}
+
+static void teardown(void)
+{
+    harness_stop(&h);
+}
+
+TestSuite(api, .init = three_masters, .fini = teardown, .timeout = 60);
+
+static int calls;
+static int last_status;
+
+static void count_acquire(int status, redlock_lock *lock, const redlock_result *r, void *arg)
+{
+    calls++;
+    last_status = status;
+    redlock_lock_free(lock);
+}
+
+static void count_done(int status, const redlock_result *r, void *arg)
+{
+    calls++;
+    last_status = status;
+}
+
+Test(api, bad_arguments_are_refused_and_never_call_back)
+{
+    harness_connect(&h);
+    calls = 0;
+    char big[64];
+    memset(big, 'x', sizeof(big));
+    cr_assert_eq(redlock_acquire_async(NULL, "r", 1, NULL, count_acquire, NULL), REDLOCK_EINVAL);
+    cr_assert_eq(redlock_acquire_async(h.client, "r", 0, NULL, count_acquire, NULL), REDLOCK_EINVAL);
+    cr_assert_eq(redlock_acquire_async(h.client, NULL, 1, NULL, count_acquire, NULL), REDLOCK_EINVAL);
+    cr_assert_eq(redlock_acquire_async(h.client, big, REDLOCK_MAX_RESOURCE_LEN + 1, NULL,
+                                       count_acquire, NULL),
+                 REDLOCK_EINVAL);
+    cr_assert_eq(redlock_acquire_async(h.client, "r", 1, NULL, NULL, NULL), REDLOCK_EINVAL);
+    redlock_acquire_options o = harness_options(0, 0);
+    cr_assert_eq(redlock_acquire_async(h.client, "r", 1, &o, count_acquire, NULL), REDLOCK_EINVAL);
+    o = harness_options(1000, -7);
+    cr_assert_eq(redlock_acquire_async(h.client, "r", 1, &o, count_acquire, NULL), REDLOCK_EINVAL);
+    o = harness_options(1000, 0);
+    o.wait_ms = -3;
+    cr_assert_eq(redlock_acquire_async(h.client, "r", 1, &o, count_acquire, NULL), REDLOCK_EINVAL);
+    cr_assert_eq(redlock_extend_async(h.client, NULL, 0, count_done, NULL), REDLOCK_EINVAL);
+    cr_assert_eq(redlock_release_async(NULL, NULL, count_done, NULL), REDLOCK_EINVAL);
+
+    redlock_lock *lock = NULL;
+    cr_assert_eq(redlock_lock_new(&lock, "r", 1, "", 0, 0), REDLOCK_EINVAL);
+    cr_assert_eq(redlock_lock_new(&lock, "", 0, "v", 1, 0), REDLOCK_EINVAL);
+    cr_assert_eq(redlock_lock_new(&lock, "r", 1, "v", 1, -1), REDLOCK_EINVAL);
+    cr_assert_null(lock);
+    cr_assert_eq(redlock_lock_new(&lock, "r", 1, "v", 1, 0), REDLOCK_OK);
+    cr_assert_eq(redlock_extend_async(h.client, lock, -1, count_done, NULL), REDLOCK_EINVAL);
+    cr_assert_eq(redlock_extend_async(h.client, lock, 0, NULL, NULL), REDLOCK_EINVAL);
+    redlock_lock_free(lock);
+    harness_run_for(&h, 50);
+    cr_assert_eq(calls, 0);
+}
+
+Test(api, a_client_needs_nodes_and_consistent_settings)
+{
+    redlock_client *c = NULL;
+    redlock_config *empty = NULL;
+    cr_assert_eq(redlock_config_new(&empty), REDLOCK_OK);
+    cr_assert_eq(redlock_client_new(&c, empty, h.loop), REDLOCK_EINVAL);
+    cr_assert_null(c);
+    cr_assert_eq(redlock_client_new(&c, h.cfg, NULL), REDLOCK_EINVAL);
+    redlock_config_free(empty);
+
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_RECONNECT_MIN_MS, 500), REDLOCK_OK);
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_RECONNECT_MAX_MS, 100), REDLOCK_OK);
+    cr_assert_eq(redlock_client_new(&c, h.cfg, h.loop), REDLOCK_ECONFIG);
+    cr_assert_null(c);
+    cr_assert(strstr(h.log, "reconnect_min_ms") != NULL, "log:\n%s", h.log);
+}
+
+Test(api, freeing_the_client_cancels_operations_in_flight_once_each)
+{
+    /* A stopped master and a long timeout keep the operations in flight. */
+    redlock_config_set(h.cfg, REDLOCK_COMMAND_TIMEOUT_MS, 10000);
+    harness_connect(&h);
+    redlock_lock *lock = NULL;
+    redlock_acquire_options o = harness_options(10000, 0);
+    cr_assert_eq(harness_acquire(&h, "held", 4, &o, &lock, NULL), REDLOCK_OK);
+    for (size_t i = 0; i < 3; i++)
+        cr_assert_eq(fleet_pause(h.fleet, i), 0);
+    calls = 0;
+    cr_assert_eq(redlock_acquire_async(h.client, "a", 1, &o, count_acquire, NULL), REDLOCK_OK);
+    cr_assert_eq(redlock_acquire_async(h.client, "b", 1, &o, count_acquire, NULL), REDLOCK_OK);
+    cr_assert_eq(redlock_extend_async(h.client, lock, 0, count_done, NULL), REDLOCK_OK);
+    cr_assert_eq(redlock_release_async(h.client, lock, count_done, NULL), REDLOCK_EBUSY);
+    harness_run_for(&h, 50);
+    cr_assert_eq(calls, 0);
+    redlock_client_free(h.client);
+    h.client = NULL;
+    cr_assert_eq(calls, 3);
+    cr_assert_eq(last_status, REDLOCK_ECANCELED);
+    harness_run_for(&h, 50);
+    cr_assert_eq(calls, 3);
+    redlock_lock_free(lock);
+    for (size_t i = 0; i < 3; i++)
+        cr_assert_eq(fleet_resume(h.fleet, i), 0);
+}
+
+static void free_client_from_callback(int status, redlock_lock *lock, const redlock_result *r,
+                                      void *arg)
+{
+    calls++;
+    last_status = status;
+    redlock_lock_free(lock);
+    redlock_client_free(h.client);
+    h.client = NULL;
+    /* New operations on a client being freed are refused. */
+}
+
+Test(api, the_client_may_be_freed_from_inside_its_callback)
+{
+    harness_connect(&h);
+    redlock_acquire_options o = harness_options(10000, 0);
+    calls = 0;
+    cr_assert_eq(redlock_acquire_async(h.client, "x", 1, &o, free_client_from_callback, NULL),
+                 REDLOCK_OK);
+    cr_assert_eq(redlock_acquire_async(h.client, "y", 1, &o, count_acquire, NULL), REDLOCK_OK);
+    for (int i = 0; i < 200 && calls < 2; i++)
+        ev_run(h.loop, EVRUN_ONCE);
+    cr_assert_eq(calls, 2, "one completed, the other was canceled by the free");
+    cr_assert_null(h.client);
+}
+
+Test(api, a_lock_handle_may_be_freed_while_its_operation_runs)
+{
+    harness_connect(&h);
+    redlock_lock *lock = NULL;
+    redlock_acquire_options o = harness_options(10000, 0);
+    cr_assert_eq(harness_acquire(&h, "handle", 6, &o, &lock, NULL), REDLOCK_OK);
+    calls = 0;
+    cr_assert_eq(redlock_extend_async(h.client, lock, 20000, count_done, NULL), REDLOCK_OK);
+    redlock_lock_free(lock);
+    for (int i = 0; i < 200 && calls < 1; i++)
+        ev_run(h.loop, EVRUN_ONCE);
+    cr_assert_eq(calls, 1);
+    cr_assert_eq(last_status, REDLOCK_OK);
+}
+
+Test(api, release_without_a_callback)
+{
+    harness_connect(&h);
+    redlock_lock *lock = NULL;
+    redlock_acquire_options o = harness_options(10000, 0);
+    cr_assert_eq(harness_acquire(&h, "quiet", 5, &o, &lock, NULL), REDLOCK_OK);
+    cr_assert_eq(redlock_release_async(h.client, lock, NULL, NULL), REDLOCK_OK);
+    cr_assert_eq(redlock_release_async(h.client, lock, NULL, NULL), REDLOCK_EBUSY);
+    harness_run_for(&h, 100);
+    for (size_t i = 0; i < 3; i++)
+        cr_assert_eq(fleet_pttl(h.fleet, i, "quiet", 5), -2);
+    redlock_lock_free(lock);
+}
+
+Test(api, a_result_copy_outlives_the_callback)
+{
+    harness_connect(&h);
+    redlock_result *r = NULL;
+    redlock_acquire_options o = harness_options(10000, 0);
+    redlock_lock *lock = NULL;
+    cr_assert_eq(harness_acquire(&h, "copy", 4, &o, &lock, &r), REDLOCK_OK);
+    redlock_result *again = NULL;
+    cr_assert_eq(redlock_result_copy(r, &again), REDLOCK_OK);
+    redlock_result_free(r);
+    cr_assert_eq(again->master_count, 3);
+    cr_assert_str_eq(again->masters[0].name, redlock_config_node_name(h.cfg, 0));
+    redlock_result_free(again);
+    cr_assert_eq(redlock_result_copy(NULL, &again), REDLOCK_EINVAL);
+    cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
+    redlock_lock_free(lock);
+}

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Set everything up and run the demo: install dependencies, build, then run
+# five local Redis masters with workers contending for one lock while masters
+# are killed, stopped and brought back.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+scripts/build.sh
+exec build/demo/redlock-demo

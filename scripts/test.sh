@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Build and run the whole test suite: unit tests, and integration tests
+# against real redis-server masters that the tests start and stop themselves.
+# Extra arguments go to cmake's configure step (e.g. -DREDLOCK_WERROR=ON).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/build.sh "$@"
+ctest --test-dir build --output-on-failure -j "$(nproc)"

@@ -8,6 +8,7 @@ packages=(
   libhiredis-dev libev-dev libyaml-dev
   libcriterion-dev
   redis-server
+  curl xz-utils
 )
 
 missing=()

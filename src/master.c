@@ -6,8 +6,9 @@
  *     +---- backoff <-----+-- refused, timeout, -------+-- lost, stalled
  *                             auth or handshake error
  *
- * The handshake (AUTH, SELECT, SCRIPT LOAD x2) is pipelined right after the
- * connect, so a new connection costs one round trip. Requests submitted while
+ * The handshake (AUTH, SELECT, SCRIPT LOAD x2, INFO) is pipelined right
+ * after the connect, so a new connection costs one round trip. INFO's run_id
+ * keeps two config entries that reach the same server from both voting. Requests submitted while
  * CONNECTING wait in a queue and go out once READY; while IDLE they fail at
  * once, so a dead master costs nothing. A master that leaves requests
  * unanswered for stall_timeout (a stopped process, a black-holed network)
@@ -34,7 +35,7 @@
 #define RL_STALL_MIN_US 1000000
 
 /* Handshake steps, passed to the reply callback as privdata. */
-enum { RL_HS_AUTH = 1, RL_HS_SELECT, RL_HS_LOAD_RELEASE, RL_HS_LOAD_EXTEND };
+enum { RL_HS_AUTH = 1, RL_HS_SELECT, RL_HS_LOAD_RELEASE, RL_HS_LOAD_EXTEND, RL_HS_INFO };
 
 static const char *handshake_step_name(uintptr_t step)
 {
@@ -43,6 +44,8 @@ static const char *handshake_step_name(uintptr_t step)
         return "AUTH";
     case RL_HS_SELECT:
         return "SELECT";
+    case RL_HS_INFO:
+        return "INFO";
     default:
         return "SCRIPT LOAD";
     }
@@ -147,6 +150,7 @@ static void master_drop(rl_master *m, int outcome, const char *reason)
     m->ac = NULL;
     m->state = RL_MASTER_IDLE;
     m->in_flight = 0;
+    m->run_id[0] = '\0';
     ev_timer_stop(client->loop, &m->connect_timer);
     ev_timer_stop(client->loop, &m->stall_timer);
     if (ac != NULL) {
@@ -161,8 +165,34 @@ static void master_drop(rl_master *m, int outcome, const char *reason)
 
 static bool master_send(rl_master *m, rl_slot *slot);
 
+/* Another master of this client connected to the same server, if any: two
+ * config entries naming one server (say localhost and 127.0.0.1) must not
+ * give it two votes. */
+static const rl_master *master_same_server(const rl_master *m)
+{
+    const redlock_client *client = m->client;
+    if (m->run_id[0] == '\0')
+        return NULL;
+    for (size_t i = 0; i < client->n; i++) {
+        const rl_master *other = &client->masters[i];
+        if (other != m && strcmp(other->run_id, m->run_id) == 0)
+            return other;
+    }
+    return NULL;
+}
+
 static void master_ready(rl_master *m)
 {
+    const rl_master *twin = master_same_server(m);
+    if (twin != NULL) {
+        char reason[sizeof(m->failure)];
+        snprintf(reason, sizeof(reason),
+                 "the same Redis server as %s (run_id %.8s...): ignored, a server must not "
+                 "count twice",
+                 twin->node->name, m->run_id);
+        master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, reason);
+        return;
+    }
     m->state = RL_MASTER_READY;
     ev_timer_stop(m->client->loop, &m->connect_timer);
     m->backoff_ms = rl_client_setting(m->client, REDLOCK_RECONNECT_MIN_MS);
@@ -199,6 +229,21 @@ static bool reply_starts_with(const redisReply *reply, const char *prefix)
     return reply->len >= n && memcmp(reply->str, prefix, n) == 0;
 }
 
+/* Take run_id from an INFO server reply ("...\r\nrun_id:<40 hex>\r\n..."). */
+static void master_read_run_id(rl_master *m, const redisReply *reply)
+{
+    static const char field[] = "run_id:";
+    m->run_id[0] = '\0';
+    if (reply->type != REDIS_REPLY_STRING && reply->type != REDIS_REPLY_STATUS)
+        return;
+    const char *at = memmem(reply->str, reply->len, field, sizeof(field) - 1);
+    size_t id_len = sizeof(m->run_id) - 1;
+    if (at == NULL || (size_t)(reply->str + reply->len - at) < sizeof(field) - 1 + id_len)
+        return;
+    memcpy(m->run_id, at + sizeof(field) - 1, id_len);
+    m->run_id[id_len] = '\0';
+}
+
 static void master_on_handshake_reply(redisAsyncContext *ac, void *r, void *privdata)
 {
     rl_master *m = ac->data;
@@ -212,11 +257,22 @@ static void master_on_handshake_reply(redisAsyncContext *ac, void *r, void *priv
     if (reply->type == REDIS_REPLY_ERROR) {
         bool auth = step == RL_HS_AUTH || reply_starts_with(reply, "NOAUTH") ||
                     reply_starts_with(reply, "WRONGPASS");
+        if (step == RL_HS_INFO && !auth) {
+            /* A restricted ACL user may not run INFO: the duplicate-server
+             * check is skipped, the master is usable. */
+            rl_log(master_log(m), REDLOCK_LOG_DEBUG,
+                   "master %s: INFO refused; cannot check for duplicate servers", m->node->name);
+            if (--m->handshake_left == 0)
+                master_ready(m);
+            return;
+        }
         master_error_text(m, reply, what, reason, sizeof(reason));
         master_drop(m, auth ? REDLOCK_MASTER_AUTH_FAILED : REDLOCK_MASTER_NOT_CONNECTED, reason);
         return;
     }
-    if (step == RL_HS_LOAD_RELEASE || step == RL_HS_LOAD_EXTEND) {
+    if (step == RL_HS_INFO) {
+        master_read_run_id(m, reply);
+    } else if (step == RL_HS_LOAD_RELEASE || step == RL_HS_LOAD_EXTEND) {
         const rl_script *script =
             step == RL_HS_LOAD_RELEASE ? &rl_release_script : &rl_extend_script;
         if (reply->type != REDIS_REPLY_STRING || reply->len != 40 ||
@@ -263,6 +319,11 @@ static bool master_send_handshake(rl_master *m)
             return false;
         m->handshake_left++;
     }
+    /* The server's run_id tells two config entries for one server apart. */
+    if (redisAsyncCommand(ac, master_on_handshake_reply, (void *)RL_HS_INFO, "INFO server") !=
+        REDIS_OK)
+        return false;
+    m->handshake_left++;
     return true;
 }
 

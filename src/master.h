@@ -39,6 +39,7 @@ typedef struct rl_master {
     int64_t last_progress_us;     /* last reply, or first send after silence */
     int failure_outcome;          /* for requests while IDLE: NOT_CONNECTED or AUTH_FAILED */
     char failure[192];            /* why the master is not connected */
+    char run_id[41];              /* the server's INFO run_id, "" when unknown */
     ev_timer connect_timer;       /* connect + handshake deadline */
     ev_timer reconnect_timer;     /* backoff before the next connect */
     ev_timer stall_timer;         /* watches replies while in_flight > 0 */

@@ -186,3 +186,21 @@ Test(errors, a_selected_db_holds_the_keys)
     cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
     redlock_lock_free(lock);
 }
+
+Test(errors, two_names_for_one_server_count_once)
+{
+    /* Entries 0 and 2 reach the same server (127.1 is 127.0.0.1). Were they
+     * both counted, that one server would be a quorum of three entries. */
+    harness_start(&h, 2, NULL);
+    cr_assert_eq(redlock_config_add_tcp_node(h.cfg, "127.1", fleet_port(h.fleet, 0), NULL),
+                 REDLOCK_OK);
+    cr_assert_eq(fleet_kill(h.fleet, 1), 0);
+    harness_connect(&h);
+    redlock_result *r = NULL;
+    redlock_acquire_options o = harness_options(5000, 0);
+    cr_assert_eq(harness_acquire(&h, "twice", 5, &o, NULL, &r), REDLOCK_ENOQUORUM);
+    cr_assert_leq(r->masters_locked, 1, "one server, one vote");
+    cr_assert(result_detail_contains(r, "same Redis server"));
+    redlock_result_free(r);
+    cr_assert(strstr(h.log, "must not count twice") != NULL, "log:\n%s", h.log);
+}

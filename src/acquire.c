@@ -86,8 +86,7 @@ static void acquire_complete(rl_acquire *a, int status, redlock_lock *lock, int6
 
 /* Release the attempt's value on every master that may hold it: those that
  * said OK and those that have not answered (the SET may have reached them;
- * the release queues behind it on the same connection). Fire and forget:
- * whatever cannot be released expires after the TTL. */
+ * the release queues behind it on the same connection). */
 static void acquire_release_attempt(rl_acquire *a, const rl_round *round)
 {
     bool target[REDLOCK_MAX_NODES];
@@ -98,20 +97,9 @@ static void acquire_release_attempt(rl_acquire *a, const rl_round *round)
                     (slot->counted && slot->outcome == REDLOCK_MASTER_OK);
         any = any || target[i];
     }
-    if (!any)
-        return;
-    char *cmd = NULL;
-    int len = rl_format_release(&cmd, a->resource, a->resource_len, a->value, REDLOCK_VALUE_LEN);
-    if (len < 0) {
-        rl_log(&a->client->log, REDLOCK_LOG_ERROR,
-               "out of memory releasing a failed attempt; its keys expire after %lld ms",
-               (long long)a->ttl_ms);
-        return;
-    }
-    rl_round *release = rl_round_start(a->client, RL_ROUND_RELEASE, cmd, (size_t)len, target,
-                                       NULL, NULL);
-    if (release != NULL)
-        rl_round_detach(release, false);
+    if (any)
+        rl_release_unattended(a->client, a->resource, a->resource_len, a->value,
+                              REDLOCK_VALUE_LEN, target);
 }
 
 static int acquire_attempt(rl_acquire *a);
@@ -157,6 +145,7 @@ static void acquire_on_decided(rl_round *round, void *owner)
             if (lock != NULL) {
                 rl_lock_set_deadline(lock, round->t0_us + a->ttl_ms * 1000 -
                                                rl_drift_us(a->ttl_ms, drift));
+                rl_lock_register(client, lock);
                 acquire_complete(a, REDLOCK_OK, lock, validity_ms);
                 return;
             }

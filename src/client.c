@@ -1,5 +1,6 @@
-/* The asynchronous client: its masters, its operations in flight, and its
- * lifetime (freed by the user, kept alive by rounds still settling). */
+/* The asynchronous client: its masters, its operations in flight, the locks
+ * it releases when freed, and its lifetime (freed by the user, kept alive by
+ * rounds still settling and connections still draining). */
 #include "internal.h"
 
 #include <stdlib.h>
@@ -15,6 +16,7 @@ void rl_client_unref(redlock_client *client)
         return;
     free(client->masters);
     redlock_config_free(client->cfg);
+    pthread_mutex_destroy(&client->locks_mu);
     free(client);
 }
 
@@ -62,6 +64,8 @@ int redlock_client_new(redlock_client **out, const redlock_config *cfg, struct e
     client->quorum = rl_quorum_of((unsigned)client->n);
     client->refs = 1;
     rl_list_init(&client->ops);
+    rl_list_init(&client->locks);
+    pthread_mutex_init(&client->locks_mu, NULL);
 
     if (client->n % 2 == 0)
         rl_log(&log, REDLOCK_LOG_WARN,
@@ -81,6 +85,9 @@ void redlock_client_free(redlock_client *client)
     if (client == NULL || client->closing)
         return;
     client->closing = true;
+    /* First, and without calling back: stop auto-extensions and send the
+     * releases of the locks still held. */
+    rl_release_owned_locks(client);
     /* The user's reference, dropped last, keeps the client alive through
      * the callbacks below. */
     rl_link *link;

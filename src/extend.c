@@ -1,12 +1,12 @@
 /* Extend: reset the TTL on every master that still holds our value; held
  * again when a quorum did so before the current validity ran out. */
-#include "lock_op.h"
+#include "round_op.h"
 #include "scripts.h"
 
 #include <stdlib.h>
 
 typedef struct rl_extend {
-    rl_lock_op base; /* first */
+    rl_round_op base; /* first */
     int64_t ttl_ms;
     bool had_deadline;        /* the lock's validity was known at the start */
     int64_t old_deadline_us;
@@ -36,35 +36,39 @@ static void extend_on_decided(rl_round *round, void *owner)
         if (status == REDLOCK_OK) {
             rl_lock_set_deadline(lock,
                                  round->t0_us + e->ttl_ms * 1000 - rl_drift_us(e->ttl_ms, drift));
-            lock->ttl_ms = e->ttl_ms;
+            atomic_store(&lock->ttl_ms, e->ttl_ms);
         } else if (status == REDLOCK_ENOTOWNER) {
             rl_lock_set_deadline(lock, round->decided_us); /* lost */
         }
     }
-    rl_lock_op_complete(&e->base, status, validity_ms, round->tally.ok);
+    rl_round_op_complete(&e->base, status, validity_ms, round->tally.ok);
 }
 
 int redlock_extend_async(redlock_client *client, redlock_lock *lock, int64_t ttl_ms,
                          redlock_done_cb cb, void *arg)
 {
-    int rc = rl_lock_op_check(client, lock);
+    int rc = rl_round_op_check_lock(client, lock);
     if (rc != REDLOCK_OK)
         return rc;
     if (cb == NULL || ttl_ms < 0 || ttl_ms > INT32_MAX)
         return REDLOCK_EINVAL;
-    int64_t now = rl_now_us();
-    if (lock->validity_known && now >= lock->deadline_us)
+    int64_t deadline = rl_lock_deadline(lock);
+    bool known = deadline != RL_DEADLINE_UNKNOWN;
+    if ((known && rl_now_us() >= deadline) || atomic_load(&lock->phase) != RL_LOCK_ACTIVE)
         return REDLOCK_EEXPIRED;
 
     rl_extend *e = calloc(1, sizeof(*e));
     if (e == NULL)
         return REDLOCK_ENOMEM;
-    e->ttl_ms = ttl_ms ? ttl_ms : lock->ttl_ms ? lock->ttl_ms : rl_client_setting(client, REDLOCK_TTL_MS);
-    e->had_deadline = lock->validity_known;
-    e->old_deadline_us = lock->deadline_us;
+    int64_t lock_ttl = atomic_load(&lock->ttl_ms);
+    e->ttl_ms = ttl_ms       ? ttl_ms
+                : lock_ttl ? lock_ttl
+                           : rl_client_setting(client, REDLOCK_TTL_MS);
+    e->had_deadline = known;
+    e->old_deadline_us = deadline;
     char *cmd = NULL;
     int len = rl_format_extend(&cmd, lock->resource, lock->resource_len, lock->value,
                                lock->value_len, e->ttl_ms);
-    return rl_lock_op_start(&e->base, client, lock, RL_ROUND_EXTEND, cmd, len, extend_on_decided,
+    return rl_round_op_start(&e->base, client, lock, RL_ROUND_EXTEND, cmd, len, extend_on_decided,
                             cb, arg);
 }

@@ -11,6 +11,8 @@
 #include "redlock/redlock.h"
 
 #include <ev.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -29,9 +31,15 @@ struct redlock_client {
     size_t n;            /* masters */
     unsigned quorum;     /* n/2 + 1 */
     rl_master *masters;  /* n of them, in config order */
-    unsigned refs;       /* the user's + one per live round */
+    unsigned refs;       /* the user's + one per live round or closing master */
     bool closing;        /* redlock_client_free() has begun */
     rl_link ops;         /* rl_op in flight */
+    /* Locks this client acquired and will release when freed. Guarded by
+     * locks_mu: a blocking client's callers free handles on their own
+     * threads while the I/O thread adds new ones. */
+    pthread_mutex_t locks_mu;
+    rl_link locks;
+    redlock_sync *sync;  /* the blocking client running this one, or NULL */
 };
 
 void rl_client_ref(redlock_client *client);
@@ -48,15 +56,37 @@ typedef struct rl_lock_use {
     redlock_lock *lock; /* NULL once the handle was freed */
 } rl_lock_use;
 
+/* What happened to a lock, beyond its deadline. */
+typedef enum rl_lock_phase {
+    RL_LOCK_ACTIVE,  /* held or expired: the deadline tells */
+    RL_LOCK_LOST,    /* auto-extension gave up */
+    RL_LOCK_RELEASED
+} rl_lock_phase;
+
+#define RL_DEADLINE_UNKNOWN INT64_MIN
+
+typedef struct rl_watchdog rl_watchdog;
+
+/*
+ * A lock handle. The fields marked atomic may be read from any thread (the
+ * blocking client's callers read them while its I/O thread extends the
+ * lock); the others belong to the thread running the owning client's loop,
+ * or to the handle's user between operations.
+ */
 struct redlock_lock {
     char *resource;
     size_t resource_len;
-    char *value; /* NUL-terminated */
+    char *value;                 /* NUL-terminated */
     size_t value_len;
-    int64_t ttl_ms;        /* the extend default; 0: the client's */
-    bool validity_known;   /* false for handles made from a value */
-    int64_t deadline_us;   /* monotonic end of validity, when known */
-    rl_lock_use *busy;     /* the operation in flight on it, or NULL */
+    _Atomic int64_t ttl_ms;      /* the extend default; 0: the client's */
+    _Atomic int64_t deadline_us; /* monotonic end of validity, or RL_DEADLINE_UNKNOWN */
+    _Atomic int phase;           /* rl_lock_phase */
+    _Atomic int lost_fd;         /* eventfd, -1 until asked for */
+    _Atomic bool watched;        /* auto-extension was started on it */
+    rl_lock_use *busy;           /* the operation in flight on it, or NULL */
+    redlock_client *owner;       /* releases it when freed; NULL if none */
+    rl_link link;                /* in owner->locks */
+    rl_watchdog *watchdog;       /* auto-extension in progress, or NULL */
 };
 
 /* A handle for a lock just acquired or extended; NULL when out of memory. */
@@ -68,6 +98,21 @@ bool rl_lock_claim(redlock_lock *lock, rl_lock_use *use);
 void rl_lock_unclaim(rl_lock_use *use);
 /* Record validity: the holder may act until deadline_us. */
 void rl_lock_set_deadline(redlock_lock *lock, int64_t deadline_us);
+int64_t rl_lock_deadline(const redlock_lock *lock);
+/* Enter the lock in client's list of locks to release when it is freed. */
+void rl_lock_register(redlock_client *client, redlock_lock *lock);
+/* Mark the lock lost and wake whoever waits on its lost fd. */
+void rl_lock_mark_lost(redlock_lock *lock);
+/* Free the handle now (on the thread that runs its owner's loop). */
+void rl_lock_destroy(redlock_lock *lock);
+
+/* Stop the lock's auto-extension, if any, abandoning an extension in flight
+ * (it completes without touching the lock). */
+void rl_watchdog_stop(redlock_lock *lock);
+
+/* Blocking-client hooks for handles freed on a caller's thread. */
+bool rl_sync_on_io_thread(const redlock_sync *sync);
+void rl_sync_destroy_lock(redlock_sync *sync, redlock_lock *lock);
 
 /* What an operation knows when it completes, turned into a result. */
 typedef struct rl_result_info {
@@ -85,6 +130,14 @@ typedef struct rl_result_info {
 redlock_result *rl_result_build(const redlock_client *client, const rl_result_info *info,
                                 redlock_result *fallback);
 void rl_result_discard(redlock_result *result, const redlock_result *fallback);
+
+/* Release value on every master (or those with target[i]) without waiting
+ * for the outcome: what cannot be released expires after its TTL. */
+void rl_release_unattended(redlock_client *client, const void *resource, size_t resource_len,
+                           const char *value, size_t value_len, const bool *target);
+/* Release every lock the client acquired and still holds, and forget them
+ * (their handles stay valid, RELEASED). For a client being freed. */
+void rl_release_owned_locks(redlock_client *client);
 
 /* Argument checks shared by the asynchronous and blocking entry points. */
 bool rl_resource_valid(const void *resource, size_t len);

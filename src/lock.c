@@ -1,8 +1,12 @@
-/* Lock handles: resource, value, and how long the holder may act. */
+/* Lock handles: resource, value, validity and state, readable from any
+ * thread; their registration with the client that releases them. */
 #include "internal.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 bool rl_resource_valid(const void *resource, size_t len)
 {
@@ -28,7 +32,12 @@ redlock_lock *rl_lock_create(const void *resource, size_t resource_len, const ch
     memcpy(lock->value, value, value_len);
     lock->value[value_len] = '\0';
     lock->value_len = value_len;
-    lock->ttl_ms = ttl_ms;
+    atomic_init(&lock->ttl_ms, ttl_ms);
+    atomic_init(&lock->deadline_us, RL_DEADLINE_UNKNOWN);
+    atomic_init(&lock->phase, RL_LOCK_ACTIVE);
+    atomic_init(&lock->lost_fd, -1);
+    atomic_init(&lock->watched, false);
+    rl_list_init(&lock->link);
     return lock;
 }
 
@@ -45,15 +54,52 @@ int redlock_lock_new(redlock_lock **out, const void *resource, size_t resource_l
     return *out ? REDLOCK_OK : REDLOCK_ENOMEM;
 }
 
+void rl_lock_register(redlock_client *client, redlock_lock *lock)
+{
+    pthread_mutex_lock(&client->locks_mu);
+    lock->owner = client;
+    rl_list_push_back(&client->locks, &lock->link);
+    pthread_mutex_unlock(&client->locks_mu);
+}
+
+static void lock_unregister(redlock_lock *lock)
+{
+    redlock_client *owner = lock->owner;
+    if (owner == NULL)
+        return;
+    pthread_mutex_lock(&owner->locks_mu);
+    rl_list_remove(&lock->link);
+    lock->owner = NULL;
+    pthread_mutex_unlock(&owner->locks_mu);
+}
+
+void rl_lock_destroy(redlock_lock *lock)
+{
+    rl_watchdog_stop(lock);
+    lock_unregister(lock);
+    if (lock->busy != NULL)
+        lock->busy->lock = NULL; /* the operation completes without it */
+    int fd = atomic_load(&lock->lost_fd);
+    if (fd >= 0)
+        close(fd);
+    free(lock->resource);
+    free(lock->value);
+    free(lock);
+}
+
 void redlock_lock_free(redlock_lock *lock)
 {
     if (lock == NULL)
         return;
-    if (lock->busy != NULL)
-        lock->busy->lock = NULL; /* the operation completes without it */
-    free(lock->resource);
-    free(lock->value);
-    free(lock);
+    /* An auto-extended handle of a blocking client has timers on the I/O
+     * thread's loop: only that thread may take it apart. */
+    redlock_client *owner = lock->owner;
+    if (atomic_load(&lock->watched) && owner != NULL && owner->sync != NULL &&
+        !rl_sync_on_io_thread(owner->sync)) {
+        rl_sync_destroy_lock(owner->sync, lock);
+        return;
+    }
+    rl_lock_destroy(lock);
 }
 
 const void *redlock_lock_resource(const redlock_lock *lock, size_t *len)
@@ -70,16 +116,94 @@ const char *redlock_lock_value(const redlock_lock *lock, size_t *len)
     return lock ? lock->value : NULL;
 }
 
+int64_t rl_lock_deadline(const redlock_lock *lock)
+{
+    return atomic_load(&lock->deadline_us);
+}
+
 int64_t redlock_lock_validity_ms(const redlock_lock *lock)
 {
-    if (lock == NULL || !lock->validity_known)
+    if (lock == NULL)
         return 0;
-    return (lock->deadline_us - rl_now_us()) / 1000;
+    int64_t deadline = rl_lock_deadline(lock);
+    if (deadline == RL_DEADLINE_UNKNOWN)
+        return 0;
+    return (deadline - rl_now_us()) / 1000;
 }
 
 int64_t redlock_lock_ttl_ms(const redlock_lock *lock)
 {
-    return lock ? lock->ttl_ms : 0;
+    return lock ? atomic_load(&lock->ttl_ms) : 0;
+}
+
+int redlock_lock_get_state(const redlock_lock *lock)
+{
+    if (lock == NULL)
+        return REDLOCK_LOCK_UNKNOWN;
+    switch (atomic_load(&lock->phase)) {
+    case RL_LOCK_RELEASED:
+        return REDLOCK_LOCK_RELEASED;
+    case RL_LOCK_LOST:
+        return REDLOCK_LOCK_LOST;
+    default:
+        break;
+    }
+    int64_t deadline = rl_lock_deadline(lock);
+    if (deadline == RL_DEADLINE_UNKNOWN)
+        return REDLOCK_LOCK_UNKNOWN;
+    return deadline > rl_now_us() ? REDLOCK_LOCK_HELD : REDLOCK_LOCK_EXPIRED;
+}
+
+const char *redlock_lock_state_name(int state)
+{
+    static const char *const names[] = {
+        [REDLOCK_LOCK_HELD] = "held",         [REDLOCK_LOCK_EXPIRED] = "expired",
+        [REDLOCK_LOCK_LOST] = "lost",         [REDLOCK_LOCK_RELEASED] = "released",
+        [REDLOCK_LOCK_UNKNOWN] = "unknown",
+    };
+    if (state < 0 || (size_t)state >= sizeof(names) / sizeof(names[0]))
+        return "invalid";
+    return names[state];
+}
+
+static void signal_lost_fd(int fd)
+{
+    uint64_t one = 1;
+    /* Non-blocking; a full counter (never, in practice) is still readable. */
+    ssize_t n = write(fd, &one, sizeof(one));
+    (void)n;
+}
+
+int redlock_lock_lost_fd(redlock_lock *lock)
+{
+    if (lock == NULL) {
+        errno = EINVAL;
+        return -1;
+    }
+    int fd = atomic_load(&lock->lost_fd);
+    if (fd >= 0)
+        return fd;
+    int created = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (created < 0)
+        return -1;
+    int expected = -1;
+    if (!atomic_compare_exchange_strong(&lock->lost_fd, &expected, created)) {
+        close(created); /* another thread won */
+        return expected;
+    }
+    /* The loss may have happened before the fd existed: both sides look at
+     * the other's flag after setting their own, so one of them signals. */
+    if (atomic_load(&lock->phase) == RL_LOCK_LOST)
+        signal_lost_fd(created);
+    return created;
+}
+
+void rl_lock_mark_lost(redlock_lock *lock)
+{
+    atomic_store(&lock->phase, RL_LOCK_LOST);
+    int fd = atomic_load(&lock->lost_fd);
+    if (fd >= 0)
+        signal_lost_fd(fd);
 }
 
 bool rl_lock_claim(redlock_lock *lock, rl_lock_use *use)
@@ -100,6 +224,5 @@ void rl_lock_unclaim(rl_lock_use *use)
 
 void rl_lock_set_deadline(redlock_lock *lock, int64_t deadline_us)
 {
-    lock->validity_known = true;
-    lock->deadline_us = deadline_us;
+    atomic_store(&lock->deadline_us, deadline_us);
 }

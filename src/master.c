@@ -6,13 +6,16 @@
  *     +---- backoff <-----+-- refused, timeout, -------+-- lost, stalled
  *                             auth or handshake error
  *
- * The handshake (AUTH, SELECT, SCRIPT LOAD x2, INFO) is pipelined right
- * after the connect, so a new connection costs one round trip. INFO's run_id
- * keeps two config entries that reach the same server from both voting. Requests submitted while
+ * The handshake (AUTH, SELECT, SCRIPT LOAD of each script, INFO) is pipelined
+ * right after the connect, so a new connection costs one round trip. INFO's
+ * run_id keeps two config entries that reach the same server from both
+ * voting. Requests submitted while
  * CONNECTING wait in a queue and go out once READY; while IDLE they fail at
  * once, so a dead master costs nothing. A master that leaves requests
  * unanswered for stall_timeout (a stopped process, a black-holed network)
  * is disconnected: its pending requests fail and it reconnects with backoff.
+ * When the client is freed, a connection with requests in flight is drained
+ * (CLOSING) for at most one command timeout before it is closed.
  *
  * hiredis calls back with the context; ac->data points at the master while
  * the context is current and is cleared before we free it, so callbacks from
@@ -24,6 +27,7 @@
 
 #include <hiredis/adapters/libev.h>
 #include <hiredis/async.h>
+#include <fcntl.h>
 #include <hiredis/hiredis.h>
 #include <stdio.h>
 #include <string.h>
@@ -35,7 +39,24 @@
 #define RL_STALL_MIN_US 1000000
 
 /* Handshake steps, passed to the reply callback as privdata. */
-enum { RL_HS_AUTH = 1, RL_HS_SELECT, RL_HS_LOAD_RELEASE, RL_HS_LOAD_EXTEND, RL_HS_INFO };
+enum {
+    RL_HS_AUTH = 1,
+    RL_HS_SELECT,
+    RL_HS_LOAD_RELEASE,
+    RL_HS_LOAD_EXTEND,
+    RL_HS_LOAD_INSPECT,
+    RL_HS_INFO
+};
+
+/* The scripts every connection loads, with their handshake steps. */
+static const struct {
+    uintptr_t step;
+    const rl_script *script;
+} script_loads[] = {
+    {RL_HS_LOAD_RELEASE, &rl_release_script},
+    {RL_HS_LOAD_EXTEND, &rl_extend_script},
+    {RL_HS_LOAD_INSPECT, &rl_inspect_script},
+};
 
 static const char *handshake_step_name(uintptr_t step)
 {
@@ -105,7 +126,7 @@ static void master_set_failure(rl_master *m, int outcome, const char *reason)
                     : REDLOCK_LOG_DEBUG;
     m->failure_outcome = outcome;
     snprintf(m->failure, sizeof(m->failure), "%s", reason);
-    if (m->state != RL_MASTER_CLOSED)
+    if (m->state != RL_MASTER_CLOSED && m->state != RL_MASTER_CLOSING)
         rl_log(master_log(m), level, "master %s: %s; retrying in %lld ms", m->node->name,
                m->failure, (long long)m->backoff_ms);
 }
@@ -143,7 +164,7 @@ static void master_drop(rl_master *m, int outcome, const char *reason)
 {
     redlock_client *client = m->client;
     struct redisAsyncContext *ac = m->ac;
-    if (m->state == RL_MASTER_CLOSED)
+    if (m->state == RL_MASTER_CLOSED || m->state == RL_MASTER_CLOSING)
         return;
     rl_client_ref(client);
     master_set_failure(m, outcome, reason);
@@ -272,11 +293,13 @@ static void master_on_handshake_reply(redisAsyncContext *ac, void *r, void *priv
     }
     if (step == RL_HS_INFO) {
         master_read_run_id(m, reply);
-    } else if (step == RL_HS_LOAD_RELEASE || step == RL_HS_LOAD_EXTEND) {
-        const rl_script *script =
-            step == RL_HS_LOAD_RELEASE ? &rl_release_script : &rl_extend_script;
-        if (reply->type != REDIS_REPLY_STRING || reply->len != 40 ||
-            memcmp(reply->str, script->sha, 40) != 0) {
+    } else {
+        const rl_script *script = NULL;
+        for (size_t i = 0; i < sizeof(script_loads) / sizeof(script_loads[0]); i++)
+            if (script_loads[i].step == step)
+                script = script_loads[i].script;
+        if (script != NULL && (reply->type != REDIS_REPLY_STRING || reply->len != 40 ||
+                               memcmp(reply->str, script->sha, 40) != 0)) {
             snprintf(reason, sizeof(reason), "SCRIPT LOAD %s: unexpected reply", script->name);
             master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, reason);
             return;
@@ -307,15 +330,11 @@ static bool master_send_handshake(rl_master *m)
             return false;
         m->handshake_left++;
     }
-    /* Loading the scripts also proves the master answers, and lets release
-     * and extend use EVALSHA from the first request. */
-    static const struct {
-        uintptr_t step;
-        const rl_script *script;
-    } loads[] = {{RL_HS_LOAD_RELEASE, &rl_release_script}, {RL_HS_LOAD_EXTEND, &rl_extend_script}};
-    for (size_t i = 0; i < sizeof(loads) / sizeof(loads[0]); i++) {
-        if (redisAsyncCommand(ac, master_on_handshake_reply, (void *)loads[i].step,
-                              "SCRIPT LOAD %s", loads[i].script->source) != REDIS_OK)
+    /* Loading the scripts also proves the master answers, and lets the
+     * requests use EVALSHA from the first one. */
+    for (size_t i = 0; i < sizeof(script_loads) / sizeof(script_loads[0]); i++) {
+        if (redisAsyncCommand(ac, master_on_handshake_reply, (void *)script_loads[i].step,
+                              "SCRIPT LOAD %s", script_loads[i].script->source) != REDIS_OK)
             return false;
         m->handshake_left++;
     }
@@ -341,12 +360,21 @@ static void master_on_connect(const redisAsyncContext *cac, int status)
     master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, reason);
 }
 
+static void master_finish_close(rl_master *m);
+
 static void master_on_disconnect(const redisAsyncContext *cac, int status)
 {
     redisAsyncContext *ac = (redisAsyncContext *)cac;
     rl_master *m = ac->data;
     if (m == NULL || m->ac != ac)
         return; /* we dropped it ourselves */
+    if (m->state == RL_MASTER_CLOSING) {
+        /* Drained (or lost while draining): hiredis frees the context. */
+        ac->data = NULL;
+        m->ac = NULL;
+        master_finish_close(m);
+        return;
+    }
     char reason[sizeof(m->failure)];
     snprintf(reason, sizeof(reason), "connection lost: %s",
              status == REDIS_OK || !ac->c.errstr[0] ? "closed" : ac->c.errstr);
@@ -375,6 +403,11 @@ static void master_connect(rl_master *m)
         master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, reason);
         return;
     }
+    /* Our sockets are ours: a program that forks and execs must not hand
+     * them to its children. */
+    int flags = fcntl(ac->c.fd, F_GETFD);
+    if (flags >= 0)
+        fcntl(ac->c.fd, F_SETFD, flags | FD_CLOEXEC);
     if (redisLibevAttach(client->loop, ac) != REDIS_OK) {
         redisAsyncFree(ac);
         master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, "connect: cannot attach to the loop");
@@ -399,6 +432,10 @@ static void master_connect(rl_master *m)
 static void master_on_connect_timeout(struct ev_loop *loop, ev_timer *w, int revents)
 {
     rl_master *m = w->data;
+    if (m->state == RL_MASTER_CLOSING) {
+        master_finish_close(m); /* replies overdue: stop draining */
+        return;
+    }
     if (m->state != RL_MASTER_CONNECTING)
         return;
     char reason[sizeof(m->failure)];
@@ -504,23 +541,45 @@ int64_t rl_master_reply_deadline(const rl_master *m, int64_t now_us)
     return from + m->command_timeout_us;
 }
 
-void rl_master_close(rl_master *m)
+/* Leave CLOSING (or close at once): free the context if we still hold it
+ * and drop the draining reference. */
+static void master_finish_close(rl_master *m)
 {
-    if (m->state == RL_MASTER_CLOSED)
-        return;
-    struct ev_loop *loop = m->client->loop;
-    ev_timer_stop(loop, &m->connect_timer);
-    ev_timer_stop(loop, &m->reconnect_timer);
-    ev_timer_stop(loop, &m->stall_timer);
+    bool draining = m->state == RL_MASTER_CLOSING;
+    ev_timer_stop(m->client->loop, &m->connect_timer);
     m->state = RL_MASTER_CLOSED;
-    m->failure_outcome = REDLOCK_MASTER_NOT_CONNECTED;
-    snprintf(m->failure, sizeof(m->failure), "the client was freed");
     struct redisAsyncContext *ac = m->ac;
     m->ac = NULL;
     m->in_flight = 0;
     if (ac != NULL) {
         ac->data = NULL;
-        redisAsyncFree(ac);
+        redisAsyncFree(ac); /* requests still pending complete with no reply */
     }
-    master_fail_waiting(m);
+    if (draining)
+        rl_client_unref(m->client);
+}
+
+void rl_master_close(rl_master *m)
+{
+    if (m->state == RL_MASTER_CLOSED || m->state == RL_MASTER_CLOSING)
+        return;
+    struct ev_loop *loop = m->client->loop;
+    ev_timer_stop(loop, &m->connect_timer);
+    ev_timer_stop(loop, &m->reconnect_timer);
+    ev_timer_stop(loop, &m->stall_timer);
+    bool drain = m->state == RL_MASTER_READY && m->in_flight > 0;
+    m->failure_outcome = REDLOCK_MASTER_NOT_CONNECTED;
+    snprintf(m->failure, sizeof(m->failure), "the client was freed");
+    if (!drain) {
+        master_finish_close(m);
+        master_fail_waiting(m);
+        return;
+    }
+    m->state = RL_MASTER_CLOSING;
+    rl_client_ref(m->client);
+    ev_timer_set(&m->connect_timer, seconds(m->command_timeout_us), 0.);
+    ev_timer_start(loop, &m->connect_timer);
+    /* hiredis closes once every pending reply is in, then calls
+     * master_on_disconnect; no new request is accepted meanwhile. */
+    redisAsyncDisconnect(m->ac);
 }

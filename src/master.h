@@ -19,7 +19,8 @@ typedef enum rl_master_state {
     RL_MASTER_IDLE,       /* no connection; the reconnect timer may be armed */
     RL_MASTER_CONNECTING, /* TCP connect and handshake under way */
     RL_MASTER_READY,      /* handshake done: requests go straight out */
-    RL_MASTER_CLOSED      /* the client is being freed */
+    RL_MASTER_CLOSING,    /* the client was freed: draining requests in flight */
+    RL_MASTER_CLOSED      /* the client was freed: no connection */
 } rl_master_state;
 
 typedef struct rl_master {
@@ -40,7 +41,7 @@ typedef struct rl_master {
     int failure_outcome;          /* for requests while IDLE: NOT_CONNECTED or AUTH_FAILED */
     char failure[192];            /* why the master is not connected */
     char run_id[41];              /* the server's INFO run_id, "" when unknown */
-    ev_timer connect_timer;       /* connect + handshake deadline */
+    ev_timer connect_timer;       /* connect + handshake deadline; drain deadline */
     ev_timer reconnect_timer;     /* backoff before the next connect */
     ev_timer stall_timer;         /* watches replies while in_flight > 0 */
 } rl_master;
@@ -49,8 +50,11 @@ typedef struct rl_master {
 void rl_master_init(rl_master *m, redlock_client *client, const rl_node *node);
 /* Start connecting now. */
 void rl_master_start(rl_master *m);
-/* Stop every timer, drop the connection (hiredis then completes our pending
- * requests with no reply) and fail queued slots. Idempotent. */
+/* For the client being freed: stop reconnecting, fail queued slots and
+ * close the connection: at once when nothing is in flight, else once the
+ * replies are in or a command timeout has passed (so releases sent while
+ * closing reach the master). Holds a client reference while draining.
+ * Idempotent. */
 void rl_master_close(rl_master *m);
 
 /*

@@ -56,8 +56,10 @@ void rl_round_unref(rl_round *round)
 {
     if (--round->refs > 0)
         return;
-    for (size_t i = 0; i < round->n; i++)
+    for (size_t i = 0; i < round->n; i++) {
         free(round->slots[i].detail);
+        free(round->slots[i].value);
+    }
     redisFreeCommand(round->cmd);
     free(round->eval_cmd);
     redlock_client *client = round->client;
@@ -67,7 +69,21 @@ void rl_round_unref(rl_round *round)
 
 static const rl_script *round_script(const rl_round *round)
 {
-    return round->kind == RL_ROUND_EXTEND ? &rl_extend_script : &rl_release_script;
+    switch (round->kind) {
+    case RL_ROUND_EXTEND:
+        return &rl_extend_script;
+    case RL_ROUND_INSPECT:
+        return &rl_inspect_script;
+    default:
+        return &rl_release_script;
+    }
+}
+
+/* Inspect and ping report on every master: they decide only once all have
+ * answered or failed. */
+static bool round_waits_for_all(const rl_round *round)
+{
+    return round->kind == RL_ROUND_INSPECT || round->kind == RL_ROUND_PING;
 }
 
 const char *rl_slot_command(const rl_slot *slot, size_t *len)
@@ -132,7 +148,8 @@ static void round_arm_timer(rl_round *round)
 {
     int64_t now = rl_now_us();
     int64_t next = INT64_MAX;
-    if (rl_tally_verdict(&round->tally) != RL_UNDECIDED) {
+    if (rl_tally_verdict(&round->tally) != RL_UNDECIDED &&
+        (!round_waits_for_all(round) || round->tally.pending == 0)) {
         next = now;
     } else {
         for (size_t i = 0; i < round->n; i++) {
@@ -163,7 +180,8 @@ static void round_evaluate(rl_round *round)
 {
     if (round->decided || round->on_decided == NULL)
         return;
-    if (rl_tally_verdict(&round->tally) == RL_UNDECIDED)
+    if (rl_tally_verdict(&round->tally) == RL_UNDECIDED ||
+        (round_waits_for_all(round) && round->tally.pending > 0))
         return;
     round->decided = true;
     round->decided_us = rl_now_us();
@@ -236,6 +254,7 @@ rl_round *rl_round_start(redlock_client *client, rl_round_kind kind, char *cmd, 
         slot->round = round;
         slot->master = &client->masters[i];
         slot->latency_us = -1;
+        slot->pttl_ms = -2;
         rl_list_init(&slot->link);
         if (target == NULL || target[i])
             round->tally.pending++;
@@ -274,18 +293,41 @@ void rl_round_detach(rl_round *round, bool keep_ref)
         rl_round_unref(round);
 }
 
+/* Keep what an inspect reply ({value or nil, pttl}) says; false if it is
+ * not such a reply. */
+static bool slot_keep_inspection(rl_slot *slot, const redisReply *reply)
+{
+    if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
+        reply->element[1]->type != REDIS_REPLY_INTEGER)
+        return false;
+    const redisReply *value = reply->element[0];
+    if (value->type == REDIS_REPLY_STRING) {
+        slot->value = malloc(value->len + 1);
+        if (slot->value != NULL) {
+            memcpy(slot->value, value->str, value->len);
+            slot->value[value->len] = '\0';
+            slot->value_len = value->len;
+        }
+    } else if (value->type != REDIS_REPLY_NIL) {
+        return false;
+    }
+    slot->pttl_ms = reply->element[1]->integer;
+    return true;
+}
+
 /* What a reply means for this kind of request. Returns -1 for NOSCRIPT on a
  * script request (resend with EVAL). */
-static int classify_reply(const rl_round *round, const redisReply *reply, const char **detail,
+static int classify_reply(rl_slot *slot, const redisReply *reply, const char **detail,
                           size_t *detail_len)
 {
+    const rl_round *round = slot->round;
     *detail = NULL;
     *detail_len = 0;
     if (reply->type == REDIS_REPLY_ERROR) {
         *detail = reply->str;
         *detail_len = reply->len;
-        if (round->kind != RL_ROUND_ACQUIRE && reply->len >= 8 &&
-            memcmp(reply->str, "NOSCRIPT", 8) == 0)
+        if (round->kind != RL_ROUND_ACQUIRE && round->kind != RL_ROUND_PING &&
+            reply->len >= 8 && memcmp(reply->str, "NOSCRIPT", 8) == 0)
             return -1;
         if ((reply->len >= 6 && memcmp(reply->str, "NOAUTH", 6) == 0) ||
             (reply->len >= 9 && memcmp(reply->str, "WRONGPASS", 9) == 0))
@@ -297,6 +339,13 @@ static int classify_reply(const rl_round *round, const redisReply *reply, const 
             return REDLOCK_MASTER_OK;
         if (reply->type == REDIS_REPLY_NIL)
             return REDLOCK_MASTER_HELD; /* NX: the key exists */
+    } else if (round->kind == RL_ROUND_PING) {
+        if (reply->type == REDIS_REPLY_STATUS && reply->len == 4 &&
+            memcmp(reply->str, "PONG", 4) == 0)
+            return REDLOCK_MASTER_OK;
+    } else if (round->kind == RL_ROUND_INSPECT) {
+        if (slot_keep_inspection(slot, reply))
+            return REDLOCK_MASTER_OK;
     } else if (reply->type == REDIS_REPLY_INTEGER) {
         if (reply->integer == 1)
             return REDLOCK_MASTER_OK;
@@ -347,7 +396,7 @@ void rl_slot_on_reply(rl_slot *slot, const redisReply *reply, const char *lost_r
         detail = lost_reason ? lost_reason : "connection lost";
         detail_len = strlen(detail);
     } else {
-        outcome = classify_reply(round, reply, &detail, &detail_len);
+        outcome = classify_reply(slot, reply, &detail, &detail_len);
         if (outcome < 0) {
             outcome = slot_resend_with_eval(slot);
             if (outcome < 0)

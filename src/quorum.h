@@ -25,7 +25,9 @@ typedef struct rl_master rl_master;
 typedef enum rl_round_kind {
     RL_ROUND_ACQUIRE, /* SET key value NX PX ttl */
     RL_ROUND_EXTEND,  /* the extend script */
-    RL_ROUND_RELEASE  /* the release script */
+    RL_ROUND_RELEASE, /* the release script */
+    RL_ROUND_INSPECT, /* the inspect script; waits for every master */
+    RL_ROUND_PING     /* PING; waits for every master */
 } rl_round_kind;
 
 /* Counts over the masters a round asked. Pure data: see the rl_tally_*
@@ -77,6 +79,9 @@ typedef struct rl_slot {
     int64_t sent_us;
     int64_t latency_us;     /* -1 until a reply */
     char *detail;           /* error text, malloc'ed, or NULL */
+    char *value;            /* inspect: the key's value, malloc'ed, or NULL */
+    size_t value_len;
+    int64_t pttl_ms;        /* inspect: the key's PTTL; -2 otherwise */
 } rl_slot;
 
 typedef void (*rl_round_decided_fn)(rl_round *round, void *owner);

@@ -1,13 +1,13 @@
 /* Release: delete our value on every master, never another holder's. One
  * bounded attempt: per-master timeouts, no retries. */
-#include "lock_op.h"
+#include "round_op.h"
 #include "scripts.h"
 
 #include <stdlib.h>
 
 static void release_on_decided(rl_round *round, void *owner)
 {
-    rl_lock_op *lop = owner;
+    rl_round_op *op = owner;
     int status;
     if (rl_tally_verdict(&round->tally) == RL_QUORUM)
         /* Our value is gone from a quorum; if we deleted it nowhere, it had
@@ -15,24 +15,66 @@ static void release_on_decided(rl_round *round, void *owner)
         status = round->deleted > 0 ? REDLOCK_OK : REDLOCK_ENOTOWNER;
     else
         status = rl_tally_failure_status(&round->tally, REDLOCK_ENOTOWNER);
-    rl_lock_op_complete(lop, status, 0, round->deleted);
+    rl_round_op_complete(op, status, 0, round->deleted);
+}
+
+/* The handle is given up: no validity left, in state RELEASED. */
+static void lock_mark_released(redlock_lock *lock)
+{
+    rl_lock_set_deadline(lock, rl_now_us());
+    atomic_store(&lock->phase, RL_LOCK_RELEASED);
 }
 
 int redlock_release_async(redlock_client *client, redlock_lock *lock, redlock_done_cb cb,
                           void *arg)
 {
-    int rc = rl_lock_op_check(client, lock);
+    if (client != NULL && lock != NULL && !client->closing)
+        rl_watchdog_stop(lock); /* releasing ends auto-extension, even one in flight */
+    int rc = rl_round_op_check_lock(client, lock);
     if (rc != REDLOCK_OK)
         return rc;
-    rl_lock_op *lop = calloc(1, sizeof(*lop));
-    if (lop == NULL)
+    rl_round_op *op = calloc(1, sizeof(*op));
+    if (op == NULL)
         return REDLOCK_ENOMEM;
     char *cmd = NULL;
     int len = rl_format_release(&cmd, lock->resource, lock->resource_len, lock->value,
                                 lock->value_len);
-    rc = rl_lock_op_start(lop, client, lock, RL_ROUND_RELEASE, cmd, len, release_on_decided, cb,
+    rc = rl_round_op_start(op, client, lock, RL_ROUND_RELEASE, cmd, len, release_on_decided, cb,
                           arg);
     if (rc == REDLOCK_OK)
-        rl_lock_set_deadline(lock, rl_now_us()); /* from now on, do not rely on it */
+        lock_mark_released(lock);
     return rc;
+}
+
+void rl_release_unattended(redlock_client *client, const void *resource, size_t resource_len,
+                           const char *value, size_t value_len, const bool *target)
+{
+    char *cmd = NULL;
+    int len = rl_format_release(&cmd, resource, resource_len, value, value_len);
+    rl_round *round = len < 0 ? NULL
+                              : rl_round_start(client, RL_ROUND_RELEASE, cmd, (size_t)len, target,
+                                               NULL, NULL);
+    if (round == NULL) {
+        rl_log(&client->log, REDLOCK_LOG_ERROR,
+               "out of memory releasing a lock; its keys expire after their TTL");
+        return;
+    }
+    rl_round_detach(round, false);
+}
+
+void rl_release_owned_locks(redlock_client *client)
+{
+    pthread_mutex_lock(&client->locks_mu);
+    rl_link *link;
+    while ((link = rl_list_pop_front(&client->locks)) != NULL) {
+        redlock_lock *lock = rl_container_of(link, redlock_lock, link);
+        lock->owner = NULL;
+        rl_watchdog_stop(lock);
+        if (atomic_load(&lock->phase) != RL_LOCK_RELEASED) {
+            rl_release_unattended(client, lock->resource, lock->resource_len, lock->value,
+                                  lock->value_len, NULL);
+            lock_mark_released(lock);
+        }
+    }
+    pthread_mutex_unlock(&client->locks_mu);
 }

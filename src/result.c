@@ -10,15 +10,20 @@ static size_t text_size(const char *s)
     return s ? strlen(s) + 1 : 0;
 }
 
-/* Copy a text into the block at *cursor, or NULL for NULL. */
-static const char *pack_text(char **cursor, const char *s)
+/* Copy len bytes and a NUL into the block at *cursor, or NULL for NULL. */
+static const char *pack_bytes(char **cursor, const char *s, size_t len)
 {
     if (s == NULL)
         return NULL;
-    size_t n = strlen(s) + 1;
-    char *dst = memcpy(*cursor, s, n);
-    *cursor += n;
+    char *dst = memcpy(*cursor, s, len);
+    dst[len] = '\0';
+    *cursor += len + 1;
     return dst;
+}
+
+static const char *pack_text(char **cursor, const char *s)
+{
+    return pack_bytes(cursor, s, s ? strlen(s) : 0);
 }
 
 /* A self-contained copy of header + masters (whose strings may live
@@ -29,7 +34,8 @@ static redlock_result *result_pack(const redlock_result *header,
     size_t n = header->master_count;
     size_t size = sizeof(redlock_result) + n * sizeof(redlock_master_result);
     for (size_t i = 0; i < n; i++)
-        size += text_size(masters[i].name) + text_size(masters[i].detail);
+        size += text_size(masters[i].name) + text_size(masters[i].detail) +
+                (masters[i].value ? masters[i].value_len + 1 : 0);
     redlock_result *out = malloc(size);
     if (out == NULL)
         return NULL;
@@ -40,6 +46,7 @@ static redlock_result *result_pack(const redlock_result *header,
         dst[i] = masters[i];
         dst[i].name = pack_text(&cursor, masters[i].name);
         dst[i].detail = pack_text(&cursor, masters[i].detail);
+        dst[i].value = pack_bytes(&cursor, masters[i].value, masters[i].value_len);
     }
     out->masters = n ? dst : NULL;
     return out;
@@ -78,10 +85,17 @@ redlock_result *rl_result_build(const redlock_client *client, const rl_result_in
         m->outcome = REDLOCK_MASTER_PENDING;
         m->detail = NULL;
         m->latency_us = -1;
+        m->value = NULL;
+        m->value_len = 0;
+        m->pttl_ms = -2;
         if (round != NULL && round->slots[i].counted) {
-            m->outcome = round->slots[i].outcome;
-            m->detail = round->slots[i].detail;
-            m->latency_us = round->slots[i].latency_us;
+            const rl_slot *slot = &round->slots[i];
+            m->outcome = slot->outcome;
+            m->detail = slot->detail;
+            m->latency_us = slot->latency_us;
+            m->value = slot->value;
+            m->value_len = slot->value_len;
+            m->pttl_ms = slot->pttl_ms;
         }
     }
     redlock_result *result = result_pack(&header, masters);

@@ -36,6 +36,14 @@ const rl_script rl_extend_script = {
     "484a60dbe77162d910e62ea14f38f05bbbcfd169",
 };
 
+/* One atomic read, so value and PTTL describe the same instant. */
+const rl_script rl_inspect_script = {
+    "inspect",
+    "local v = redis.call('GET', KEYS[1])\n"
+    "return {v, redis.call('PTTL', KEYS[1])}\n",
+    "2b48ff4ab97464b3b4c9678c454338104155b8e3",
+};
+
 int rl_format_acquire(char **cmd, const void *key, size_t key_len, const void *value,
                       size_t value_len, int64_t ttl_ms)
 {
@@ -57,9 +65,14 @@ int rl_format_extend(char **cmd, const void *key, size_t key_len, const void *va
                               key_len, value, value_len, (long long)ttl_ms);
 }
 
-int rl_format_script_load(char **cmd, const rl_script *script)
+int rl_format_inspect(char **cmd, const void *key, size_t key_len)
 {
-    return redisFormatCommand(cmd, "SCRIPT LOAD %s", script->source);
+    return redisFormatCommand(cmd, "EVALSHA %s 1 %b", rl_inspect_script.sha, key, key_len);
+}
+
+int rl_format_ping(char **cmd)
+{
+    return redisFormatCommand(cmd, "PING");
 }
 
 long rl_evalsha_to_eval(const char *cmd, size_t len, const rl_script *script, char **out)

@@ -18,6 +18,8 @@ extern const rl_script rl_release_script;
 /* PEXPIREs KEYS[1] to ARGV[2] ms if it holds ARGV[1]. Returns 1 extended,
  * 0 absent, -1 another value. */
 extern const rl_script rl_extend_script;
+/* Reads KEYS[1] and its PTTL at one instant: {value or nil, pttl}. */
+extern const rl_script rl_inspect_script;
 
 /* Each formats a command with hiredis (free it with redisFreeCommand) and
  * returns its length, or -1 when out of memory. Keys and values are binary. */
@@ -27,7 +29,8 @@ int rl_format_release(char **cmd, const void *key, size_t key_len, const void *v
                       size_t value_len);
 int rl_format_extend(char **cmd, const void *key, size_t key_len, const void *value,
                      size_t value_len, int64_t ttl_ms);
-int rl_format_script_load(char **cmd, const rl_script *script);
+int rl_format_inspect(char **cmd, const void *key, size_t key_len);
+int rl_format_ping(char **cmd);
 
 /*
  * The EVAL form of an EVALSHA command built by rl_format_release/extend: the

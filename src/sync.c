@@ -11,7 +11,15 @@
 #include <signal.h>
 #include <stdlib.h>
 
-typedef enum rl_sync_kind { RL_SYNC_ACQUIRE, RL_SYNC_EXTEND, RL_SYNC_RELEASE } rl_sync_kind;
+typedef enum rl_sync_kind {
+    RL_SYNC_ACQUIRE,
+    RL_SYNC_EXTEND,
+    RL_SYNC_RELEASE,
+    RL_SYNC_AUTO_EXTEND,
+    RL_SYNC_INSPECT,
+    RL_SYNC_PING,
+    RL_SYNC_DESTROY_LOCK
+} rl_sync_kind;
 
 /* One blocking call, living on the caller's stack. */
 typedef struct rl_sync_request {
@@ -20,8 +28,10 @@ typedef struct rl_sync_request {
     const void *resource;
     size_t resource_len;
     const redlock_acquire_options *opts;
-    redlock_lock *lock;    /* extend, release */
+    redlock_lock *lock;    /* extend, release, auto-extend, destroy */
     int64_t ttl_ms;        /* extend */
+    redlock_lost_cb on_lost; /* auto-extend */
+    void *lost_arg;
     bool want_result;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -79,9 +89,24 @@ static void sync_start(redlock_sync *s, rl_sync_request *req)
     case RL_SYNC_EXTEND:
         rc = redlock_extend_async(s->client, req->lock, req->ttl_ms, sync_done, req);
         break;
-    default:
+    case RL_SYNC_RELEASE:
         rc = redlock_release_async(s->client, req->lock, sync_done, req);
         break;
+    case RL_SYNC_INSPECT:
+        rc = redlock_inspect_async(s->client, req->resource, req->resource_len, sync_done, req);
+        break;
+    case RL_SYNC_PING:
+        rc = redlock_ping_async(s->client, sync_done, req);
+        break;
+    case RL_SYNC_AUTO_EXTEND:
+        /* Completes at once: report REDLOCK_OK or the error. */
+        rc = redlock_auto_extend_async(s->client, req->lock, req->on_lost, req->lost_arg);
+        sync_finish(req, rc, NULL, NULL);
+        return;
+    default:
+        rl_lock_destroy(req->lock);
+        sync_finish(req, REDLOCK_OK, NULL, NULL);
+        return;
     }
     if (rc != REDLOCK_OK)
         sync_finish(req, rc, NULL, NULL);
@@ -105,10 +130,12 @@ static void sync_on_wakeup(struct ev_loop *loop, ev_async *w, int revents)
         req = next;
     }
     if (stopping) {
-        redlock_client_free(s->client); /* cancels anything still in flight */
+        /* Releases held locks and cancels anything still in flight; the loop
+         * then runs until the releases are out and the connections closed
+         * (at most a command timeout), and ev_run() returns by itself. */
+        redlock_client_free(s->client);
         s->client = NULL;
         ev_async_stop(loop, &s->wakeup);
-        ev_break(loop, EVBREAK_ALL);
     }
 }
 
@@ -141,6 +168,7 @@ int redlock_sync_new(redlock_sync **out, const redlock_config *cfg)
         free(s);
         return rc;
     }
+    s->client->sync = s;
     pthread_mutex_init(&s->mu, NULL);
     ev_async_init(&s->wakeup, sync_on_wakeup);
     s->wakeup.data = s;
@@ -157,6 +185,7 @@ int redlock_sync_new(redlock_sync **out, const redlock_config *cfg)
     if (err != 0) {
         redlock_client_free(s->client);
         ev_async_stop(s->loop, &s->wakeup);
+        ev_run(s->loop, 0); /* whatever the free left to finish */
         ev_loop_destroy(s->loop);
         pthread_mutex_destroy(&s->mu);
         free(s);
@@ -254,4 +283,48 @@ int redlock_sync_release(redlock_sync *s, redlock_lock *lock, redlock_result **r
         return REDLOCK_EINVAL;
     rl_sync_request req = {.kind = RL_SYNC_RELEASE, .lock = lock};
     return sync_call(s, &req, result_out);
+}
+
+int redlock_sync_auto_extend(redlock_sync *s, redlock_lock *lock, redlock_lost_cb on_lost,
+                             void *arg)
+{
+    if (s == NULL || lock == NULL)
+        return REDLOCK_EINVAL;
+    rl_sync_request req = {
+        .kind = RL_SYNC_AUTO_EXTEND, .lock = lock, .on_lost = on_lost, .lost_arg = arg};
+    return sync_call(s, &req, NULL);
+}
+
+int redlock_sync_inspect(redlock_sync *s, const void *resource, size_t resource_len,
+                         redlock_result **result_out)
+{
+    if (result_out != NULL)
+        *result_out = NULL;
+    if (s == NULL || !rl_resource_valid(resource, resource_len))
+        return REDLOCK_EINVAL;
+    rl_sync_request req = {
+        .kind = RL_SYNC_INSPECT, .resource = resource, .resource_len = resource_len};
+    return sync_call(s, &req, result_out);
+}
+
+int redlock_sync_ping(redlock_sync *s, redlock_result **result_out)
+{
+    if (result_out != NULL)
+        *result_out = NULL;
+    if (s == NULL)
+        return REDLOCK_EINVAL;
+    rl_sync_request req = {.kind = RL_SYNC_PING};
+    return sync_call(s, &req, result_out);
+}
+
+bool rl_sync_on_io_thread(const redlock_sync *s)
+{
+    return pthread_equal(pthread_self(), s->thread);
+}
+
+void rl_sync_destroy_lock(redlock_sync *s, redlock_lock *lock)
+{
+    rl_sync_request req = {.kind = RL_SYNC_DESTROY_LOCK, .lock = lock};
+    if (sync_call(s, &req, NULL) != REDLOCK_OK)
+        rl_lock_destroy(lock); /* the I/O thread is gone: nothing else touches it */
 }

@@ -36,7 +36,9 @@
  *   lock is held across a network round trip. The log callback of a
  *   redlock_sync is called from its I/O thread.
  * - A redlock_lock handle may be used by one thread at a time. Different
- *   handles may be used from different threads freely.
+ *   handles may be used from different threads freely. Its state, validity
+ *   and lost fd may be read from any thread, also while the blocking
+ *   client's I/O thread auto-extends it.
  * - redlock_config objects are not synchronised; build one, then share it
  *   read-only (clients copy what they need at creation).
  *
@@ -221,6 +223,10 @@ typedef struct redlock_master_result {
     int outcome;        /* a redlock_master_outcome */
     const char *detail; /* error reply or connection error; NULL when none */
     int64_t latency_us; /* from send to reply; -1 without a reply */
+    /* Inspect only (see redlock_inspect_async()); otherwise NULL, 0, -2. */
+    const char *value;  /* the key's value, NUL-terminated; NULL when absent */
+    size_t value_len;
+    int64_t pttl_ms;    /* the key's PTTL: -2 absent, -1 no expiry */
 } redlock_master_result;
 
 /*
@@ -258,9 +264,9 @@ typedef struct redlock_lock redlock_lock;
 REDLOCK_API int redlock_lock_new(redlock_lock **out, const void *resource,
                                  size_t resource_len, const void *value, size_t value_len,
                                  int64_t ttl_ms);
-/* Forget a handle (it does not release the lock). Safe while an operation on
- * it is in flight: that operation completes without touching it. NULL is
- * allowed. */
+/* Forget a handle (it does not release the lock) and stop its
+ * auto-extension. Safe while an operation on it is in flight: that operation
+ * completes without touching it. NULL is allowed. */
 REDLOCK_API void redlock_lock_free(redlock_lock *lock);
 REDLOCK_API const void *redlock_lock_resource(const redlock_lock *lock, size_t *len);
 /* The value, NUL-terminated for convenience; len (may be NULL) gets its length. */
@@ -269,6 +275,27 @@ REDLOCK_API const char *redlock_lock_value(const redlock_lock *lock, size_t *len
  * do not rely on the lock (it ran out, was released, or is unknown). */
 REDLOCK_API int64_t redlock_lock_validity_ms(const redlock_lock *lock);
 REDLOCK_API int64_t redlock_lock_ttl_ms(const redlock_lock *lock);
+
+typedef enum redlock_lock_state {
+    REDLOCK_LOCK_HELD = 0,   /* validity left: the holder may act */
+    REDLOCK_LOCK_EXPIRED,    /* its validity ran out */
+    REDLOCK_LOCK_LOST,       /* auto-extension failed (the lost callback ran) */
+    REDLOCK_LOCK_RELEASED,   /* released, or released by freeing its client */
+    REDLOCK_LOCK_UNKNOWN     /* made from a value, never extended */
+} redlock_lock_state;
+
+/* The lock's state now. Safe to call from any thread, also while the
+ * blocking client's I/O thread auto-extends the lock. */
+REDLOCK_API int redlock_lock_get_state(const redlock_lock *lock);
+/* "held", "expired", "lost", "released", "unknown"; "invalid" otherwise. */
+REDLOCK_API const char *redlock_lock_state_name(int state);
+/*
+ * A file descriptor that becomes readable when the lock is lost (for
+ * poll(2), select(2) or an event loop), created on the first call and owned
+ * by the handle (closed by redlock_lock_free()). Never read from it. Safe
+ * from any thread. Returns -1 with errno set when it cannot be created.
+ */
+REDLOCK_API int redlock_lock_lost_fd(redlock_lock *lock);
 
 /* ------------------------------------------------------------------------ */
 /* Acquire options                                                           */
@@ -301,9 +328,13 @@ typedef struct redlock_client redlock_client;
 REDLOCK_API int redlock_client_new(redlock_client **out, const redlock_config *cfg,
                                    struct ev_loop *loop);
 /*
- * Cancel operations in flight (their callbacks run with REDLOCK_ECANCELED),
- * close every connection and free the client. Locks still held are not
- * released here; they expire after their TTL. NULL is allowed.
+ * Free the client: cancel operations in flight (their callbacks run with
+ * REDLOCK_ECANCELED), stop auto-extensions, and release every lock it
+ * acquired that was not released yet (their handles stay valid, in state
+ * REDLOCK_LOCK_RELEASED, and must still be freed). Returns at once; the
+ * releases and the closing of connections finish on the loop within one
+ * command timeout, so keep running the loop until ev_run() returns before
+ * destroying it. NULL is allowed.
  */
 REDLOCK_API void redlock_client_free(redlock_client *client);
 
@@ -346,6 +377,38 @@ REDLOCK_API int redlock_extend_async(redlock_client *client, redlock_lock *lock,
 REDLOCK_API int redlock_release_async(redlock_client *client, redlock_lock *lock,
                                       redlock_done_cb cb, void *arg);
 
+/* Called when an auto-extended lock is lost; status says why:
+ * REDLOCK_ENOTOWNER (our value is gone from a quorum: it expired or was
+ * taken), REDLOCK_EEXPIRED, or the reason the masters could not be reached
+ * (REDLOCK_ENOQUORUM, EAUTH, EREPLY). */
+typedef void (*redlock_lost_cb)(redlock_lock *lock, int status, void *arg);
+
+/*
+ * Keep a held lock extended in the background: every ttl/3 an extend by the
+ * lock's TTL, retried after failures. When no extension has succeeded and
+ * less than ttl/6 of validity is left, or a quorum says the value is no
+ * longer ours, the lock is lost: its state becomes REDLOCK_LOCK_LOST, its
+ * lost fd becomes readable, and on_lost (may be NULL) is called at once,
+ * while some validity may remain for the holder to stop. Releasing the lock,
+ * freeing its handle or freeing the client stops the extension. The lock
+ * must have been acquired by this client (or extended successfully by it).
+ * REDLOCK_EEXPIRED when no validity is left, REDLOCK_EBUSY when another
+ * operation is in flight on the lock or it is already auto-extended.
+ */
+REDLOCK_API int redlock_auto_extend_async(redlock_client *client, redlock_lock *lock,
+                                          redlock_lost_cb on_lost, void *arg);
+
+/*
+ * Ask every master about resource: each master's result gets the key's
+ * value (value, value_len; NULL when absent) and PTTL (pttl_ms). Completes
+ * with REDLOCK_OK when a quorum answered, else ENOQUORUM, EAUTH or EREPLY.
+ */
+REDLOCK_API int redlock_inspect_async(redlock_client *client, const void *resource,
+                                      size_t resource_len, redlock_done_cb cb, void *arg);
+/* PING every master; latency_us per master. REDLOCK_OK when a quorum
+ * answered. */
+REDLOCK_API int redlock_ping_async(redlock_client *client, redlock_done_cb cb, void *arg);
+
 /* ------------------------------------------------------------------------ */
 /* Blocking client, for threaded programs                                    */
 
@@ -354,8 +417,10 @@ typedef struct redlock_sync redlock_sync;
 /* Start the I/O thread and begin connecting. REDLOCK_ESYS if a thread or
  * loop cannot be created. */
 REDLOCK_API int redlock_sync_new(redlock_sync **out, const redlock_config *cfg);
-/* Stop the I/O thread and free. No other thread may be using it. NULL is
- * allowed. */
+/* Release the locks it acquired and has not released (see
+ * redlock_client_free()), waiting at most one command timeout for them,
+ * then stop the I/O thread and free. No other thread may be using it.
+ * NULL is allowed. */
 REDLOCK_API void redlock_sync_free(redlock_sync *sync);
 
 /*
@@ -372,6 +437,14 @@ REDLOCK_API int redlock_sync_extend(redlock_sync *sync, redlock_lock *lock, int6
                                     redlock_result **result_out);
 REDLOCK_API int redlock_sync_release(redlock_sync *sync, redlock_lock *lock,
                                      redlock_result **result_out);
+/* Start auto-extension (see redlock_auto_extend_async()). on_lost runs on
+ * the I/O thread; a holder may instead poll redlock_lock_get_state() or wait on
+ * redlock_lock_lost_fd(). */
+REDLOCK_API int redlock_sync_auto_extend(redlock_sync *sync, redlock_lock *lock,
+                                         redlock_lost_cb on_lost, void *arg);
+REDLOCK_API int redlock_sync_inspect(redlock_sync *sync, const void *resource,
+                                     size_t resource_len, redlock_result **result_out);
+REDLOCK_API int redlock_sync_ping(redlock_sync *sync, redlock_result **result_out);
 
 #ifdef __cplusplus
 }

@@ -29,6 +29,9 @@ typedef struct harness {
 void harness_start(harness *h, size_t n, const fleet_options *opts);
 /* Create the client from h->cfg. */
 void harness_connect(harness *h);
+/* Free the client (if any) and run the loop until it has finished (its
+ * releases sent, its connections closed): no watcher may be left. */
+void harness_free_client(harness *h);
 /* Free the client (if any), the config, the loop and stop the fleet. */
 void harness_stop(harness *h);
 
@@ -38,6 +41,8 @@ int harness_acquire(harness *h, const void *res, size_t len, const redlock_acqui
                     redlock_lock **lock_out, redlock_result **result_out);
 int harness_extend(harness *h, redlock_lock *lock, int64_t ttl_ms, redlock_result **result_out);
 int harness_release(harness *h, redlock_lock *lock, redlock_result **result_out);
+int harness_inspect(harness *h, const void *res, size_t len, redlock_result **result_out);
+int harness_ping(harness *h, redlock_result **result_out);
 
 /* Run the loop for ms milliseconds (lets connections settle, replies land). */
 void harness_run_for(harness *h, int ms);

@@ -3,6 +3,7 @@
 #include "fleet.h"
 
 #include <criterion/criterion.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -190,4 +191,89 @@ Test(sync, a_dead_master_does_not_hang_a_blocking_call)
     redlock_result_free(r);
     redlock_sync_free(s);
     cr_assert_eq(fleet_resume(masters, 1), 0);
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+Test(sync, auto_extension_and_the_lost_fd)
+{
+    redlock_sync *s = NULL;
+    cr_assert_eq(redlock_sync_new(&s, cfg), REDLOCK_OK);
+    redlock_acquire_options o;
+    redlock_acquire_options_init(&o);
+    o.ttl_ms = 900;
+    redlock_lock *lock = NULL;
+    cr_assert_eq(redlock_sync_acquire(s, "watched", 7, &o, &lock, NULL), REDLOCK_OK);
+    int fd = redlock_lock_lost_fd(lock);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(redlock_sync_auto_extend(s, lock, NULL, NULL), REDLOCK_OK);
+
+    /* The I/O thread extends it while this thread reads its state. */
+    double until = mono_ms() + 2000;
+    int min_validity = 1000000;
+    while (mono_ms() < until) {
+        cr_assert_eq(redlock_lock_get_state(lock), REDLOCK_LOCK_HELD);
+        int v = (int)redlock_lock_validity_ms(lock);
+        min_validity = v < min_validity ? v : min_validity;
+        sleep_ms(20);
+    }
+    cr_assert_gt(min_validity, 0);
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    cr_assert_eq(poll(&p, 1, 0), 0, "not lost yet");
+
+    /* Stop a majority: the holder learns it through the fd, in time. */
+    for (size_t i = 0; i < 3; i++)
+        cr_assert_eq(fleet_pause(masters, i), 0);
+    cr_assert_eq(poll(&p, 1, 3000), 1, "never told the lock was lost");
+    int64_t left = redlock_lock_validity_ms(lock);
+    cr_assert_eq(redlock_lock_get_state(lock), REDLOCK_LOCK_LOST);
+    cr_assert(left >= 0 && left <= 160, "%lld ms of validity left when told", (long long)left);
+    for (size_t i = 0; i < 3; i++)
+        cr_assert_eq(fleet_resume(masters, i), 0);
+
+    redlock_lock_free(lock); /* handed to the I/O thread */
+    redlock_sync_free(s);
+}
+
+Test(sync, freeing_the_client_releases_its_locks)
+{
+    redlock_sync *s = NULL;
+    cr_assert_eq(redlock_sync_new(&s, cfg), REDLOCK_OK);
+    redlock_lock *a = NULL, *b = NULL;
+    cr_assert_eq(redlock_sync_acquire(s, "a", 1, NULL, &a, NULL), REDLOCK_OK);
+    cr_assert_eq(redlock_sync_acquire(s, "b", 1, NULL, &b, NULL), REDLOCK_OK);
+    cr_assert_eq(redlock_sync_auto_extend(s, b, NULL, NULL), REDLOCK_OK);
+    redlock_sync_free(s);
+    cr_assert_eq(redlock_lock_get_state(a), REDLOCK_LOCK_RELEASED);
+    cr_assert_eq(redlock_lock_get_state(b), REDLOCK_LOCK_RELEASED);
+    for (size_t i = 0; i < 5; i++) {
+        cr_assert_eq(fleet_pttl(masters, i, "a", 1), -2);
+        cr_assert_eq(fleet_pttl(masters, i, "b", 1), -2);
+    }
+    redlock_lock_free(a);
+    redlock_lock_free(b);
+}
+
+Test(sync, inspect_and_ping)
+{
+    redlock_sync *s = NULL;
+    cr_assert_eq(redlock_sync_new(&s, cfg), REDLOCK_OK);
+    redlock_lock *lock = NULL;
+    cr_assert_eq(redlock_sync_acquire(s, "looked-at", 9, NULL, &lock, NULL), REDLOCK_OK);
+    sleep_ms(50);
+    redlock_result *r = NULL;
+    cr_assert_eq(redlock_sync_inspect(s, "looked-at", 9, &r), REDLOCK_OK);
+    for (unsigned i = 0; i < r->master_count; i++)
+        cr_assert_str_eq(r->masters[i].value, redlock_lock_value(lock, NULL));
+    redlock_result_free(r);
+    cr_assert_eq(redlock_sync_ping(s, &r), REDLOCK_OK);
+    cr_assert_eq(r->master_count, 5);
+    redlock_result_free(r);
+    cr_assert_eq(redlock_sync_release(s, lock, NULL), REDLOCK_OK);
+    redlock_lock_free(lock);
+    redlock_sync_free(s);
 }

@@ -1,0 +1,70 @@
+/* An operation that is one round: extend, release, inspect, ping. */
+#include "round_op.h"
+
+#include <stdlib.h>
+
+static void round_op_cancel(rl_op *op)
+{
+    rl_round_op_complete((rl_round_op *)op, REDLOCK_ECANCELED, 0, 0);
+}
+
+int rl_round_op_check_lock(redlock_client *client, redlock_lock *lock)
+{
+    if (client == NULL || lock == NULL)
+        return REDLOCK_EINVAL;
+    if (client->closing)
+        return REDLOCK_ECANCELED;
+    if (lock->busy != NULL)
+        return REDLOCK_EBUSY;
+    return REDLOCK_OK;
+}
+
+int rl_round_op_start(rl_round_op *op, redlock_client *client, redlock_lock *lock,
+                      rl_round_kind kind, char *cmd, int cmd_len, rl_round_decided_fn on_decided,
+                      redlock_done_cb cb, void *arg)
+{
+    if (cmd_len < 0) {
+        free(op);
+        return REDLOCK_ENOMEM;
+    }
+    op->client = client;
+    op->cb = cb;
+    op->arg = arg;
+    op->start_us = rl_now_us();
+    op->op.cancel = round_op_cancel;
+    op->round = rl_round_start(client, kind, cmd, (size_t)cmd_len, NULL, on_decided, op);
+    if (op->round == NULL) {
+        free(op);
+        return REDLOCK_ENOMEM;
+    }
+    if (lock != NULL)
+        rl_lock_claim(lock, &op->use);
+    rl_client_add_op(client, &op->op);
+    return REDLOCK_OK;
+}
+
+void rl_round_op_complete(rl_round_op *op, int status, int64_t validity_ms,
+                          unsigned masters_locked)
+{
+    redlock_client *client = op->client;
+    rl_result_info info = {
+        .status = status,
+        .round = op->round,
+        .validity_ms = validity_ms,
+        .total_us = rl_now_us() - op->start_us,
+        .attempts = 1,
+        .masters_locked = masters_locked,
+    };
+    redlock_result fallback;
+    redlock_result *result = op->cb ? rl_result_build(client, &info, &fallback) : NULL;
+
+    rl_client_remove_op(&op->op);
+    rl_lock_unclaim(&op->use);
+    rl_round_detach(op->round, false);
+    redlock_done_cb cb = op->cb;
+    void *arg = op->arg;
+    free(op);
+    if (cb != NULL)
+        cb(status, result, arg);
+    rl_result_discard(result, &fallback);
+}

@@ -1,0 +1,190 @@
+/*
+ * Auto-extension ("watchdog"): keep a held lock extended in the background.
+ *
+ *   WAITING --tick (ttl/3 after the last extension)--> EXTENDING
+ *   EXTENDING --ok--> WAITING
+ *   EXTENDING --no quorum--> WAITING (retry after a short delay)
+ *   EXTENDING --not ours / expired--> LOST
+ *   any --guard: less than ttl/6 of validity left, unextended--> LOST
+ *
+ * The guard fires before the validity ends, so a holder told that its lock
+ * is lost still has a little time to stop before anyone else can take it.
+ */
+#include "random.h"
+#include "round_op.h"
+
+#include <stdlib.h>
+
+/* Extensions are retried no faster than this after a failure. */
+#define RL_WATCHDOG_MIN_RETRY_US 10000
+
+struct rl_watchdog {
+    redlock_client *client;
+    redlock_lock *lock;
+    redlock_lost_cb on_lost;
+    void *arg;
+    int last_failure;       /* status of the last failed extension */
+    rl_round_op *extending; /* our extension in flight, or NULL */
+    ev_timer tick;          /* the next extension */
+    ev_timer guard;         /* lost unless extended by then */
+};
+
+static int64_t lock_ttl_ms(const rl_watchdog *wd)
+{
+    int64_t ttl = atomic_load(&wd->lock->ttl_ms);
+    return ttl > 0 ? ttl : rl_client_setting(wd->client, REDLOCK_TTL_MS);
+}
+
+static int64_t interval_us(const rl_watchdog *wd)
+{
+    return lock_ttl_ms(wd) * 1000 / 3;
+}
+
+static int64_t margin_us(const rl_watchdog *wd)
+{
+    return lock_ttl_ms(wd) * 1000 / 6;
+}
+
+static void arm_at(rl_watchdog *wd, ev_timer *timer, int64_t at_us)
+{
+    int64_t delay = at_us - rl_now_us();
+    ev_timer_stop(wd->client->loop, timer);
+    ev_timer_set(timer, delay > 0 ? (double)delay / 1e6 : 0., 0.);
+    ev_timer_start(wd->client->loop, timer);
+}
+
+/* Schedule the regular extension and the guard from the lock's deadline:
+ * the last extension (or the acquire) started ttl - drift before it. */
+static void schedule_from_deadline(rl_watchdog *wd)
+{
+    int64_t ttl_ms = lock_ttl_ms(wd);
+    int64_t deadline = rl_lock_deadline(wd->lock);
+    int64_t started = deadline - (ttl_ms * 1000 - rl_drift_us(ttl_ms, wd->client->cfg->drift_factor));
+    arm_at(wd, &wd->tick, started + interval_us(wd));
+    arm_at(wd, &wd->guard, deadline - margin_us(wd));
+}
+
+static void schedule_retry(rl_watchdog *wd)
+{
+    int64_t delay = (rl_client_setting(wd->client, REDLOCK_RETRY_DELAY_MS) +
+                     rl_random_jitter(rl_client_setting(wd->client, REDLOCK_RETRY_JITTER_MS))) *
+                    1000;
+    if (delay < RL_WATCHDOG_MIN_RETRY_US)
+        delay = RL_WATCHDOG_MIN_RETRY_US;
+    if (delay > interval_us(wd))
+        delay = interval_us(wd);
+    arm_at(wd, &wd->tick, rl_now_us() + delay);
+}
+
+void rl_watchdog_stop(redlock_lock *lock)
+{
+    rl_watchdog *wd = lock->watchdog;
+    if (wd == NULL)
+        return;
+    ev_timer_stop(wd->client->loop, &wd->tick);
+    ev_timer_stop(wd->client->loop, &wd->guard);
+    if (wd->extending != NULL) {
+        /* Let it finish unheard and without touching the lock. */
+        wd->extending->cb = NULL;
+        rl_lock_unclaim(&wd->extending->use);
+    }
+    lock->watchdog = NULL;
+    free(wd);
+}
+
+static void watchdog_lost(rl_watchdog *wd, int status)
+{
+    redlock_lock *lock = wd->lock;
+    redlock_lost_cb on_lost = wd->on_lost;
+    void *arg = wd->arg;
+    rl_log(&wd->client->log, REDLOCK_LOG_WARN,
+           "lock lost (%lld ms of validity left, %lld ms TTL): %s",
+           (long long)redlock_lock_validity_ms(lock), (long long)lock_ttl_ms(wd),
+           redlock_strerror(status));
+    rl_watchdog_stop(lock);
+    rl_lock_mark_lost(lock);
+    if (on_lost != NULL)
+        on_lost(lock, status, arg);
+}
+
+static void watchdog_on_extended(int status, const redlock_result *result, void *arg)
+{
+    rl_watchdog *wd = arg;
+    wd->extending = NULL;
+    if (status == REDLOCK_OK) {
+        rl_log(&wd->client->log, REDLOCK_LOG_DEBUG, "lock auto-extended: %lld ms of validity",
+               (long long)result->validity_ms);
+        schedule_from_deadline(wd);
+    } else if (status == REDLOCK_ENOTOWNER || status == REDLOCK_EEXPIRED) {
+        watchdog_lost(wd, status);
+    } else {
+        /* Masters unreachable for now: try again while validity lasts; the
+         * guard decides when it is too late. */
+        wd->last_failure = status;
+        schedule_retry(wd);
+    }
+}
+
+static void watchdog_on_tick(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    rl_watchdog *wd = w->data;
+    redlock_lock *lock = wd->lock;
+    if (lock->busy != NULL) {
+        schedule_retry(wd); /* the holder's own operation is in flight */
+        return;
+    }
+    int rc = redlock_extend_async(wd->client, lock, 0, watchdog_on_extended, wd);
+    if (rc == REDLOCK_OK) {
+        wd->extending = rl_container_of(lock->busy, rl_round_op, use);
+    } else if (rc == REDLOCK_EEXPIRED) {
+        watchdog_lost(wd, rc);
+    } else {
+        wd->last_failure = rc;
+        schedule_retry(wd);
+    }
+}
+
+static void watchdog_on_guard(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    rl_watchdog *wd = w->data;
+    int64_t left = rl_lock_deadline(wd->lock) - rl_now_us();
+    if (left > margin_us(wd)) {
+        arm_at(wd, &wd->guard, rl_lock_deadline(wd->lock) - margin_us(wd));
+        return;
+    }
+    watchdog_lost(wd, wd->last_failure);
+}
+
+int redlock_auto_extend_async(redlock_client *client, redlock_lock *lock, redlock_lost_cb on_lost,
+                              void *arg)
+{
+    if (client == NULL || lock == NULL || (lock->owner != NULL && lock->owner != client))
+        return REDLOCK_EINVAL;
+    if (client->closing)
+        return REDLOCK_ECANCELED;
+    if (lock->watchdog != NULL || lock->busy != NULL)
+        return REDLOCK_EBUSY;
+    int64_t deadline = rl_lock_deadline(lock);
+    if (deadline == RL_DEADLINE_UNKNOWN)
+        return REDLOCK_EINVAL; /* nothing known to extend: extend it once first */
+    if (atomic_load(&lock->phase) != RL_LOCK_ACTIVE || deadline <= rl_now_us())
+        return REDLOCK_EEXPIRED;
+
+    rl_watchdog *wd = calloc(1, sizeof(*wd));
+    if (wd == NULL)
+        return REDLOCK_ENOMEM;
+    wd->client = client;
+    wd->lock = lock;
+    wd->on_lost = on_lost;
+    wd->arg = arg;
+    wd->last_failure = REDLOCK_ENOQUORUM;
+    ev_timer_init(&wd->tick, watchdog_on_tick, 0., 0.);
+    ev_timer_init(&wd->guard, watchdog_on_guard, 0., 0.);
+    wd->tick.data = wd->guard.data = wd;
+    if (lock->owner == NULL)
+        rl_lock_register(client, lock);
+    lock->watchdog = wd;
+    atomic_store(&lock->watched, true);
+    schedule_from_deadline(wd);
+    return REDLOCK_OK;
+}

@@ -1,0 +1,242 @@
+/* Auto-extension and lock-lost notification, inspect and ping, and locks
+ * released by freeing their client. */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+#include <poll.h>
+#include <string.h>
+#include <time.h>
+
+static harness h;
+
+static void five_masters(void)
+{
+    harness_start(&h, 5, NULL);
+}
+
+static void teardown(void)
+{
+    harness_stop(&h);
+}
+
+TestSuite(watchdog, .init = five_masters, .fini = teardown, .timeout = 90);
+
+typedef struct lost_record {
+    int calls;
+    int status;
+    int64_t validity_at_loss_ms;
+    double at_ms;
+} lost_record;
+
+static void record_loss(redlock_lock *lock, int status, void *arg)
+{
+    lost_record *rec = arg;
+    rec->calls++;
+    rec->status = status;
+    rec->validity_at_loss_ms = redlock_lock_validity_ms(lock);
+    rec->at_ms = now_ms();
+    cr_assert_eq(redlock_lock_get_state(lock), REDLOCK_LOCK_LOST);
+}
+
+static bool lost_called(harness *hh, void *arg)
+{
+    (void)hh;
+    return ((lost_record *)arg)->calls > 0;
+}
+
+static redlock_lock *acquire(const char *resource, int64_t ttl_ms)
+{
+    redlock_lock *lock = NULL;
+    redlock_acquire_options o = harness_options(ttl_ms, 0);
+    cr_assert_eq(harness_acquire(&h, resource, strlen(resource), &o, &lock, NULL), REDLOCK_OK);
+    return lock;
+}
+
+static size_t masters_holding(const redlock_lock *lock)
+{
+    size_t len, value_len;
+    const void *res = redlock_lock_resource(lock, &len);
+    const char *value = redlock_lock_value(lock, &value_len);
+    return fleet_count_value(h.fleet, res, len, value, value_len);
+}
+
+Test(watchdog, keeps_a_lock_alive_for_many_ttls)
+{
+    harness_connect(&h);
+    redlock_lock *lock = acquire("kept", 600);
+    lost_record rec = {0};
+    cr_assert_eq(redlock_auto_extend_async(h.client, lock, record_loss, &rec), REDLOCK_OK);
+    cr_assert_eq(redlock_auto_extend_async(h.client, lock, record_loss, &rec), REDLOCK_EBUSY);
+    harness_run_for(&h, 2500); /* four TTLs */
+    cr_assert_eq(rec.calls, 0);
+    cr_assert_eq(redlock_lock_get_state(lock), REDLOCK_LOCK_HELD);
+    cr_assert_gt(redlock_lock_validity_ms(lock), 200);
+    cr_assert_geq(masters_holding(lock), 3);
+    long long pttl = fleet_pttl(h.fleet, 0, "kept", 4);
+    cr_assert(pttl > 0 && pttl <= 600, "PTTL %lld", pttl);
+
+    /* Releasing stops the extension; nothing is lost, nothing remains. */
+    cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
+    cr_assert_eq(redlock_lock_get_state(lock), REDLOCK_LOCK_RELEASED);
+    harness_run_for(&h, 800);
+    cr_assert_eq(rec.calls, 0);
+    for (size_t i = 0; i < 5; i++)
+        cr_assert_eq(fleet_pttl(h.fleet, i, "kept", 4), -2);
+    redlock_lock_free(lock);
+}
+
+Test(watchdog, a_stopped_majority_loses_the_lock_before_its_validity_ends)
+{
+    harness_connect(&h);
+    redlock_lock *lock = acquire("stopped", 1500);
+    lost_record rec = {0};
+    int fd = redlock_lock_lost_fd(lock);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(redlock_lock_lost_fd(lock), fd, "one fd per handle");
+    cr_assert_eq(redlock_auto_extend_async(h.client, lock, record_loss, &rec), REDLOCK_OK);
+    for (size_t i = 0; i < 3; i++)
+        cr_assert_eq(fleet_pause(h.fleet, i), 0);
+    double paused_at = now_ms();
+    cr_assert(harness_wait_until(&h, lost_called, &rec, 5000), "never told the lock was lost");
+    cr_assert_eq(rec.calls, 1);
+    /* Told while validity remained (at most ttl/6 = 250 ms of it). */
+    cr_assert_gt(rec.validity_at_loss_ms, 0, "told too late");
+    cr_assert_leq(rec.validity_at_loss_ms, 260);
+    cr_assert_lt(rec.at_ms - paused_at, 1500.0);
+    cr_assert(rec.status == REDLOCK_ENOQUORUM, "status %s", redlock_status_name(rec.status));
+    cr_assert_eq(redlock_lock_get_state(lock), REDLOCK_LOCK_LOST);
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    cr_assert_eq(poll(&p, 1, 0), 1, "the lost fd must be readable");
+    cr_assert(strstr(h.log, "lock lost") != NULL);
+
+    /* The lost lock can still be released (to clean the live masters); once
+     * the stopped masters run again the key is gone or expires. */
+    harness_release(&h, lock, NULL);
+    for (size_t i = 0; i < 3; i++)
+        cr_assert_eq(fleet_resume(h.fleet, i), 0);
+    harness_run_for(&h, 100);
+    for (size_t i = 0; i < 5; i++) {
+        long long pttl = fleet_pttl(h.fleet, i, "stopped", 7);
+        cr_assert(pttl == -2 || (pttl > 0 && pttl <= 1500), "master %zu: PTTL %lld", i, pttl);
+    }
+    redlock_lock_free(lock);
+}
+
+Test(watchdog, a_lock_taken_over_is_lost_at_once)
+{
+    harness_connect(&h);
+    redlock_lock *lock = acquire("taken", 3000);
+    lost_record rec = {0};
+    cr_assert_eq(redlock_auto_extend_async(h.client, lock, record_loss, &rec), REDLOCK_OK);
+    /* Someone overwrites the key everywhere (an operator, a broken client). */
+    for (size_t i = 0; i < 5; i++)
+        cr_assert_eq(fleet_set(h.fleet, i, "taken", 5, "intruder", 8, 60000), 0);
+    double t0 = now_ms();
+    cr_assert(harness_wait_until(&h, lost_called, &rec, 3000));
+    cr_assert_eq(rec.status, REDLOCK_ENOTOWNER);
+    /* At the first extension (ttl/3), not at the guard. */
+    cr_assert_lt(now_ms() - t0, 1500.0);
+    /* The masters said the value is not ours: no validity to rely on. */
+    cr_assert_leq(rec.validity_at_loss_ms, 0);
+    redlock_lock_free(lock);
+    /* The intruder's key is untouched. */
+    cr_assert_eq(fleet_count_value(h.fleet, "taken", 5, "intruder", 8), 5);
+}
+
+Test(watchdog, freeing_the_handle_stops_the_extension)
+{
+    harness_connect(&h);
+    redlock_lock *lock = acquire("forgotten", 400);
+    cr_assert_eq(redlock_auto_extend_async(h.client, lock, NULL, NULL), REDLOCK_OK);
+    harness_run_for(&h, 300);
+    redlock_lock_free(lock);
+    harness_run_for(&h, 800); /* longer than a TTL without extensions */
+    for (size_t i = 0; i < 5; i++)
+        cr_assert_eq(fleet_pttl(h.fleet, i, "forgotten", 9), -2);
+}
+
+Test(watchdog, the_holder_may_still_extend_and_releases_while_an_extension_is_in_flight)
+{
+    harness_connect(&h);
+    redlock_lock *lock = acquire("both", 300);
+    cr_assert_eq(redlock_auto_extend_async(h.client, lock, NULL, NULL), REDLOCK_OK);
+    cr_assert_eq(harness_extend(&h, lock, 0, NULL), REDLOCK_OK);
+    /* Release right when the first automatic extension goes out. */
+    harness_run_for(&h, 100);
+    cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
+    harness_run_for(&h, 400);
+    for (size_t i = 0; i < 5; i++)
+        cr_assert_eq(fleet_pttl(h.fleet, i, "both", 4), -2);
+    redlock_lock_free(lock);
+}
+
+Test(watchdog, auto_extension_needs_a_known_validity)
+{
+    harness_connect(&h);
+    redlock_lock *adopted = NULL;
+    cr_assert_eq(redlock_lock_new(&adopted, "x", 1, "v", 1, 1000), REDLOCK_OK);
+    cr_assert_eq(redlock_lock_get_state(adopted), REDLOCK_LOCK_UNKNOWN);
+    cr_assert_eq(redlock_auto_extend_async(h.client, adopted, NULL, NULL), REDLOCK_EINVAL);
+    redlock_lock_free(adopted);
+    redlock_lock *lock = acquire("brief", 100);
+    harness_run_for(&h, 150);
+    cr_assert_eq(redlock_lock_get_state(lock), REDLOCK_LOCK_EXPIRED);
+    cr_assert_eq(redlock_auto_extend_async(h.client, lock, NULL, NULL), REDLOCK_EEXPIRED);
+    redlock_lock_free(lock);
+    cr_assert_str_eq(redlock_lock_state_name(REDLOCK_LOCK_LOST), "lost");
+    cr_assert_str_eq(redlock_lock_state_name(42), "invalid");
+}
+
+Test(watchdog, freeing_the_client_releases_what_it_holds)
+{
+    harness_connect(&h);
+    redlock_lock *plain = acquire("plain", 30000);
+    redlock_lock *extended = acquire("extended", 30000);
+    cr_assert_eq(redlock_auto_extend_async(h.client, extended, NULL, NULL), REDLOCK_OK);
+    harness_run_for(&h, 50);
+    cr_assert_geq(masters_holding(plain), 3);
+    harness_free_client(&h);
+    cr_assert_eq(redlock_lock_get_state(plain), REDLOCK_LOCK_RELEASED);
+    cr_assert_eq(redlock_lock_get_state(extended), REDLOCK_LOCK_RELEASED);
+    cr_assert_eq(masters_holding(plain), 0);
+    cr_assert_eq(masters_holding(extended), 0);
+    redlock_lock_free(plain);
+    redlock_lock_free(extended);
+}
+
+Test(watchdog, inspect_shows_every_masters_value_and_pttl)
+{
+    harness_connect(&h);
+    redlock_lock *lock = acquire("seen", 20000);
+    harness_run_for(&h, 50);
+    cr_assert_eq(fleet_kill(h.fleet, 4), 0);
+    harness_run_for(&h, 50);
+
+    cr_assert_eq(redlock_inspect_async(h.client, "seen", 4, NULL, NULL), REDLOCK_EINVAL);
+    redlock_result *r = NULL;
+    cr_assert_eq(harness_inspect(&h, "seen", 4, &r), REDLOCK_OK);
+    cr_assert_eq(r->master_count, 5);
+    for (unsigned i = 0; i < 4; i++) {
+        cr_assert_eq(r->masters[i].outcome, REDLOCK_MASTER_OK);
+        cr_assert_not_null(r->masters[i].value);
+        cr_assert_str_eq(r->masters[i].value, redlock_lock_value(lock, NULL));
+        cr_assert(r->masters[i].pttl_ms > 19000 && r->masters[i].pttl_ms <= 20000);
+    }
+    cr_assert_eq(r->masters[4].outcome, REDLOCK_MASTER_NOT_CONNECTED);
+    redlock_result_free(r);
+
+    /* An absent key: no value, PTTL -2. */
+    cr_assert_eq(harness_inspect(&h, "nothing", 7, &r), REDLOCK_OK);
+    cr_assert_null(r->masters[0].value);
+    cr_assert_eq(r->masters[0].pttl_ms, -2);
+    redlock_result_free(r);
+
+    cr_assert_eq(harness_ping(&h, &r), REDLOCK_OK);
+    for (unsigned i = 0; i < 4; i++) {
+        cr_assert_eq(r->masters[i].outcome, REDLOCK_MASTER_OK);
+        cr_assert_geq(r->masters[i].latency_us, 0);
+    }
+    cr_assert_eq(r->masters[4].outcome, REDLOCK_MASTER_NOT_CONNECTED);
+    redlock_result_free(r);
+    redlock_lock_free(lock);
+}

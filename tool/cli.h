@@ -1,0 +1,102 @@
+/* What the redlock tool's files share. The tool uses the public API only. */
+#ifndef REDLOCK_CLI_H
+#define REDLOCK_CLI_H
+
+#include <ev.h>
+#include <redlock/redlock.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sysexits.h>
+
+/* Exit statuses of our own (see docs/cli.md); the rest come from sysexits.h. */
+#define CLI_EXIT_NOT_OURS 1 /* release/extend: the lock is not ours */
+#define CLI_EXIT_LOST 80    /* run: the lock was lost while CMD ran */
+
+#define CLI_MAX_NODES REDLOCK_MAX_NODES
+
+/* The invocation: global options, then the command's state. */
+typedef struct cli {
+    const char *config_path;       /* --config, or NULL */
+    const char *nodes[CLI_MAX_NODES]; /* --node values */
+    size_t node_count;
+    int verbosity;                 /* number of -v */
+    redlock_config *cfg;
+    struct ev_loop *loop;
+    redlock_client *client;
+} cli;
+
+/* "redlock: " + message + newline on stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Parse TIME: an integer of milliseconds, or with a suffix ms, s or m.
+ * Returns 0 and *ms in [min, max], or -1. */
+int cli_parse_duration(const char *text, int64_t min, int64_t max, int64_t *ms);
+
+/* A --node value: HOST:PORT, HOST, [IPV6]:PORT, [IPV6] or unix:/path. */
+typedef struct cli_node {
+    char host[256];  /* or the socket path */
+    int port;        /* 0 for a unix socket */
+    bool is_unix;
+} cli_node;
+int cli_parse_node(const char *text, cli_node *node);
+
+/* Load the config (--config, $REDLOCK_CONFIG, --node, default files) into
+ * c->cfg and set logging. Returns 0, or the exit status after reporting. */
+int cli_load_config(cli *c);
+/* Create the client on the default loop. Returns 0 or an exit status. */
+int cli_connect(cli *c);
+/* cli_load_config(), then cli_connect(). */
+int cli_open(cli *c);
+/* 0, or EX_USAGE after saying why RESOURCE is not acceptable. */
+int cli_check_resource(const char *command, const char *resource);
+/* Exit status for a library status: of release/extend/status/ping, and of
+ * acquire/run (where every "not acquired" is EX_TEMPFAIL). */
+int cli_exit_for(int status);
+int cli_exit_for_acquire(int status);
+/* Free the client, letting it finish (releases, closing connections). */
+void cli_disconnect(cli *c);
+
+/* Blocking forms of the asynchronous operations, run on c->loop. The
+ * result (may be NULL when not wanted) is a copy to free. */
+int cli_acquire(cli *c, const char *resource, const redlock_acquire_options *opts,
+                redlock_lock **lock, redlock_result **result);
+int cli_extend(cli *c, redlock_lock *lock, int64_t ttl_ms, redlock_result **result);
+int cli_release(cli *c, redlock_lock *lock, redlock_result **result);
+int cli_inspect(cli *c, const char *resource, redlock_result **result);
+int cli_ping(cli *c, redlock_result **result);
+
+/* Acquire options from --ttl/--wait values (-1: not given). */
+redlock_acquire_options cli_acquire_options(int64_t ttl_ms, int64_t wait_ms);
+/* "; N of M masters failed, e.g. NAME: DETAIL" when some did, else "". */
+void cli_describe_failures(const redlock_result *r, char *buf, size_t len);
+/* One line on why an acquire failed. */
+void cli_report_not_acquired(const char *resource, int status, const redlock_result *r);
+
+/* JSON output: a string with every byte that needs it escaped. */
+void json_string(FILE *out, const char *s, size_t len);
+/* Text output: bytes with controls and non-ASCII escaped as \xNN. */
+void text_bytes(FILE *out, const char *s, size_t len);
+
+/* Commands: argc/argv start at the command name. Each returns the exit
+ * status. */
+int cmd_run(cli *c, int argc, char **argv);
+int cmd_acquire(cli *c, int argc, char **argv);
+int cmd_release(cli *c, int argc, char **argv);
+int cmd_extend(cli *c, int argc, char **argv);
+int cmd_status(cli *c, int argc, char **argv);
+int cmd_ping(cli *c, int argc, char **argv);
+
+/* Parse a command's options with getopt_long. Calls back for each option;
+ * handles --help (prints usage, returns -2) and reports unknown options
+ * (returns EX_USAGE). Returns 0 with *first_arg the index of the first
+ * operand. */
+typedef struct cli_option {
+    const char *name;  /* long name, without "--" */
+    bool has_arg;
+    int (*apply)(const char *value, void *ctx); /* 0 or EX_USAGE */
+} cli_option;
+int cli_parse_options(int argc, char **argv, const cli_option *options, size_t count,
+                      const char *usage, void *ctx, int *first_arg);
+
+#endif

@@ -1,0 +1,221 @@
+/* acquire, release, extend: one step of a lock managed across commands. */
+#include "cli.h"
+
+#include <string.h>
+
+typedef struct lock_options {
+    int64_t ttl_ms;  /* -1: the config's */
+    int64_t wait_ms; /* -1: the config's retry policy */
+    bool json;
+} lock_options;
+
+static int set_ttl(const char *value, void *ctx)
+{
+    if (cli_parse_duration(value, 1, INT32_MAX, &((lock_options *)ctx)->ttl_ms) != 0) {
+        cli_error("--ttl %s: expected a positive TIME (e.g. 1500, 30s, 2m)", value);
+        return EX_USAGE;
+    }
+    return 0;
+}
+
+static int set_wait(const char *value, void *ctx)
+{
+    if (cli_parse_duration(value, 0, INT32_MAX, &((lock_options *)ctx)->wait_ms) != 0) {
+        cli_error("--wait %s: expected a TIME (e.g. 0, 500ms, 30s)", value);
+        return EX_USAGE;
+    }
+    return 0;
+}
+
+static int set_json(const char *value, void *ctx)
+{
+    (void)value;
+    ((lock_options *)ctx)->json = true;
+    return 0;
+}
+
+/* Parse options, then expect exactly `operands` operands. Returns 0 with
+ * *first set, -2 after --help, or EX_USAGE. */
+static int parse(int argc, char **argv, const cli_option *opts, size_t n, const char *usage,
+                 lock_options *lo, int operands, const char *operand_names, int *first)
+{
+    int rc = cli_parse_options(argc, argv, opts, n, usage, lo, first);
+    if (rc != 0)
+        return rc;
+    if (argc - *first != operands) {
+        cli_error("%s: expected %s (see redlock %s --help)", argv[0], operand_names, argv[0]);
+        return EX_USAGE;
+    }
+    return cli_check_resource(argv[0], argv[*first]);
+}
+
+static const char acquire_usage[] =
+    "Usage: redlock acquire [--ttl TIME] [--wait TIME] [--json] RESOURCE\n"
+    "\n"
+    "Take the lock on RESOURCE and print its value on the first line of stdout\n"
+    "(V=$(redlock acquire R) works). The lock is not extended: it expires after\n"
+    "its TTL unless released (redlock release R \"$V\") or extended first.\n"
+    "\n"
+    "  --ttl TIME    time-to-live (default: the config's ttl_ms)\n"
+    "  --wait TIME   retry until TIME has passed (0: one attempt; default: the\n"
+    "                config's retry_count, retry_delay_ms, retry_jitter_ms)\n"
+    "  --json        print a JSON object instead\n"
+    "\n"
+    "Exit status: 0 acquired, 75 not acquired, 64 usage, 78 configuration.\n";
+
+int cmd_acquire(cli *c, int argc, char **argv)
+{
+    lock_options lo = {-1, -1, false};
+    static const cli_option opts[] = {
+        {"ttl", true, set_ttl}, {"wait", true, set_wait}, {"json", false, set_json}};
+    int first;
+    int rc = parse(argc, argv, opts, 3, acquire_usage, &lo, 1, "RESOURCE", &first);
+    if (rc != 0)
+        return rc == -2 ? 0 : rc;
+    const char *resource = argv[first];
+    if ((rc = cli_open(c)) != 0)
+        return rc;
+
+    redlock_acquire_options o = cli_acquire_options(lo.ttl_ms, lo.wait_ms);
+    redlock_lock *lock = NULL;
+    redlock_result *r = NULL;
+    int status = cli_acquire(c, resource, &o, &lock, &r);
+    static const redlock_result none; /* when copying the result ran out of memory */
+    const redlock_result *shown = r ? r : &none;
+    if (status != REDLOCK_OK) {
+        cli_report_not_acquired(resource, status, r);
+    } else if (lo.json) {
+        printf("{\"resource\":");
+        json_string(stdout, resource, strlen(resource));
+        printf(",\"value\":\"%s\",\"validity_ms\":%lld,\"elapsed_ms\":%lld,\"ttl_ms\":%lld,"
+               "\"nodes_locked\":%u,\"nodes\":%u,\"quorum\":%u,\"attempts\":%u}\n",
+               redlock_lock_value(lock, NULL), (long long)redlock_lock_validity_ms(lock),
+               (long long)shown->elapsed_ms, (long long)redlock_lock_ttl_ms(lock),
+               shown->masters_locked, shown->master_count, shown->quorum, shown->attempts);
+    } else {
+        printf("%s\n", redlock_lock_value(lock, NULL));
+    }
+    redlock_result_free(r);
+    /* Forget the handle: the lock stays until its TTL or a release. */
+    redlock_lock_free(lock);
+    cli_disconnect(c);
+    return cli_exit_for_acquire(status);
+}
+
+/* A handle for RESOURCE VALUE given on the command line. */
+static int adopt(const char *command, const char *resource, const char *value, int64_t ttl_ms,
+                 redlock_lock **lock)
+{
+    size_t len = strlen(value);
+    if (len == 0 || len > REDLOCK_MAX_VALUE_LEN) {
+        cli_error("%s: VALUE must be 1 to %d bytes", command, REDLOCK_MAX_VALUE_LEN);
+        return EX_USAGE;
+    }
+    int rc = redlock_lock_new(lock, resource, strlen(resource), value, len,
+                              ttl_ms < 0 ? 0 : ttl_ms);
+    if (rc != REDLOCK_OK) {
+        cli_error("%s: %s", command, redlock_strerror(rc));
+        return EX_SOFTWARE;
+    }
+    return 0;
+}
+
+/* One line on a release or extend that did not succeed. */
+static void report_failure(const char *what, const char *resource, int status,
+                           const redlock_result *r)
+{
+    char failures[512];
+    cli_describe_failures(r, failures, sizeof(failures));
+    cli_error("%s %s: %s%s", what, resource, redlock_strerror(status), failures);
+}
+
+static const char release_usage[] =
+    "Usage: redlock release [--json] RESOURCE VALUE\n"
+    "\n"
+    "Delete RESOURCE on every master where it still holds VALUE (never a key\n"
+    "holding another value).\n"
+    "\n"
+    "Exit status: 0 released, 1 VALUE was on no master (the lock had expired\n"
+    "or is someone else's), 69 too few masters answered, 64 usage, 78 configuration.\n";
+
+int cmd_release(cli *c, int argc, char **argv)
+{
+    lock_options lo = {-1, -1, false};
+    static const cli_option opts[] = {{"json", false, set_json}};
+    int first;
+    int rc = parse(argc, argv, opts, 1, release_usage, &lo, 2, "RESOURCE VALUE", &first);
+    if (rc != 0)
+        return rc == -2 ? 0 : rc;
+    const char *resource = argv[first];
+    redlock_lock *lock = NULL;
+    if ((rc = adopt("release", resource, argv[first + 1], -1, &lock)) != 0)
+        return rc;
+    if ((rc = cli_open(c)) != 0) {
+        redlock_lock_free(lock);
+        return rc;
+    }
+    redlock_result *r = NULL;
+    int status = cli_release(c, lock, &r);
+    if (lo.json) {
+        printf("{\"resource\":");
+        json_string(stdout, resource, strlen(resource));
+        printf(",\"released\":%s,\"status\":\"%s\",\"nodes_released\":%u}\n",
+               status == REDLOCK_OK ? "true" : "false", redlock_status_name(status),
+               r ? r->masters_locked : 0);
+    }
+    if (status != REDLOCK_OK)
+        report_failure("release", resource, status, r);
+    redlock_result_free(r);
+    redlock_lock_free(lock);
+    cli_disconnect(c);
+    return cli_exit_for(status);
+}
+
+static const char extend_usage[] =
+    "Usage: redlock extend [--ttl TIME] [--json] RESOURCE VALUE\n"
+    "\n"
+    "Reset the time-to-live of the lock RESOURCE holding VALUE on every master\n"
+    "where it still holds it, and print the new validity in milliseconds.\n"
+    "\n"
+    "  --ttl TIME    the new time-to-live (default: the config's ttl_ms)\n"
+    "  --json        print a JSON object instead\n"
+    "\n"
+    "Exit status: 0 extended, 1 the lock is no longer ours, 69 too few masters\n"
+    "answered, 64 usage, 78 configuration.\n";
+
+int cmd_extend(cli *c, int argc, char **argv)
+{
+    lock_options lo = {-1, -1, false};
+    static const cli_option opts[] = {{"ttl", true, set_ttl}, {"json", false, set_json}};
+    int first;
+    int rc = parse(argc, argv, opts, 2, extend_usage, &lo, 2, "RESOURCE VALUE", &first);
+    if (rc != 0)
+        return rc == -2 ? 0 : rc;
+    const char *resource = argv[first];
+    redlock_lock *lock = NULL;
+    if ((rc = adopt("extend", resource, argv[first + 1], lo.ttl_ms, &lock)) != 0)
+        return rc;
+    if ((rc = cli_open(c)) != 0) {
+        redlock_lock_free(lock);
+        return rc;
+    }
+    redlock_result *r = NULL;
+    int status = cli_extend(c, lock, 0, &r);
+    if (lo.json) {
+        printf("{\"resource\":");
+        json_string(stdout, resource, strlen(resource));
+        printf(",\"extended\":%s,\"status\":\"%s\",\"validity_ms\":%lld,\"ttl_ms\":%lld,"
+               "\"nodes_extended\":%u}\n",
+               status == REDLOCK_OK ? "true" : "false", redlock_status_name(status),
+               (long long)(status == REDLOCK_OK ? redlock_lock_validity_ms(lock) : 0),
+               (long long)redlock_lock_ttl_ms(lock), r ? r->masters_locked : 0);
+    } else if (status == REDLOCK_OK) {
+        printf("%lld\n", (long long)redlock_lock_validity_ms(lock));
+    }
+    if (status != REDLOCK_OK)
+        report_failure("extend", resource, status, r);
+    redlock_result_free(r);
+    redlock_lock_free(lock);
+    cli_disconnect(c);
+    return cli_exit_for(status);
+}

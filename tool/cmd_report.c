@@ -1,0 +1,169 @@
+/* status and ping: what every master says, one line each (or JSON). */
+#include "cli.h"
+
+#include <string.h>
+
+typedef struct report_options {
+    bool json;
+} report_options;
+
+static int set_json(const char *value, void *ctx)
+{
+    (void)value;
+    ((report_options *)ctx)->json = true;
+    return 0;
+}
+
+static bool reachable(const redlock_master_result *m)
+{
+    return m->outcome == REDLOCK_MASTER_OK;
+}
+
+/* Why a master is unreachable, or NULL. */
+static const char *problem(const redlock_master_result *m)
+{
+    if (reachable(m))
+        return NULL;
+    return m->detail ? m->detail : redlock_master_outcome_name(m->outcome);
+}
+
+static void print_json_problem(const redlock_master_result *m)
+{
+    const char *why = problem(m);
+    if (why != NULL)
+        json_string(stdout, why, strlen(why));
+    else
+        fputs("null", stdout);
+}
+
+static const char status_usage[] =
+    "Usage: redlock status [--json] RESOURCE\n"
+    "\n"
+    "Show, for every master, whether it answers, the value RESOURCE holds there\n"
+    "(or \"free\") and its remaining time-to-live.\n"
+    "\n"
+    "Exit status: 0 a quorum of masters answered, 69 otherwise, 64 usage,\n"
+    "78 configuration.\n";
+
+int cmd_status(cli *c, int argc, char **argv)
+{
+    report_options ro = {false};
+    static const cli_option opts[] = {{"json", false, set_json}};
+    int first;
+    int rc = cli_parse_options(argc, argv, opts, 1, status_usage, &ro, &first);
+    if (rc != 0)
+        return rc == -2 ? 0 : rc;
+    if (argc - first != 1) {
+        cli_error("status: expected RESOURCE (see redlock status --help)");
+        return EX_USAGE;
+    }
+    const char *resource = argv[first];
+    if ((rc = cli_check_resource("status", resource)) != 0 || (rc = cli_open(c)) != 0)
+        return rc;
+
+    redlock_result *r = NULL;
+    int status = cli_inspect(c, resource, &r);
+    if (r == NULL) {
+        cli_error("status %s: %s", resource, redlock_strerror(status));
+        cli_disconnect(c);
+        return EX_SOFTWARE;
+    }
+    if (ro.json) {
+        printf("{\"resource\":");
+        json_string(stdout, resource, strlen(resource));
+        printf(",\"quorum\":%u,\"nodes\":[", r->quorum);
+        for (unsigned i = 0; i < r->master_count; i++) {
+            const redlock_master_result *m = &r->masters[i];
+            printf("%s{\"node\":", i ? "," : "");
+            json_string(stdout, m->name, strlen(m->name));
+            printf(",\"reachable\":%s,\"value\":", reachable(m) ? "true" : "false");
+            if (m->value != NULL)
+                json_string(stdout, m->value, m->value_len);
+            else
+                fputs("null", stdout);
+            printf(",\"pttl_ms\":%lld,\"error\":", (long long)m->pttl_ms);
+            print_json_problem(m);
+            putchar('}');
+        }
+        printf("]}\n");
+    } else {
+        for (unsigned i = 0; i < r->master_count; i++) {
+            const redlock_master_result *m = &r->masters[i];
+            printf("%s  ", m->name);
+            if (!reachable(m)) {
+                printf("unreachable  (%s)\n", problem(m));
+            } else if (m->value == NULL) {
+                printf("free\n");
+            } else {
+                printf("held  ");
+                text_bytes(stdout, m->value, m->value_len);
+                if (m->pttl_ms >= 0)
+                    printf("  pttl %lld ms\n", (long long)m->pttl_ms);
+                else
+                    printf("  no expiry\n");
+            }
+        }
+    }
+    if (status != REDLOCK_OK)
+        cli_error("status %s: %s", resource, redlock_strerror(status));
+    redlock_result_free(r);
+    cli_disconnect(c);
+    return cli_exit_for(status);
+}
+
+static const char ping_usage[] =
+    "Usage: redlock ping [--json]\n"
+    "\n"
+    "PING every master and show whether it answers and how fast.\n"
+    "\n"
+    "Exit status: 0 a quorum of masters answered, 69 otherwise, 64 usage,\n"
+    "78 configuration.\n";
+
+int cmd_ping(cli *c, int argc, char **argv)
+{
+    report_options ro = {false};
+    static const cli_option opts[] = {{"json", false, set_json}};
+    int first;
+    int rc = cli_parse_options(argc, argv, opts, 1, ping_usage, &ro, &first);
+    if (rc != 0)
+        return rc == -2 ? 0 : rc;
+    if (argc - first != 0) {
+        cli_error("ping: takes no operands (see redlock ping --help)");
+        return EX_USAGE;
+    }
+    if ((rc = cli_open(c)) != 0)
+        return rc;
+    redlock_result *r = NULL;
+    int status = cli_ping(c, &r);
+    if (r == NULL) {
+        cli_error("ping: %s", redlock_strerror(status));
+        cli_disconnect(c);
+        return EX_SOFTWARE;
+    }
+    if (ro.json) {
+        printf("{\"quorum\":%u,\"nodes\":[", r->quorum);
+        for (unsigned i = 0; i < r->master_count; i++) {
+            const redlock_master_result *m = &r->masters[i];
+            printf("%s{\"node\":", i ? "," : "");
+            json_string(stdout, m->name, strlen(m->name));
+            printf(",\"reachable\":%s,\"latency_us\":%lld,\"error\":",
+                   reachable(m) ? "true" : "false", (long long)m->latency_us);
+            print_json_problem(m);
+            putchar('}');
+        }
+        printf("]}\n");
+    } else {
+        for (unsigned i = 0; i < r->master_count; i++) {
+            const redlock_master_result *m = &r->masters[i];
+            if (reachable(m))
+                printf("%s  ok  %.2f ms\n", m->name, (double)m->latency_us / 1000.0);
+            else
+                printf("%s  unreachable  (%s)\n", m->name, problem(m));
+        }
+    }
+    if (status != REDLOCK_OK)
+        cli_error("ping: %s", redlock_strerror(status));
+    redlock_result_free(r);
+    cli_disconnect(c);
+    return cli_exit_for(status);
+}

@@ -1,0 +1,215 @@
+/* The tool's connection to the masters: an asynchronous client on the
+ * default loop, with blocking forms of each operation for the commands. */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int cli_connect(cli *c)
+{
+    /* The default loop: run's child watcher needs it. */
+    c->loop = ev_default_loop(EVFLAG_AUTO);
+    if (c->loop == NULL) {
+        cli_error("cannot create an event loop");
+        return EX_SOFTWARE;
+    }
+    int rc = redlock_client_new(&c->client, c->cfg, c->loop);
+    if (rc != REDLOCK_OK) {
+        cli_error("%s", rc == REDLOCK_EINVAL ? "the configuration lists no masters"
+                                             : redlock_strerror(rc));
+        return rc == REDLOCK_ENOMEM ? EX_SOFTWARE : EX_CONFIG;
+    }
+    return 0;
+}
+
+void cli_disconnect(cli *c)
+{
+    redlock_client_free(c->client);
+    c->client = NULL;
+    if (c->loop != NULL)
+        ev_run(c->loop, 0); /* releases go out, connections close: bounded by the library */
+    redlock_config_free(c->cfg);
+    c->cfg = NULL;
+}
+
+typedef struct pending {
+    bool done;
+    int status;
+    redlock_lock *lock;
+    redlock_result *result;
+    bool want_result;
+} pending;
+
+static void on_acquired(int status, redlock_lock *lock, const redlock_result *result, void *arg)
+{
+    pending *p = arg;
+    p->done = true;
+    p->status = status;
+    p->lock = lock;
+    if (p->want_result)
+        redlock_result_copy(result, &p->result); /* NULL when out of memory */
+}
+
+static void on_done(int status, const redlock_result *result, void *arg)
+{
+    on_acquired(status, NULL, result, arg);
+}
+
+/* Run the loop until the operation started with rc completes. The library
+ * bounds every operation, so this cannot hang. */
+static int wait_for(cli *c, int rc, pending *p, redlock_result **result)
+{
+    if (result != NULL)
+        *result = NULL;
+    if (rc != REDLOCK_OK)
+        return rc;
+    while (!p->done)
+        ev_run(c->loop, EVRUN_ONCE);
+    if (result != NULL)
+        *result = p->result;
+    else
+        redlock_result_free(p->result);
+    return p->status;
+}
+
+int cli_acquire(cli *c, const char *resource, const redlock_acquire_options *opts,
+                redlock_lock **lock, redlock_result **result)
+{
+    pending p = {.want_result = result != NULL};
+    int rc = redlock_acquire_async(c->client, resource, strlen(resource), opts, on_acquired, &p);
+    rc = wait_for(c, rc, &p, result);
+    *lock = p.lock;
+    return rc;
+}
+
+int cli_extend(cli *c, redlock_lock *lock, int64_t ttl_ms, redlock_result **result)
+{
+    pending p = {.want_result = result != NULL};
+    return wait_for(c, redlock_extend_async(c->client, lock, ttl_ms, on_done, &p), &p, result);
+}
+
+int cli_release(cli *c, redlock_lock *lock, redlock_result **result)
+{
+    pending p = {.want_result = result != NULL};
+    return wait_for(c, redlock_release_async(c->client, lock, on_done, &p), &p, result);
+}
+
+int cli_inspect(cli *c, const char *resource, redlock_result **result)
+{
+    pending p = {.want_result = result != NULL};
+    return wait_for(c, redlock_inspect_async(c->client, resource, strlen(resource), on_done, &p),
+                    &p, result);
+}
+
+int cli_ping(cli *c, redlock_result **result)
+{
+    pending p = {.want_result = result != NULL};
+    return wait_for(c, redlock_ping_async(c->client, on_done, &p), &p, result);
+}
+
+redlock_acquire_options cli_acquire_options(int64_t ttl_ms, int64_t wait_ms)
+{
+    redlock_acquire_options opts;
+    redlock_acquire_options_init(&opts);
+    if (ttl_ms >= 0)
+        opts.ttl_ms = ttl_ms;
+    if (wait_ms >= 0) {
+        /* Retry with the configured delay and jitter until wait_ms has passed. */
+        opts.retry_count = wait_ms > 0 ? INT32_MAX : 0;
+        opts.wait_ms = wait_ms;
+    }
+    return opts;
+}
+
+/* Masters that neither did what was asked nor answered no: unreachable,
+ * refusing us, or replying errors. */
+static bool master_failed(const redlock_master_result *m)
+{
+    return m->outcome != REDLOCK_MASTER_OK && m->outcome != REDLOCK_MASTER_HELD &&
+           m->outcome != REDLOCK_MASTER_ABSENT && m->outcome != REDLOCK_MASTER_PENDING;
+}
+
+void cli_describe_failures(const redlock_result *r, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (r == NULL)
+        return;
+    unsigned failed = 0;
+    const redlock_master_result *first = NULL;
+    for (unsigned i = 0; i < r->master_count; i++) {
+        if (master_failed(&r->masters[i])) {
+            failed++;
+            first = first ? first : &r->masters[i];
+        }
+    }
+    if (first != NULL)
+        snprintf(buf, len, "; %u of %u masters failed, e.g. %s: %s", failed, r->master_count,
+                 first->name,
+                 first->detail ? first->detail : redlock_master_outcome_name(first->outcome));
+}
+
+void cli_report_not_acquired(const char *resource, int status, const redlock_result *r)
+{
+    if (r == NULL) {
+        cli_error("could not acquire %s: %s", resource, redlock_strerror(status));
+        return;
+    }
+    char failures[512];
+    cli_describe_failures(r, failures, sizeof(failures));
+    cli_error("could not acquire %s: %s (%u of %u masters said OK, %u needed; %u attempt%s%s)",
+              resource, redlock_strerror(status), r->masters_locked, r->master_count, r->quorum,
+              r->attempts, r->attempts == 1 ? "" : "s", failures);
+}
+
+int cli_open(cli *c)
+{
+    int rc = cli_load_config(c);
+    return rc != 0 ? rc : cli_connect(c);
+}
+
+int cli_check_resource(const char *command, const char *resource)
+{
+    size_t len = strlen(resource);
+    if (len == 0 || len > REDLOCK_MAX_RESOURCE_LEN) {
+        cli_error("%s: RESOURCE must be 1 to %u bytes", command, REDLOCK_MAX_RESOURCE_LEN);
+        return EX_USAGE;
+    }
+    return 0;
+}
+
+int cli_exit_for(int status)
+{
+    switch (status) {
+    case REDLOCK_OK:
+        return 0;
+    case REDLOCK_ENOTOWNER:
+    case REDLOCK_EEXPIRED:
+        return CLI_EXIT_NOT_OURS;
+    case REDLOCK_ENOQUORUM:
+    case REDLOCK_EAUTH:
+    case REDLOCK_EREPLY:
+        return EX_UNAVAILABLE;
+    case REDLOCK_EINVAL:
+        return EX_USAGE;
+    default:
+        return EX_SOFTWARE;
+    }
+}
+
+int cli_exit_for_acquire(int status)
+{
+    switch (status) {
+    case REDLOCK_OK:
+        return 0;
+    case REDLOCK_ECONFLICT:
+    case REDLOCK_ENOQUORUM:
+    case REDLOCK_EEXPIRED:
+    case REDLOCK_EAUTH:
+    case REDLOCK_EREPLY:
+        return EX_TEMPFAIL;
+    case REDLOCK_EINVAL:
+        return EX_USAGE;
+    default:
+        return EX_SOFTWARE;
+    }
+}

@@ -185,7 +185,13 @@ static int acquire_attempt(rl_acquire *a)
 
 static void acquire_cancel(rl_op *op)
 {
-    acquire_complete((rl_acquire *)op, REDLOCK_ECANCELED, NULL, 0);
+    rl_acquire *a = (rl_acquire *)op;
+    /* An attempt cut short may have set the key on some masters already. */
+    if (a->round != NULL && !a->round->decided) {
+        rl_round_detach(a->round, true);
+        acquire_release_attempt(a, a->round);
+    }
+    acquire_complete(a, REDLOCK_ECANCELED, NULL, 0);
 }
 
 int redlock_acquire_async(redlock_client *client, const void *resource, size_t resource_len,

@@ -14,8 +14,9 @@
  * once, so a dead master costs nothing. A master that leaves requests
  * unanswered for stall_timeout (a stopped process, a black-holed network)
  * is disconnected: its pending requests fail and it reconnects with backoff.
- * When the client is freed, a connection with requests in flight is drained
- * (CLOSING) for at most one command timeout before it is closed.
+ * When the client is freed, what was submitted still goes out: a handshake
+ * in progress completes and sends its queue, replies in flight are awaited
+ * (CLOSING), all within a bounded time, before the connection is closed.
  *
  * hiredis calls back with the context; ac->data points at the master while
  * the context is current and is cleared before we free it, so callbacks from
@@ -73,6 +74,8 @@ static const char *handshake_step_name(uintptr_t step)
 }
 
 static void master_connect(rl_master *m);
+static void master_finish_close(rl_master *m);
+static void master_drain(rl_master *m);
 static void master_on_connect_timeout(struct ev_loop *loop, ev_timer *w, int revents);
 static void master_on_reconnect_timer(struct ev_loop *loop, ev_timer *w, int revents);
 static void master_on_stall_timer(struct ev_loop *loop, ev_timer *w, int revents);
@@ -166,6 +169,13 @@ static void master_drop(rl_master *m, int outcome, const char *reason)
     struct redisAsyncContext *ac = m->ac;
     if (m->state == RL_MASTER_CLOSED || m->state == RL_MASTER_CLOSING)
         return;
+    if (m->closing) {
+        /* Freed while connecting: what was queued cannot go out. */
+        m->failure_outcome = outcome;
+        snprintf(m->failure, sizeof(m->failure), "%s", reason);
+        master_finish_close(m);
+        return;
+    }
     rl_client_ref(client);
     master_set_failure(m, outcome, reason);
     m->ac = NULL;
@@ -228,6 +238,13 @@ static void master_ready(rl_master *m)
         rl_slot *slot = rl_container_of(link, rl_slot, link);
         if (!master_send(m, slot))
             rl_slot_on_failure(slot, REDLOCK_MASTER_NOT_CONNECTED, "the request could not be sent");
+    }
+    if (m->closing && m->state == RL_MASTER_READY) {
+        /* The client was freed during the handshake: the queue is out. */
+        if (m->in_flight > 0)
+            master_drain(m);
+        else
+            master_finish_close(m);
     }
 }
 
@@ -359,8 +376,6 @@ static void master_on_connect(const redisAsyncContext *cac, int status)
     m->ac = NULL;
     master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, reason);
 }
-
-static void master_finish_close(rl_master *m);
 
 static void master_on_disconnect(const redisAsyncContext *cac, int status)
 {
@@ -541,11 +556,11 @@ int64_t rl_master_reply_deadline(const rl_master *m, int64_t now_us)
     return from + m->command_timeout_us;
 }
 
-/* Leave CLOSING (or close at once): free the context if we still hold it
- * and drop the draining reference. */
+/* Close for good: free the context if we still hold it, fail what is still
+ * queued, and drop the reference taken while finishing (last: it may free
+ * the client, and m with it). */
 static void master_finish_close(rl_master *m)
 {
-    bool draining = m->state == RL_MASTER_CLOSING;
     ev_timer_stop(m->client->loop, &m->connect_timer);
     m->state = RL_MASTER_CLOSED;
     struct redisAsyncContext *ac = m->ac;
@@ -555,31 +570,53 @@ static void master_finish_close(rl_master *m)
         ac->data = NULL;
         redisAsyncFree(ac); /* requests still pending complete with no reply */
     }
-    if (draining)
+    master_fail_waiting(m);
+    if (m->holds_client_ref) {
+        m->holds_client_ref = false;
         rl_client_unref(m->client);
+    }
+}
+
+/* Hold the client until closed, and close no later than timeout_us. */
+static void master_hold_until(rl_master *m, int64_t timeout_us)
+{
+    if (!m->holds_client_ref) {
+        m->holds_client_ref = true;
+        rl_client_ref(m->client);
+    }
+    ev_timer_stop(m->client->loop, &m->connect_timer);
+    ev_timer_set(&m->connect_timer, timeout_us > 0 ? seconds(timeout_us) : 0., 0.);
+    ev_timer_start(m->client->loop, &m->connect_timer);
+}
+
+/* Wait for the replies in flight, then close (CLOSING). */
+static void master_drain(rl_master *m)
+{
+    m->state = RL_MASTER_CLOSING;
+    master_hold_until(m, m->command_timeout_us);
+    /* hiredis closes once every pending reply is in, then calls
+     * master_on_disconnect; no new request is accepted meanwhile. */
+    redisAsyncDisconnect(m->ac);
 }
 
 void rl_master_close(rl_master *m)
 {
-    if (m->state == RL_MASTER_CLOSED || m->state == RL_MASTER_CLOSING)
+    if (m->closing || m->state == RL_MASTER_CLOSED)
         return;
+    m->closing = true;
     struct ev_loop *loop = m->client->loop;
-    ev_timer_stop(loop, &m->connect_timer);
     ev_timer_stop(loop, &m->reconnect_timer);
     ev_timer_stop(loop, &m->stall_timer);
-    bool drain = m->state == RL_MASTER_READY && m->in_flight > 0;
-    m->failure_outcome = REDLOCK_MASTER_NOT_CONNECTED;
     snprintf(m->failure, sizeof(m->failure), "the client was freed");
-    if (!drain) {
-        master_finish_close(m);
-        master_fail_waiting(m);
+    m->failure_outcome = REDLOCK_MASTER_NOT_CONNECTED;
+    if (m->state == RL_MASTER_CONNECTING && !rl_list_empty(&m->waiting)) {
+        /* Queued requests (releases) go out when the handshake completes. */
+        master_hold_until(m, m->connect_deadline_us - rl_now_us() + m->command_timeout_us);
         return;
     }
-    m->state = RL_MASTER_CLOSING;
-    rl_client_ref(m->client);
-    ev_timer_set(&m->connect_timer, seconds(m->command_timeout_us), 0.);
-    ev_timer_start(loop, &m->connect_timer);
-    /* hiredis closes once every pending reply is in, then calls
-     * master_on_disconnect; no new request is accepted meanwhile. */
-    redisAsyncDisconnect(m->ac);
+    if (m->state == RL_MASTER_READY && m->in_flight > 0) {
+        master_drain(m);
+        return;
+    }
+    master_finish_close(m);
 }

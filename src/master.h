@@ -35,6 +35,8 @@ typedef struct rl_master {
     int64_t backoff_ms;           /* the next reconnect delay */
     unsigned handshake_left;      /* handshake replies still expected */
     bool ever_ready;              /* to log "reconnected" rather than "connected" */
+    bool closing;                 /* the client was freed: finish, then close */
+    bool holds_client_ref;        /* while finishing after the client was freed */
     rl_link waiting;              /* slots queued until READY */
     size_t in_flight;             /* our requests sent on ac, not yet answered */
     int64_t last_progress_us;     /* last reply, or first send after silence */
@@ -50,10 +52,11 @@ typedef struct rl_master {
 void rl_master_init(rl_master *m, redlock_client *client, const rl_node *node);
 /* Start connecting now. */
 void rl_master_start(rl_master *m);
-/* For the client being freed: stop reconnecting, fail queued slots and
- * close the connection: at once when nothing is in flight, else once the
- * replies are in or a command timeout has passed (so releases sent while
- * closing reach the master). Holds a client reference while draining.
+/* For the client being freed: stop reconnecting and close, but first let
+ * what is already submitted reach the master. Requests queued behind a
+ * handshake in progress go out once it completes, and replies in flight are
+ * awaited (CLOSING), within the connect deadline plus one command timeout;
+ * then the connection is closed. Holds a client reference meanwhile.
  * Idempotent. */
 void rl_master_close(rl_master *m);
 

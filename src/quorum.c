@@ -286,9 +286,22 @@ rl_round *rl_round_start(redlock_client *client, rl_round_kind kind, char *cmd, 
 
 void rl_round_detach(rl_round *round, bool keep_ref)
 {
+    /* An owner leaving before the decision (canceled) needs nothing that has
+     * not gone out yet. Decided and ownerless rounds (releases) keep their
+     * queued requests. */
+    bool abandoned = round->on_decided != NULL && !round->decided;
     round->on_decided = NULL;
     round->owner = NULL;
     ev_timer_stop(round->client->loop, &round->timer);
+    if (abandoned) {
+        for (size_t i = 0; i < round->n; i++) {
+            rl_slot *slot = &round->slots[i];
+            if (slot->state == RL_SLOT_WAITING) {
+                rl_master_withdraw(slot->master, slot);
+                slot_done(slot); /* the owner's reference keeps the round */
+            }
+        }
+    }
     if (!keep_ref)
         rl_round_unref(round);
 }

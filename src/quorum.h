@@ -115,7 +115,8 @@ struct rl_round {
 rl_round *rl_round_start(redlock_client *client, rl_round_kind kind, char *cmd, size_t cmd_len,
                          const bool *target, rl_round_decided_fn on_decided, void *owner);
 /* The owner lets go: no decision callback any more; the round finishes on
- * its own. Drops the owner's reference unless keep_ref. */
+ * its own (before a decision, its requests not yet sent are withdrawn).
+ * Drops the owner's reference unless keep_ref. */
 void rl_round_detach(rl_round *round, bool keep_ref);
 void rl_round_unref(rl_round *round);
 

@@ -407,3 +407,67 @@ Test(lock, release_falls_back_to_eval_after_the_script_cache_is_flushed)
     cr_assert(wait_value_count("flushed", 7, redlock_lock_value(lock, NULL), 0));
     redlock_lock_free(lock);
 }
+
+Test(lock, a_release_on_a_fresh_client_reaches_every_master_before_the_client_closes)
+{
+    /* As a command-line tool does: connect, release, free at once. Two
+     * masters are slow to answer the handshake (stopped for a moment), so
+     * the release is decided by the other three and the client is freed
+     * while the two still wait for their connection: they must get the
+     * release anyway. */
+    for (size_t i = 0; i < 5; i++)
+        cr_assert_eq(fleet_set(h.fleet, i, "fresh", 5, "ours", 4, 60000), 0);
+    redlock_config_set(h.cfg, REDLOCK_CONNECT_TIMEOUT_MS, 3000);
+    cr_assert_eq(fleet_pause(h.fleet, 3), 0);
+    cr_assert_eq(fleet_pause(h.fleet, 4), 0);
+    harness_connect(&h);
+    redlock_lock *lock = NULL;
+    cr_assert_eq(redlock_lock_new(&lock, "fresh", 5, "ours", 4, 0), REDLOCK_OK);
+    redlock_result *r = NULL;
+    cr_assert_eq(harness_release(&h, lock, &r), REDLOCK_OK);
+    cr_assert_eq(r->masters[3].outcome, REDLOCK_MASTER_PENDING);
+    redlock_result_free(r);
+    redlock_client_free(h.client);
+    h.client = NULL;
+    cr_assert_eq(fleet_resume(h.fleet, 3), 0);
+    cr_assert_eq(fleet_resume(h.fleet, 4), 0);
+    harness_free_client(&h);
+    for (size_t i = 0; i < 5; i++)
+        cr_assert_eq(fleet_pttl(h.fleet, i, "fresh", 5), -2, "master %zu kept the key", i);
+    redlock_lock_free(lock);
+}
+
+static void ignore_acquire(int status, redlock_lock *lock, const redlock_result *r, void *arg)
+{
+    *(int *)arg = status;
+    redlock_lock_free(lock);
+}
+
+Test(lock, an_acquire_canceled_by_freeing_the_client_leaves_no_key)
+{
+    redlock_config_set(h.cfg, REDLOCK_COMMAND_TIMEOUT_MS, 1000);
+    harness_connect(&h);
+    redlock_lock *warm = NULL;
+    redlock_acquire_options o = harness_options(30000, 0);
+    cr_assert_eq(harness_acquire(&h, "warm", 4, &o, &warm, NULL), REDLOCK_OK);
+    cr_assert_eq(harness_release(&h, warm, NULL), REDLOCK_OK);
+    redlock_lock_free(warm);
+
+    for (size_t i = 0; i < 3; i++)
+        cr_assert_eq(fleet_pause(h.fleet, i), 0);
+    int status = 1;
+    cr_assert_eq(redlock_acquire_async(h.client, "cut", 3, &o, ignore_acquire, &status),
+                 REDLOCK_OK);
+    harness_run_for(&h, 50); /* the two live masters took it; no quorum yet */
+    for (size_t i = 3; i < 5; i++)
+        cr_assert_gt(fleet_pttl(h.fleet, i, "cut", 3), 0, "master %zu should hold it now", i);
+    redlock_client_free(h.client);
+    h.client = NULL;
+    cr_assert_eq(status, REDLOCK_ECANCELED);
+    for (size_t i = 0; i < 3; i++)
+        cr_assert_eq(fleet_resume(h.fleet, i), 0);
+    harness_free_client(&h);
+    harness_run_for(&h, 100);
+    for (size_t i = 0; i < 5; i++)
+        cr_assert_eq(fleet_pttl(h.fleet, i, "cut", 3), -2, "master %zu kept the key", i);
+}

@@ -36,6 +36,7 @@ typedef struct run_state {
     pid_t child;
     int64_t kill_after_ms;
     bool lost;
+    int interrupted;       /* a signal that came before CMD ran, or 0 */
     int wait_status;       /* CMD's, once it exited */
     ev_child child_watcher;
     ev_signal signal_watchers[FORWARDED_COUNT];
@@ -176,7 +177,25 @@ static void on_child_exit(struct ev_loop *loop, ev_child *w, int revents)
 static void on_forwarded_signal(struct ev_loop *loop, ev_signal *w, int revents)
 {
     run_state *st = w->data;
-    kill(st->child, w->signum);
+    if (st->child > 0) {
+        kill(st->child, w->signum);
+    } else if (st->interrupted == 0) {
+        /* Still acquiring: give up at once. Freeing the client cancels the
+         * acquire, or releases the lock if it was just taken. */
+        st->interrupted = w->signum;
+        redlock_client_free(st->c->client);
+        st->c->client = NULL;
+    }
+}
+
+/* From before the acquire on, so a signal never finds us unprepared. */
+static void watch_signals(run_state *st)
+{
+    for (size_t i = 0; i < FORWARDED_COUNT; i++) {
+        ev_signal_init(&st->signal_watchers[i], on_forwarded_signal, forwarded_signals[i]);
+        st->signal_watchers[i].data = st;
+        ev_signal_start(st->c->loop, &st->signal_watchers[i]);
+    }
 }
 
 static void on_kill_timer(struct ev_loop *loop, ev_timer *w, int revents)
@@ -208,13 +227,6 @@ static void supervise(run_state *st)
     ev_child_init(&st->child_watcher, on_child_exit, st->child, 0);
     st->child_watcher.data = st;
     ev_child_start(loop, &st->child_watcher);
-    ev_init(&st->kill_timer, on_kill_timer);
-    st->kill_timer.data = st;
-    for (size_t i = 0; i < FORWARDED_COUNT; i++) {
-        ev_signal_init(&st->signal_watchers[i], on_forwarded_signal, forwarded_signals[i]);
-        st->signal_watchers[i].data = st;
-        ev_signal_start(loop, &st->signal_watchers[i]);
-    }
     ev_run(loop, 0);
 }
 
@@ -253,21 +265,38 @@ int cmd_run(cli *c, int argc, char **argv)
         return rc;
 
     run_state st = {.c = c, .resource = resource, .kill_after_ms = ro.kill_after_ms};
+    ev_init(&st.kill_timer, on_kill_timer);
+    st.kill_timer.data = &st;
+    watch_signals(&st);
     redlock_acquire_options o = cli_acquire_options(ro.ttl_ms, ro.wait_ms);
     redlock_result *r = NULL;
     int status = cli_acquire(c, resource, &o, &st.lock, &r);
     if (status != REDLOCK_OK) {
-        cli_report_not_acquired(resource, status, r);
+        stop_watchers(&st);
+        if (st.interrupted != 0)
+            cli_error("run: interrupted by signal %d while acquiring %s", st.interrupted,
+                      resource);
+        else
+            cli_report_not_acquired(resource, status, r);
         redlock_result_free(r);
         cli_disconnect(c);
-        return cli_exit_for_acquire(status);
+        return st.interrupted ? 128 + st.interrupted : cli_exit_for_acquire(status);
     }
     redlock_result_free(r);
+    if (st.interrupted != 0) {
+        /* The lock came with the signal; freeing the client released it. */
+        cli_error("run: interrupted by signal %d before running the command", st.interrupted);
+        stop_watchers(&st);
+        redlock_lock_free(st.lock);
+        cli_disconnect(c);
+        return 128 + st.interrupted;
+    }
 
     status = redlock_auto_extend_async(c->client, st.lock, on_lost, &st);
     if (status != REDLOCK_OK) {
         /* Only if the lock expired already (a TTL shorter than the acquire). */
         cli_error("run: cannot keep %s extended: %s", resource, redlock_strerror(status));
+        stop_watchers(&st);
         cli_disconnect(c); /* releases it */
         redlock_lock_free(st.lock);
         return EX_TEMPFAIL;
@@ -277,6 +306,7 @@ int cmd_run(cli *c, int argc, char **argv)
         supervise(&st);
         code = st.lost ? CLI_EXIT_LOST : exit_status_of(st.wait_status);
     }
+    stop_watchers(&st);
     status = cli_release(c, st.lock, NULL);
     if (status != REDLOCK_OK && !st.lost)
         cli_error("run: releasing %s: %s (it expires after its TTL)", resource,

@@ -89,14 +89,15 @@ int cmd_ping(cli *c, int argc, char **argv);
 
 /* Parse a command's options with getopt_long. Calls back for each option;
  * handles --help (prints usage, returns -2) and reports unknown options
- * (returns EX_USAGE). Returns 0 with *first_arg the index of the first
- * operand. */
+ * (returns EX_USAGE). Options may follow operands unless stop_at_operand.
+ * Returns 0 with *first_arg the index of the first operand (operands are
+ * moved to the end when options follow them). */
 typedef struct cli_option {
     const char *name;  /* long name, without "--" */
     bool has_arg;
     int (*apply)(const char *value, void *ctx); /* 0 or EX_USAGE */
 } cli_option;
 int cli_parse_options(int argc, char **argv, const cli_option *options, size_t count,
-                      const char *usage, void *ctx, int *first_arg);
+                      bool stop_at_operand, const char *usage, void *ctx, int *first_arg);
 
 #endif

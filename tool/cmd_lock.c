@@ -39,7 +39,7 @@ static int set_json(const char *value, void *ctx)
 static int parse(int argc, char **argv, const cli_option *opts, size_t n, const char *usage,
                  lock_options *lo, int operands, const char *operand_names, int *first)
 {
-    int rc = cli_parse_options(argc, argv, opts, n, usage, lo, first);
+    int rc = cli_parse_options(argc, argv, opts, n, false, usage, lo, first);
     if (rc != 0)
         return rc;
     if (argc - *first != operands) {

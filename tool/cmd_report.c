@@ -50,7 +50,7 @@ int cmd_status(cli *c, int argc, char **argv)
     report_options ro = {false};
     static const cli_option opts[] = {{"json", false, set_json}};
     int first;
-    int rc = cli_parse_options(argc, argv, opts, 1, status_usage, &ro, &first);
+    int rc = cli_parse_options(argc, argv, opts, 1, false, status_usage, &ro, &first);
     if (rc != 0)
         return rc == -2 ? 0 : rc;
     if (argc - first != 1) {
@@ -124,7 +124,7 @@ int cmd_ping(cli *c, int argc, char **argv)
     report_options ro = {false};
     static const cli_option opts[] = {{"json", false, set_json}};
     int first;
-    int rc = cli_parse_options(argc, argv, opts, 1, ping_usage, &ro, &first);
+    int rc = cli_parse_options(argc, argv, opts, 1, false, ping_usage, &ro, &first);
     if (rc != 0)
         return rc == -2 ? 0 : rc;
     if (argc - first != 0) {

@@ -246,7 +246,7 @@ int cmd_run(cli *c, int argc, char **argv)
                                       {"wait", true, set_wait},
                                       {"kill-after", true, set_kill_after}};
     int first;
-    int rc = cli_parse_options(argc, argv, opts, 3, run_usage, &ro, &first);
+    int rc = cli_parse_options(argc, argv, opts, 3, true, run_usage, &ro, &first);
     if (rc != 0)
         return rc == -2 ? 0 : rc;
     if (first >= argc) {

@@ -4,7 +4,7 @@
 #include <getopt.h>
 
 int cli_parse_options(int argc, char **argv, const cli_option *options, size_t count,
-                      const char *usage, void *ctx, int *first_arg)
+                      bool stop_at_operand, const char *usage, void *ctx, int *first_arg)
 {
     struct option longs[16];
     size_t n = 0;
@@ -19,8 +19,9 @@ int cli_parse_options(int argc, char **argv, const cli_option *options, size_t c
     opterr = 0;
     for (;;) {
         int index = -1;
-        /* "+": stop at the first operand, so run's CMD keeps its options. */
-        int opt = getopt_long(argc, argv, "+h", longs, &index);
+        /* "+" stops at the first operand, so run's CMD keeps its options;
+         * the other commands take options anywhere (GNU style). */
+        int opt = getopt_long(argc, argv, stop_at_operand ? "+h" : "h", longs, &index);
         if (opt == -1)
             break;
         if (opt == 'h') {

@@ -137,3 +137,20 @@ Test(cli_args, arguments_after_the_resource_belong_to_cmd)
     cr_assert_str_eq(r->out, "--json|-n|", "%s: stdout", r->cmdline);
     cr_assert_eq(cli_keys_total(), 0);
 }
+
+Test(cli_args, options_may_follow_the_operands_except_in_run)
+{
+    const char *value = cli_acquire("late", NULL);
+    const cli_result *r = cli_run(
+        CLI_ARGS("--config", cli.config, "extend", "late", value, "--ttl", "30s"), NULL, T);
+    cli_expect_exit(r, 0);
+    cr_assert_geq(cli_masters_with_pttl("late", value, 29000, 30000), 3,
+                  "the --ttl after the operands was not applied");
+    r = cli_run(CLI_ARGS("--config", cli.config, "status", "late", "--json"), NULL, T);
+    cli_expect_exit(r, 0);
+    cr_assert_eq(r->out[0], '{', "%s: not JSON:\n%s", r->cmdline, r->out);
+    /* In run, what follows RESOURCE is CMD's, options included. */
+    r = cli_run(CLI_ARGS("--config", cli.config, "run", "free", "echo", "--ttl", "5s"), NULL, T);
+    cli_expect_exit(r, 0);
+    cr_assert_str_eq(r->out, "--ttl 5s\n", "%s: CMD did not get its arguments", r->cmdline);
+}

@@ -3,6 +3,7 @@
 #include "round_op.h"
 #include "scripts.h"
 
+#include <hiredis/hiredis.h>
 #include <stdlib.h>
 
 static void report_on_decided(rl_round *round, void *owner)
@@ -13,6 +14,18 @@ static void report_on_decided(rl_round *round, void *owner)
     rl_round_op_complete(owner, status, 0, 0);
 }
 
+/* Start a report round with cmd (formatted, taken over). */
+static int report_start(redlock_client *client, rl_round_kind kind, char *cmd, int cmd_len,
+                        redlock_done_cb cb, void *arg)
+{
+    rl_round_op *op = calloc(1, sizeof(*op));
+    if (op == NULL) {
+        redisFreeCommand(cmd); /* NULL when formatting failed: a no-op */
+        return REDLOCK_ENOMEM;
+    }
+    return rl_round_op_start(op, client, NULL, kind, cmd, cmd_len, report_on_decided, cb, arg);
+}
+
 int redlock_inspect_async(redlock_client *client, const void *resource, size_t resource_len,
                           redlock_done_cb cb, void *arg)
 {
@@ -20,13 +33,9 @@ int redlock_inspect_async(redlock_client *client, const void *resource, size_t r
         return REDLOCK_EINVAL;
     if (client->closing)
         return REDLOCK_ECANCELED;
-    rl_round_op *op = calloc(1, sizeof(*op));
-    if (op == NULL)
-        return REDLOCK_ENOMEM;
     char *cmd = NULL;
     int len = rl_format_inspect(&cmd, resource, resource_len);
-    return rl_round_op_start(op, client, NULL, RL_ROUND_INSPECT, cmd, len, report_on_decided, cb,
-                             arg);
+    return report_start(client, RL_ROUND_INSPECT, cmd, len, cb, arg);
 }
 
 int redlock_ping_async(redlock_client *client, redlock_done_cb cb, void *arg)
@@ -35,11 +44,7 @@ int redlock_ping_async(redlock_client *client, redlock_done_cb cb, void *arg)
         return REDLOCK_EINVAL;
     if (client->closing)
         return REDLOCK_ECANCELED;
-    rl_round_op *op = calloc(1, sizeof(*op));
-    if (op == NULL)
-        return REDLOCK_ENOMEM;
     char *cmd = NULL;
     int len = rl_format_ping(&cmd);
-    return rl_round_op_start(op, client, NULL, RL_ROUND_PING, cmd, len, report_on_decided, cb,
-                             arg);
+    return report_start(client, RL_ROUND_PING, cmd, len, cb, arg);
 }

@@ -87,6 +87,21 @@ int cmd_extend(cli *c, int argc, char **argv);
 int cmd_status(cli *c, int argc, char **argv);
 int cmd_ping(cli *c, int argc, char **argv);
 
+/* Every command option's value; each command uses some of them. */
+typedef struct cli_options {
+    int64_t ttl_ms;        /* --ttl; -1: the config's */
+    int64_t wait_ms;       /* --wait; -1: the config's retry policy */
+    int64_t kill_after_ms; /* --kill-after; -1: half the validity left */
+    bool json;             /* --json */
+} cli_options;
+#define CLI_OPTIONS_INIT {-1, -1, -1, false}
+
+/* Setters for cli_parse_options(), on a cli_options context. */
+int cli_opt_ttl(const char *value, void *ctx);
+int cli_opt_wait(const char *value, void *ctx);
+int cli_opt_kill_after(const char *value, void *ctx);
+int cli_opt_json(const char *value, void *ctx);
+
 /* Parse a command's options with getopt_long. Calls back for each option;
  * handles --help (prints usage, returns -2) and reports unknown options
  * (returns EX_USAGE). Options may follow operands unless stop_at_operand.
@@ -99,5 +114,11 @@ typedef struct cli_option {
 } cli_option;
 int cli_parse_options(int argc, char **argv, const cli_option *options, size_t count,
                       bool stop_at_operand, const char *usage, void *ctx, int *first_arg);
+/* cli_parse_options(), then exactly `operands` operands (described by
+ * operand_names in the message otherwise). Returns 0, -2 after --help, or
+ * EX_USAGE. */
+int cli_parse_command(int argc, char **argv, const cli_option *options, size_t count,
+                      const char *usage, cli_options *values, int operands,
+                      const char *operand_names, int *first_arg);
 
 #endif

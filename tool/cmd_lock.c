@@ -3,52 +3,6 @@
 
 #include <string.h>
 
-typedef struct lock_options {
-    int64_t ttl_ms;  /* -1: the config's */
-    int64_t wait_ms; /* -1: the config's retry policy */
-    bool json;
-} lock_options;
-
-static int set_ttl(const char *value, void *ctx)
-{
-    if (cli_parse_duration(value, 1, INT32_MAX, &((lock_options *)ctx)->ttl_ms) != 0) {
-        cli_error("--ttl %s: expected a positive TIME (e.g. 1500, 30s, 2m)", value);
-        return EX_USAGE;
-    }
-    return 0;
-}
-
-static int set_wait(const char *value, void *ctx)
-{
-    if (cli_parse_duration(value, 0, INT32_MAX, &((lock_options *)ctx)->wait_ms) != 0) {
-        cli_error("--wait %s: expected a TIME (e.g. 0, 500ms, 30s)", value);
-        return EX_USAGE;
-    }
-    return 0;
-}
-
-static int set_json(const char *value, void *ctx)
-{
-    (void)value;
-    ((lock_options *)ctx)->json = true;
-    return 0;
-}
-
-/* Parse options, then expect exactly `operands` operands. Returns 0 with
- * *first set, -2 after --help, or EX_USAGE. */
-static int parse(int argc, char **argv, const cli_option *opts, size_t n, const char *usage,
-                 lock_options *lo, int operands, const char *operand_names, int *first)
-{
-    int rc = cli_parse_options(argc, argv, opts, n, false, usage, lo, first);
-    if (rc != 0)
-        return rc;
-    if (argc - *first != operands) {
-        cli_error("%s: expected %s (see redlock %s --help)", argv[0], operand_names, argv[0]);
-        return EX_USAGE;
-    }
-    return cli_check_resource(argv[0], argv[*first]);
-}
-
 static const char acquire_usage[] =
     "Usage: redlock acquire [--ttl TIME] [--wait TIME] [--json] RESOURCE\n"
     "\n"
@@ -65,11 +19,11 @@ static const char acquire_usage[] =
 
 int cmd_acquire(cli *c, int argc, char **argv)
 {
-    lock_options lo = {-1, -1, false};
+    cli_options lo = CLI_OPTIONS_INIT;
     static const cli_option opts[] = {
-        {"ttl", true, set_ttl}, {"wait", true, set_wait}, {"json", false, set_json}};
+        {"ttl", true, cli_opt_ttl}, {"wait", true, cli_opt_wait}, {"json", false, cli_opt_json}};
     int first;
-    int rc = parse(argc, argv, opts, 3, acquire_usage, &lo, 1, "RESOURCE", &first);
+    int rc = cli_parse_command(argc, argv, opts, 3, acquire_usage, &lo, 1, "RESOURCE", &first);
     if (rc != 0)
         return rc == -2 ? 0 : rc;
     const char *resource = argv[first];
@@ -140,10 +94,10 @@ static const char release_usage[] =
 
 int cmd_release(cli *c, int argc, char **argv)
 {
-    lock_options lo = {-1, -1, false};
-    static const cli_option opts[] = {{"json", false, set_json}};
+    cli_options lo = CLI_OPTIONS_INIT;
+    static const cli_option opts[] = {{"json", false, cli_opt_json}};
     int first;
-    int rc = parse(argc, argv, opts, 1, release_usage, &lo, 2, "RESOURCE VALUE", &first);
+    int rc = cli_parse_command(argc, argv, opts, 1, release_usage, &lo, 2, "RESOURCE VALUE", &first);
     if (rc != 0)
         return rc == -2 ? 0 : rc;
     const char *resource = argv[first];
@@ -185,10 +139,10 @@ static const char extend_usage[] =
 
 int cmd_extend(cli *c, int argc, char **argv)
 {
-    lock_options lo = {-1, -1, false};
-    static const cli_option opts[] = {{"ttl", true, set_ttl}, {"json", false, set_json}};
+    cli_options lo = CLI_OPTIONS_INIT;
+    static const cli_option opts[] = {{"ttl", true, cli_opt_ttl}, {"json", false, cli_opt_json}};
     int first;
-    int rc = parse(argc, argv, opts, 2, extend_usage, &lo, 2, "RESOURCE VALUE", &first);
+    int rc = cli_parse_command(argc, argv, opts, 2, extend_usage, &lo, 2, "RESOURCE VALUE", &first);
     if (rc != 0)
         return rc == -2 ? 0 : rc;
     const char *resource = argv[first];

@@ -3,17 +3,6 @@
 
 #include <string.h>
 
-typedef struct report_options {
-    bool json;
-} report_options;
-
-static int set_json(const char *value, void *ctx)
-{
-    (void)value;
-    ((report_options *)ctx)->json = true;
-    return 0;
-}
-
 static bool reachable(const redlock_master_result *m)
 {
     return m->outcome == REDLOCK_MASTER_OK;
@@ -47,18 +36,14 @@ static const char status_usage[] =
 
 int cmd_status(cli *c, int argc, char **argv)
 {
-    report_options ro = {false};
-    static const cli_option opts[] = {{"json", false, set_json}};
+    cli_options ro = CLI_OPTIONS_INIT;
+    static const cli_option opts[] = {{"json", false, cli_opt_json}};
     int first;
-    int rc = cli_parse_options(argc, argv, opts, 1, false, status_usage, &ro, &first);
+    int rc = cli_parse_command(argc, argv, opts, 1, status_usage, &ro, 1, "RESOURCE", &first);
     if (rc != 0)
         return rc == -2 ? 0 : rc;
-    if (argc - first != 1) {
-        cli_error("status: expected RESOURCE (see redlock status --help)");
-        return EX_USAGE;
-    }
     const char *resource = argv[first];
-    if ((rc = cli_check_resource("status", resource)) != 0 || (rc = cli_open(c)) != 0)
+    if ((rc = cli_open(c)) != 0)
         return rc;
 
     redlock_result *r = NULL;
@@ -121,16 +106,12 @@ static const char ping_usage[] =
 
 int cmd_ping(cli *c, int argc, char **argv)
 {
-    report_options ro = {false};
-    static const cli_option opts[] = {{"json", false, set_json}};
+    cli_options ro = CLI_OPTIONS_INIT;
+    static const cli_option opts[] = {{"json", false, cli_opt_json}};
     int first;
-    int rc = cli_parse_options(argc, argv, opts, 1, false, ping_usage, &ro, &first);
+    int rc = cli_parse_command(argc, argv, opts, 1, ping_usage, &ro, 0, "no operands", &first);
     if (rc != 0)
         return rc == -2 ? 0 : rc;
-    if (argc - first != 0) {
-        cli_error("ping: takes no operands (see redlock ping --help)");
-        return EX_USAGE;
-    }
     if ((rc = cli_open(c)) != 0)
         return rc;
     redlock_result *r = NULL;

@@ -23,12 +23,6 @@
 static const int forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 #define FORWARDED_COUNT (sizeof(forwarded_signals) / sizeof(forwarded_signals[0]))
 
-typedef struct run_options {
-    int64_t ttl_ms;        /* -1: the config's */
-    int64_t wait_ms;       /* -1: the config's retry policy */
-    int64_t kill_after_ms; /* -1: half the validity left at the loss */
-} run_options;
-
 typedef struct run_state {
     cli *c;
     const char *resource;
@@ -42,33 +36,6 @@ typedef struct run_state {
     ev_signal signal_watchers[FORWARDED_COUNT];
     ev_timer kill_timer;
 } run_state;
-
-static int set_ttl(const char *value, void *ctx)
-{
-    if (cli_parse_duration(value, 1, INT32_MAX, &((run_options *)ctx)->ttl_ms) != 0) {
-        cli_error("--ttl %s: expected a positive TIME (e.g. 1500, 30s, 2m)", value);
-        return EX_USAGE;
-    }
-    return 0;
-}
-
-static int set_wait(const char *value, void *ctx)
-{
-    if (cli_parse_duration(value, 0, INT32_MAX, &((run_options *)ctx)->wait_ms) != 0) {
-        cli_error("--wait %s: expected a TIME (e.g. 0, 500ms, 30s)", value);
-        return EX_USAGE;
-    }
-    return 0;
-}
-
-static int set_kill_after(const char *value, void *ctx)
-{
-    if (cli_parse_duration(value, 0, INT32_MAX, &((run_options *)ctx)->kill_after_ms) != 0) {
-        cli_error("--kill-after %s: expected a TIME (e.g. 0, 500ms, 5s)", value);
-        return EX_USAGE;
-    }
-    return 0;
-}
 
 static const char run_usage[] =
     "Usage: redlock run [--ttl TIME] [--wait TIME] [--kill-after TIME] RESOURCE [--] CMD [ARG...]\n"
@@ -241,10 +208,10 @@ static int exit_status_of(int wait_status)
 
 int cmd_run(cli *c, int argc, char **argv)
 {
-    run_options ro = {-1, -1, -1};
-    static const cli_option opts[] = {{"ttl", true, set_ttl},
-                                      {"wait", true, set_wait},
-                                      {"kill-after", true, set_kill_after}};
+    cli_options ro = CLI_OPTIONS_INIT;
+    static const cli_option opts[] = {{"ttl", true, cli_opt_ttl},
+                                      {"wait", true, cli_opt_wait},
+                                      {"kill-after", true, cli_opt_kill_after}};
     int first;
     int rc = cli_parse_options(argc, argv, opts, 3, true, run_usage, &ro, &first);
     if (rc != 0)

@@ -40,3 +40,50 @@ int cli_parse_options(int argc, char **argv, const cli_option *options, size_t c
     *first_arg = optind;
     return 0;
 }
+
+int cli_parse_command(int argc, char **argv, const cli_option *options, size_t count,
+                      const char *usage, cli_options *values, int operands,
+                      const char *operand_names, int *first_arg)
+{
+    int rc = cli_parse_options(argc, argv, options, count, false, usage, values, first_arg);
+    if (rc != 0)
+        return rc;
+    if (argc - *first_arg != operands) {
+        cli_error("%s: expected %s (see redlock %s --help)", argv[0], operand_names, argv[0]);
+        return EX_USAGE;
+    }
+    return operands > 0 ? cli_check_resource(argv[0], argv[*first_arg]) : 0;
+}
+
+/* Parse TIME into *field, or say what was expected. */
+static int set_time(const char *option, const char *value, int64_t min, const char *examples,
+                    int64_t *field)
+{
+    if (cli_parse_duration(value, min, INT32_MAX, field) == 0)
+        return 0;
+    cli_error("--%s %s: expected a%s TIME (e.g. %s)", option, value, min > 0 ? " positive" : "",
+              examples);
+    return EX_USAGE;
+}
+
+int cli_opt_ttl(const char *value, void *ctx)
+{
+    return set_time("ttl", value, 1, "1500, 30s, 2m", &((cli_options *)ctx)->ttl_ms);
+}
+
+int cli_opt_wait(const char *value, void *ctx)
+{
+    return set_time("wait", value, 0, "0, 500ms, 30s", &((cli_options *)ctx)->wait_ms);
+}
+
+int cli_opt_kill_after(const char *value, void *ctx)
+{
+    return set_time("kill-after", value, 0, "0, 500ms, 5s", &((cli_options *)ctx)->kill_after_ms);
+}
+
+int cli_opt_json(const char *value, void *ctx)
+{
+    (void)value;
+    ((cli_options *)ctx)->json = true;
+    return 0;
+}

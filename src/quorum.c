@@ -27,9 +27,15 @@ rl_verdict rl_tally_verdict(const rl_tally *t)
 
 int rl_tally_failure_status(const rl_tally *t, int refused_status)
 {
-    if (t->ok + t->refused + t->pending >= t->quorum)
+    unsigned n = t->ok + t->refused + t->timeout + t->not_connected + t->auth_failed + t->error +
+                 t->pending;
+    /* "No" only when the refusals alone rule a quorum out: even had every
+     * other master said yes, there would be none. Fewer refusals, with
+     * masters out of reach, decide nothing: that is "no quorum", which an
+     * auto-extension retries, where "not ours" would give the lock up. */
+    if (t->refused + t->quorum > n)
         return refused_status;
-    unsigned unreachable = t->timeout + t->not_connected;
+    unsigned unreachable = t->timeout + t->not_connected + t->pending;
     if (t->auth_failed > unreachable && t->auth_failed >= t->error)
         return REDLOCK_EAUTH;
     if (t->error > unreachable && t->error > t->auth_failed)

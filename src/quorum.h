@@ -51,9 +51,10 @@ unsigned rl_quorum_of(unsigned n);
 rl_verdict rl_tally_verdict(const rl_tally *t);
 /*
  * The status of a round that cannot reach quorum. refused_status (e.g.
- * ECONFLICT) when the masters that answered normally, or still may, could
- * have formed a quorum: they said no. Otherwise the most common reason among
- * the rest: EAUTH, EREPLY or ENOQUORUM (timeouts, no connection; also ties).
+ * ECONFLICT, ENOTOWNER) when the masters that said no are so many that no
+ * quorum was possible even had all the others said yes. Otherwise the most
+ * common reason among the other failures: EAUTH, EREPLY or ENOQUORUM
+ * (timeouts, no connection, no answer yet; also ties).
  */
 int rl_tally_failure_status(const rl_tally *t, int refused_status);
 

@@ -240,3 +240,29 @@ Test(watchdog, inspect_shows_every_masters_value_and_pttl)
     redlock_result_free(r);
     redlock_lock_free(lock);
 }
+
+Test(watchdog, an_extension_short_of_masters_is_retried_not_given_up)
+{
+    /* One master forgot the key (restarted empty), two are stopped: the
+     * extension hears "ours" from two, "absent" from one and nothing from
+     * two. That is no quorum for now, not "not ours": the lock is kept and
+     * extended again once the stopped masters answer. */
+    harness_connect(&h);
+    redlock_lock *lock = acquire("short", 3000);
+    harness_run_for(&h, 50);
+    lost_record rec = {0};
+    cr_assert_eq(redlock_auto_extend_async(h.client, lock, record_loss, &rec), REDLOCK_OK);
+    cr_assert_eq(fleet_restart(h.fleet, 0), 0);
+    cr_assert_eq(fleet_pause(h.fleet, 1), 0);
+    cr_assert_eq(fleet_pause(h.fleet, 2), 0);
+    harness_run_for(&h, 1500); /* the first extension (at 1 s) falls short */
+    cr_assert_eq(rec.calls, 0, "given up with %s", redlock_status_name(rec.status));
+    cr_assert_eq(fleet_resume(h.fleet, 1), 0);
+    cr_assert_eq(fleet_resume(h.fleet, 2), 0);
+    harness_run_for(&h, 2000); /* past the first TTL: retries got through */
+    cr_assert_eq(rec.calls, 0, "given up with %s", redlock_status_name(rec.status));
+    cr_assert_eq(redlock_lock_get_state(lock), REDLOCK_LOCK_HELD);
+    cr_assert_gt(redlock_lock_validity_ms(lock), 1000);
+    cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
+    redlock_lock_free(lock);
+}

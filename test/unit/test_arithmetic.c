@@ -2,6 +2,7 @@
 #include "quorum.h"
 
 #include <criterion/criterion.h>
+#include <stdbool.h>
 
 Test(arithmetic, quorum_is_a_strict_majority_for_one_to_nine_masters)
 {
@@ -64,16 +65,33 @@ Test(arithmetic, validity_subtracts_elapsed_and_drift)
         cr_assert_eq(rl_validity_us(5000, elapsed, 0.01), 5000000 - elapsed - 52000);
 }
 
-Test(arithmetic, failure_is_a_conflict_when_answering_masters_could_have_made_a_quorum)
+Test(arithmetic, failure_is_a_conflict_only_when_refusals_alone_rule_out_a_quorum)
 {
-    /* 5 masters: 2 OK, 1 held elsewhere, 2 timed out. */
-    rl_tally t = {.quorum = 3, .ok = 2, .refused = 1, .timeout = 2};
-    cr_assert_eq(rl_tally_failure_status(&t, REDLOCK_ECONFLICT), REDLOCK_ECONFLICT);
     /* All 5 held elsewhere. */
-    rl_tally u = {.quorum = 3, .refused = 5};
-    cr_assert_eq(rl_tally_failure_status(&u, REDLOCK_ECONFLICT), REDLOCK_ECONFLICT);
+    rl_tally all = {.quorum = 3, .refused = 5};
+    cr_assert_eq(rl_tally_failure_status(&all, REDLOCK_ECONFLICT), REDLOCK_ECONFLICT);
+    /* 3 of 5 said no: even with the other 2, no quorum. */
+    rl_tally three = {.quorum = 3, .ok = 1, .refused = 3, .timeout = 1};
+    cr_assert_eq(rl_tally_failure_status(&three, REDLOCK_ECONFLICT), REDLOCK_ECONFLICT);
     /* The same counts for extend/release say "not the owner". */
-    cr_assert_eq(rl_tally_failure_status(&u, REDLOCK_ENOTOWNER), REDLOCK_ENOTOWNER);
+    cr_assert_eq(rl_tally_failure_status(&three, REDLOCK_ENOTOWNER), REDLOCK_ENOTOWNER);
+    /* 2 OK, 1 no, 2 out of reach: had those answered yes, a quorum. Not
+     * "not ours": an auto-extension must retry, not give the lock up. */
+    rl_tally split = {.quorum = 3, .ok = 2, .refused = 1, .timeout = 1, .not_connected = 1};
+    cr_assert_eq(rl_tally_failure_status(&split, REDLOCK_ENOTOWNER), REDLOCK_ENOQUORUM);
+    /* 2 no, 3 down: the down ones decide it. */
+    rl_tally down = {.quorum = 3, .refused = 2, .not_connected = 3};
+    cr_assert_eq(rl_tally_failure_status(&down, REDLOCK_ECONFLICT), REDLOCK_ENOQUORUM);
+    /* For every N and split: "no" exactly when refusals exceed N - quorum. */
+    for (unsigned n = 1; n <= 9; n++) {
+        unsigned q = rl_quorum_of(n);
+        for (unsigned refused = 0; refused <= n; refused++) {
+            rl_tally t = {.quorum = q, .refused = refused, .timeout = n - refused};
+            bool definitive = refused > n - q;
+            cr_assert_eq(rl_tally_failure_status(&t, REDLOCK_ENOTOWNER) == REDLOCK_ENOTOWNER,
+                         definitive, "N=%u refused=%u", n, refused);
+        }
+    }
 }
 
 Test(arithmetic, failure_without_enough_answers_names_the_most_common_reason)

@@ -44,6 +44,7 @@ typedef struct fleet_server {
     int port_fd;    /* bound, non-listening socket reserving port; -1: none */
     pid_t pid;      /* 0: not running */
     int paused;     /* SIGSTOPped by fleet_pause() */
+    int appendonly; /* AOF with appendfsync always, from the next launch on */
     char *dir;      /* the server's --dir */
     char *log_path; /* its --logfile */
     char *err_path; /* its stderr (last launch): config errors come before
@@ -508,8 +509,8 @@ static int spawn_server(fleet *f, fleet_server *s, int replica_of_port)
     argv[k++] = "--logfile";
     argv[k++] = s->log_path;
     argv[k++] = "--appendonly";
-    argv[k++] = f->appendonly ? "yes" : "no";
-    if (f->appendonly) {
+    argv[k++] = s->appendonly ? "yes" : "no";
+    if (s->appendonly) {
         argv[k++] = "--appendfsync";
         argv[k++] = "always";
     }
@@ -777,7 +778,7 @@ static int relaunch(fleet *f, size_t i, int replica_of_port)
     fleet_server *s = &f->servers[i];
     if (kill_server(s, i) != 0)
         return -1;
-    if (!f->appendonly)
+    if (!s->appendonly)
         forget_snapshot(s);
     launch one = {.index = i};
     if (launch_and_wait(f, &one, 1, replica_of_port, 0) != 0) {
@@ -869,6 +870,7 @@ fleet *fleet_start(size_t n, const fleet_options *opts)
     for (size_t i = 0; i < n; i++) {
         if (prepare_server(f, i) != 0)
             goto fail;
+        f->servers[i].appendonly = f->appendonly;
         batch[i].index = i;
     }
     if (launch_and_wait(f, batch, n, 0, 1) != 0)
@@ -930,6 +932,14 @@ int fleet_port(const fleet *f, size_t i)
 pid_t fleet_pid(const fleet *f, size_t i)
 {
     return valid_index(f, i) ? f->servers[i].pid : 0;
+}
+
+int fleet_set_appendonly(fleet *f, size_t i, int on)
+{
+    if (!valid_index(f, i))
+        return -1;
+    f->servers[i].appendonly = on != 0;
+    return 0;
 }
 
 int fleet_is_paused(const fleet *f, size_t i)

@@ -118,6 +118,11 @@ int fleet_kill(fleet *f, size_t i);
  * the server is left not running. */
 int fleet_restart(fleet *f, size_t i);
 
+/* Persistence of server i from its next (re)start on: 1 for AOF with
+ * appendfsync always (a restart reloads its data), 0 for none (a restart
+ * starts empty). Starts as fleet_options.appendonly. */
+int fleet_set_appendonly(fleet *f, size_t i, int on);
+
 /* SIGSTOP, and wait until the kernel reports it stopped: the port still
  * accepts connections but no command gets a reply. 0 if already paused. */
 int fleet_pause(fleet *f, size_t i);

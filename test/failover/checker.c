@@ -1,0 +1,307 @@
+/* The failover suite's checker: replays the event log in time order. */
+#include "checker.h"
+#include "failover_log.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_OPEN 64 /* sections open at once: 1 when all is well */
+
+typedef struct open_section {
+    long holder;
+    int64_t start;
+    int64_t deadline; /* 0: unknown */
+    char value[80];
+    int overran;      /* counted as an overrun already */
+} open_section;
+
+typedef struct replay {
+    checker_report *r;
+    unsigned quorum;
+    open_section open[MAX_OPEN];
+    size_t open_count;
+    bool majority_up;
+    int64_t idle_since; /* lock free with a majority up since, or -1 */
+    int64_t measure_end;
+    int64_t *latencies;
+    size_t latency_count, latency_cap;
+} replay;
+
+static int compare_time(const void *a, const void *b)
+{
+    const flog_event *x = a, *y = b;
+    return (x->t > y->t) - (x->t < y->t);
+}
+
+static int compare_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Liveness: the lock stood free while a majority was up (clients always
+ * want it here) from idle_since until `until`. */
+static void end_idle(replay *rp, int64_t until)
+{
+    if (rp->idle_since < 0)
+        return;
+    if (until > rp->measure_end)
+        until = rp->measure_end;
+    if (until - rp->idle_since > rp->r->longest_gap_ns)
+        rp->r->longest_gap_ns = until - rp->idle_since;
+    rp->idle_since = -1;
+}
+
+static void maybe_start_idle(replay *rp, int64_t t)
+{
+    if (rp->majority_up && rp->open_count == 0 && rp->idle_since < 0)
+        rp->idle_since = t;
+}
+
+static void close_section(replay *rp, size_t i, int64_t end)
+{
+    open_section *s = &rp->open[i];
+    if (s->deadline != 0 && end > s->deadline && !s->overran)
+        rp->r->overruns++;
+    rp->open[i] = rp->open[--rp->open_count];
+    maybe_start_idle(rp, end);
+}
+
+static void on_start(replay *rp, const flog_event *ev)
+{
+    checker_report *r = rp->r;
+    r->sections++;
+    if (ev->a != 0)
+        r->library_sections++;
+    for (size_t i = 0; i < rp->open_count; i++) {
+        open_section *s = &rp->open[i];
+        if (s->deadline != 0 && ev->t > s->deadline) {
+            /* The other holder was past its own validity: its fault (a
+             * pause), not the lock's. */
+            if (!s->overran)
+                r->overruns++;
+            s->overran = 1;
+            continue;
+        }
+        if (r->violations++ == 0)
+            snprintf(r->first_violation, sizeof(r->first_violation),
+                     "holder %ld (value %.32s) started at %.3f s while holder %ld (value %.32s, "
+                     "started at %.3f s) still held the lock",
+                     ev->pid, ev->text, (double)ev->t / 1e9, s->holder, s->value,
+                     (double)s->start / 1e9);
+    }
+    if (rp->open_count < MAX_OPEN) {
+        open_section *s = &rp->open[rp->open_count++];
+        memset(s, 0, sizeof(*s));
+        s->holder = ev->pid;
+        s->start = ev->t;
+        s->deadline = ev->a;
+        snprintf(s->value, sizeof(s->value), "%s", ev->text);
+    }
+    end_idle(rp, ev->t);
+}
+
+static void on_end(replay *rp, const flog_event *ev)
+{
+    for (size_t i = 0; i < rp->open_count; i++) {
+        if (rp->open[i].holder == ev->pid && strcmp(rp->open[i].value, ev->text) == 0) {
+            close_section(rp, i, ev->t);
+            return;
+        }
+    }
+}
+
+/* A client was killed (K) or ended (X): its sections end with it (a
+ * killed run's command dies with it). */
+static void on_client_gone(replay *rp, const flog_event *ev)
+{
+    if (ev->type == 'K')
+        rp->r->client_kills++;
+    for (size_t i = rp->open_count; i-- > 0;)
+        if (rp->open[i].holder == ev->pid)
+            close_section(rp, i, ev->t);
+}
+
+static void on_available(replay *rp, const flog_event *ev)
+{
+    rp->majority_up = ev->a >= (int64_t)rp->quorum;
+    if (rp->majority_up)
+        maybe_start_idle(rp, ev->t);
+    else
+        end_idle(rp, ev->t);
+}
+
+static void on_fault(replay *rp, const flog_event *ev)
+{
+    checker_report *r = rp->r;
+    if (strcmp(ev->text, "kill") == 0)
+        r->kills++;
+    else if (strcmp(ev->text, "restart") == 0)
+        r->restarts++;
+    else if (strcmp(ev->text, "stop") == 0)
+        r->stops++;
+    else if (strcmp(ev->text, "cont") == 0)
+        r->conts++;
+}
+
+static void on_not_acquired(replay *rp, const flog_event *ev)
+{
+    checker_report *r = rp->r;
+    r->not_acquired++;
+    for (size_t i = 0; i < CHECKER_MAX_REASONS; i++) {
+        if (r->reasons[i].name[0] == '\0')
+            snprintf(r->reasons[i].name, sizeof(r->reasons[i].name), "%s", ev->text);
+        if (strcmp(r->reasons[i].name, ev->text) == 0) {
+            r->reasons[i].count++;
+            return;
+        }
+    }
+}
+
+static void on_acquired(replay *rp, const flog_event *ev)
+{
+    if (ev->a < 0)
+        return;
+    if (rp->latency_count == rp->latency_cap) {
+        size_t cap = rp->latency_cap ? rp->latency_cap * 2 : 1024;
+        int64_t *grown = realloc(rp->latencies, cap * sizeof(int64_t));
+        if (grown == NULL)
+            return;
+        rp->latencies = grown;
+        rp->latency_cap = cap;
+    }
+    rp->latencies[rp->latency_count++] = ev->a;
+}
+
+/* Every event of the log, in time order. */
+static flog_event *read_events(const char *path, size_t *count)
+{
+    FILE *in = fopen(path, "re");
+    if (in == NULL)
+        return NULL;
+    size_t n = 0, cap = 4096;
+    flog_event *events = malloc(cap * sizeof(*events));
+    char line[512];
+    while (events != NULL && fgets(line, sizeof(line), in) != NULL) {
+        if (n == cap) {
+            flog_event *grown = realloc(events, (cap *= 2) * sizeof(*events));
+            if (grown == NULL) {
+                free(events);
+                events = NULL;
+                break;
+            }
+            events = grown;
+        }
+        if (flog_parse(line, &events[n]) != 0) {
+            fprintf(stderr, "checker: malformed line in %s: %s", path, line);
+            free(events);
+            events = NULL;
+            break;
+        }
+        n++;
+    }
+    fclose(in);
+    if (events != NULL)
+        qsort(events, n, sizeof(*events), compare_time);
+    *count = n;
+    return events;
+}
+
+int checker_run(const char *path, unsigned quorum, checker_report *out)
+{
+    memset(out, 0, sizeof(*out));
+    size_t n = 0;
+    flog_event *events = read_events(path, &n);
+    if (events == NULL)
+        return -1;
+    replay rp = {.r = out, .quorum = quorum, .idle_since = -1, .measure_end = INT64_MAX};
+    for (size_t i = 0; i < n; i++)
+        if (events[i].type == 'Z')
+            rp.measure_end = events[i].t;
+    int64_t first = n ? events[0].t : 0;
+    for (size_t i = 0; i < n; i++) {
+        const flog_event *ev = &events[i];
+        switch (ev->type) {
+        case 'S':
+            on_start(&rp, ev);
+            break;
+        case 'E':
+            on_end(&rp, ev);
+            break;
+        case 'K':
+        case 'X':
+            on_client_gone(&rp, ev);
+            break;
+        case 'U':
+            on_available(&rp, ev);
+            break;
+        case 'F':
+            on_fault(&rp, ev);
+            break;
+        case 'N':
+            on_not_acquired(&rp, ev);
+            break;
+        case 'A':
+            on_acquired(&rp, ev);
+            break;
+        default:
+            break;
+        }
+    }
+    if (rp.measure_end != INT64_MAX)
+        end_idle(&rp, rp.measure_end);
+    out->unterminated = rp.open_count;
+    out->measured_s = rp.measure_end != INT64_MAX ? (double)(rp.measure_end - first) / 1e9 : 0;
+    if (rp.latency_count > 0) {
+        qsort(rp.latencies, rp.latency_count, sizeof(int64_t), compare_i64);
+        out->latency_samples = rp.latency_count;
+        out->latency_p50_us = rp.latencies[rp.latency_count / 2];
+        out->latency_p99_us = rp.latencies[rp.latency_count * 99 / 100];
+        out->latency_max_us = rp.latencies[rp.latency_count - 1];
+    }
+    free(rp.latencies);
+    free(events);
+    return 0;
+}
+
+void checker_print(FILE *out, const checker_report *r)
+{
+    fprintf(out, "critical sections: %lu (%lu by library clients, %lu by redlock run)\n",
+            r->sections, r->library_sections, r->sections - r->library_sections);
+    fprintf(out, "not acquired:      %lu", r->not_acquired);
+    for (size_t i = 0; i < CHECKER_MAX_REASONS && r->reasons[i].count; i++)
+        fprintf(out, "%s%s %lu", i ? ", " : " (", r->reasons[i].name, r->reasons[i].count);
+    fprintf(out, "%s\n", r->not_acquired ? ")" : "");
+    fprintf(out, "faults:            kill -9 %lu, restart %lu, SIGSTOP %lu, SIGCONT %lu, "
+                 "client kill -9 %lu\n",
+            r->kills, r->restarts, r->stops, r->conts, r->client_kills);
+    fprintf(out, "violations:        %lu (two holders at once)\n", r->violations);
+    if (r->violations)
+        fprintf(out, "  first:           %s\n", r->first_violation);
+    fprintf(out, "overruns:          %lu (a holder acting past its own validity)\n",
+            r->overruns);
+    if (r->unterminated)
+        fprintf(out, "unterminated:      %lu (sections that never ended)\n", r->unterminated);
+    fprintf(out, "liveness:          longest stretch with a majority up and the lock free: "
+                 "%.2f s\n",
+            (double)r->longest_gap_ns / 1e9);
+    fprintf(out, "acquire latency:   p50 %.2f ms, p99 %.2f ms, worst %.2f ms (%lu acquires, "
+                 "last attempt)\n",
+            (double)r->latency_p50_us / 1000, (double)r->latency_p99_us / 1000,
+            (double)r->latency_max_us / 1000, r->latency_samples);
+}
+
+void checker_print_json(FILE *out, const checker_report *r)
+{
+    fprintf(out,
+            "{\"measured_s\":%.1f,\"sections\":%lu,\"library_sections\":%lu,"
+            "\"not_acquired\":%lu,\"kills\":%lu,\"restarts\":%lu,\"stops\":%lu,"
+            "\"conts\":%lu,\"client_kills\":%lu,\"violations\":%lu,\"overruns\":%lu,"
+            "\"unterminated\":%lu,\"longest_gap_s\":%.3f,\"latency_p50_ms\":%.3f,"
+            "\"latency_p99_ms\":%.3f,\"latency_max_ms\":%.3f}\n",
+            r->measured_s, r->sections, r->library_sections, r->not_acquired, r->kills,
+            r->restarts, r->stops, r->conts, r->client_kills, r->violations, r->overruns,
+            r->unterminated, (double)r->longest_gap_ns / 1e9, (double)r->latency_p50_us / 1000,
+            (double)r->latency_p99_us / 1000, (double)r->latency_max_us / 1000);
+}

@@ -1,0 +1,473 @@
+/*
+ * redlock-failover: proves that the lock stays exclusive and live while
+ * masters die, stall and come back.
+ *
+ * It starts five local masters (or uses the ones a --config names), runs
+ * contending clients — library processes with several threads each, and
+ * `redlock run` loops — all on one resource, for a bounded time, while a
+ * seeded injector kills and stops masters and kills clients holding the
+ * lock. Every client logs the start and end of its critical sections; the
+ * checker then replays the log and fails the run on any overlap.
+ *
+ *   redlock-failover [--seconds N] [--seed S] [--unsafe] [--json]
+ *   redlock-failover --config FILE [--seconds N]   (external masters, no
+ *                                                    faults: a drill by hand)
+ */
+#include "checker.h"
+#include "failover_log.h"
+#include "injector.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MASTERS 5
+#define RESOURCE "failover-resource"
+#define LIB_PROCESSES 2
+#define LIB_THREADS 3
+#define LIB_TTL_MS 1000
+#define RUNNERS 3
+#define RUN_TTL_MS 1500
+#define MAX_CLIENTS (LIB_PROCESSES + RUNNERS)
+#define TICK_MS 10
+#define STOP_GRACE_MS 10000
+
+typedef enum client_kind { CLIENT_LIB, CLIENT_RUN } client_kind;
+
+typedef struct client {
+    client_kind kind;
+    pid_t pid; /* 0: not running */
+} client;
+
+typedef struct options {
+    long seconds;      /* 0: until interrupted (external mode only) */
+    uint64_t seed;
+    bool seed_given;
+    bool unsafe;
+    bool json;
+    const char *config; /* external masters */
+    const char *log;    /* where to keep the event log; NULL: temporary */
+} options;
+
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+static void usage(void)
+{
+    fprintf(stderr,
+            "usage: redlock-failover [--seconds N] [--seed S] [--unsafe] [--json] [--log FILE]\n"
+            "       redlock-failover --config FILE [--seconds N] [--log FILE]\n");
+}
+
+static int parse_options(int argc, char **argv, options *o)
+{
+    *o = (options){.seconds = 60};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--seconds") == 0 && v) {
+            o->seconds = strtol(v, NULL, 10), i++;
+        } else if (strcmp(a, "--seed") == 0 && v) {
+            o->seed = strtoull(v, NULL, 10), o->seed_given = true, i++;
+        } else if (strcmp(a, "--config") == 0 && v) {
+            o->config = v, i++;
+        } else if (strcmp(a, "--log") == 0 && v) {
+            o->log = v, i++;
+        } else if (strcmp(a, "--unsafe") == 0) {
+            o->unsafe = true;
+        } else if (strcmp(a, "--json") == 0) {
+            o->json = true;
+        } else {
+            usage();
+            return -1;
+        }
+    }
+    if (o->seconds < 0 || (o->seconds == 0 && o->config == NULL)) {
+        usage();
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- Clients ---------------------------------------------------------------- */
+
+typedef struct world {
+    const char *config;
+    const char *log_path;
+    int log;
+    client clients[MAX_CLIENTS];
+} world;
+
+static pid_t spawn(char *const *argv, bool quiet)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        signal(SIGPIPE, SIG_DFL);
+        /* A run that finds the lock held says so on stderr, many times a
+         * second: its exit status is what the log keeps. */
+        int devnull = quiet ? open("/dev/null", O_WRONLY) : -1;
+        if (devnull >= 0)
+            dup2(devnull, STDERR_FILENO);
+        execv(argv[0], argv);
+        fprintf(stderr, "failover: cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    return pid;
+}
+
+static void start_client(world *w, client *c)
+{
+    char threads[16], ttl[16], run_ttl[16];
+    snprintf(threads, sizeof(threads), "%d", LIB_THREADS);
+    snprintf(ttl, sizeof(ttl), "%d", LIB_TTL_MS);
+    snprintf(run_ttl, sizeof(run_ttl), "%d", RUN_TTL_MS);
+    if (c->kind == CLIENT_LIB) {
+        char *argv[] = {FAILOVER_WORKER, "lib",        "--config",   (char *)w->config,
+                        "--log",         (char *)w->log_path,        "--threads",
+                        threads,         "--ttl",      ttl,          "--resource",
+                        RESOURCE,        "--work-max", "150",        NULL};
+        c->pid = spawn(argv, false);
+    } else {
+        /* A command that outlives the TTL: the run must keep extending. */
+        char *argv[] = {REDLOCK_TOOL,    "-c",         (char *)w->config, "run",
+                        "--ttl",         run_ttl,      "--wait",          "3s",
+                        RESOURCE,        "--",         FAILOVER_WORKER,   "record",
+                        "--log",         (char *)w->log_path,             "--work-min",
+                        "50",            "--work-max", "1500",            NULL};
+        c->pid = spawn(argv, true);
+    }
+}
+
+static void client_ended(world *w, client *c, int status, bool restart)
+{
+    /* Whatever it held, it holds no more (a run's command may have been
+     * SIGKILLed before it could log its end). */
+    flog_write(w->log, "X %lld %ld", (long long)flog_now_ns(), (long)c->pid);
+    /* While running (not when stopping them), a run that did not get the
+     * lock, or lost it, says so with its status. */
+    if (restart && c->kind == CLIENT_RUN && WIFEXITED(status) && WEXITSTATUS(status) != 0)
+        flog_write(w->log, "N %lld %ld run-exit-%d", (long long)flog_now_ns(), (long)c->pid,
+                   WEXITSTATUS(status));
+    c->pid = 0;
+    if (restart)
+        start_client(w, c);
+}
+
+/* Reap clients that ended and start new ones in their place (unless
+ * stopping). Then reap other children that ended (a killed run's command,
+ * adopted by us as the fleet makes us a subreaper) — but never the
+ * fleet's servers, which the fleet reaps itself. */
+static void reap(world *w, fleet *f, bool restart)
+{
+    for (size_t i = 0; i < MAX_CLIENTS; i++) {
+        client *c = &w->clients[i];
+        int status;
+        if (c->pid != 0 && waitpid(c->pid, &status, WNOHANG) == c->pid)
+            client_ended(w, c, status, restart);
+    }
+    for (;;) {
+        siginfo_t info;
+        memset(&info, 0, sizeof(info));
+        if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0)
+            return;
+        for (size_t i = 0; f != NULL && i < fleet_size(f); i++)
+            if (fleet_pid(f, i) == info.si_pid)
+                return; /* the fleet's own: leave it (and the rest) for later */
+        int status;
+        waitpid(info.si_pid, &status, 0);
+    }
+}
+
+static size_t running_clients(const world *w)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < MAX_CLIENTS; i++)
+        n += w->clients[i].pid != 0;
+    return n;
+}
+
+/* SIGTERM every client (a run forwards it to its command), wait, then
+ * SIGKILL what is left. */
+static void stop_clients(world *w, fleet *f)
+{
+    for (size_t i = 0; i < MAX_CLIENTS; i++)
+        if (w->clients[i].pid != 0)
+            kill(w->clients[i].pid, SIGTERM);
+    int64_t deadline = flog_now_ns() + STOP_GRACE_MS * 1000000LL;
+    while (running_clients(w) > 0 && flog_now_ns() < deadline) {
+        reap(w, f, false);
+        struct timespec ts = {0, TICK_MS * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    for (size_t i = 0; i < MAX_CLIENTS; i++) {
+        if (w->clients[i].pid != 0) {
+            fprintf(stderr, "failover: client %d did not stop; killing it\n",
+                    (int)w->clients[i].pid);
+            flog_write(w->log, "K %lld %ld", (long long)flog_now_ns(), (long)w->clients[i].pid);
+            kill(w->clients[i].pid, SIGKILL);
+        }
+    }
+    deadline = flog_now_ns() + STOP_GRACE_MS * 1000000LL;
+    while (running_clients(w) > 0 && flog_now_ns() < deadline)
+        reap(w, f, false);
+}
+
+/* ---- Who holds the lock now ------------------------------------------------ */
+
+/* Follows the log as it grows, to know which client holds the lock. */
+typedef struct log_tail {
+    FILE *in;
+    long holder; /* holder pid of the open section, 0: none */
+    char value[80];
+} log_tail;
+
+static void tail_follow(log_tail *t)
+{
+    char line[512];
+    while (t->in != NULL && fgets(line, sizeof(line), t->in) != NULL) {
+        flog_event ev;
+        if (line[strlen(line) - 1] != '\n' || flog_parse(line, &ev) != 0)
+            continue; /* a line still being written is read again later */
+        if (ev.type == 'S') {
+            t->holder = ev.pid;
+            snprintf(t->value, sizeof(t->value), "%s", ev.text);
+        } else if ((ev.type == 'E' && strcmp(ev.text, t->value) == 0) ||
+                   (ev.type == 'K' && ev.pid == t->holder)) {
+            t->holder = 0;
+        }
+    }
+    if (t->in != NULL)
+        clearerr(t->in);
+}
+
+/* The holder, if it is one of our clients (a kill -9 candidate). */
+static pid_t holding_client(const world *w, const log_tail *t)
+{
+    for (size_t i = 0; i < MAX_CLIENTS; i++)
+        if (t->holder != 0 && w->clients[i].pid == (pid_t)t->holder)
+            return w->clients[i].pid;
+    return 0;
+}
+
+/* ---- Setup ------------------------------------------------------------------ */
+
+static const char *write_config(fleet *f)
+{
+    static char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/failover.yaml", fleet_dir(f));
+    FILE *out = fopen(path, "w");
+    if (out == NULL)
+        return NULL;
+    fprintf(out, "connect_timeout_ms: 300\ncommand_timeout_ms: 100\n"
+                 "reconnect_min_ms: 20\nreconnect_max_ms: 300\n"
+                 "retry_delay_ms: 20\nretry_jitter_ms: 30\nnodes:\n");
+    for (size_t i = 0; i < fleet_size(f); i++)
+        fprintf(out, "  - host: 127.0.0.1\n    port: %d\n", fleet_port(f, i));
+    fclose(out);
+    return path;
+}
+
+static uint64_t fresh_seed(void)
+{
+    uint64_t seed = 0;
+    if (getrandom(&seed, sizeof(seed), 0) != (ssize_t)sizeof(seed))
+        seed = (uint64_t)time(NULL);
+    return seed % 1000000000000ULL; /* short enough to type */
+}
+
+/* Five masters. In safe mode masters 3 and 4 get AOF (appendfsync always)
+ * and may restart at once; 0..2 have none and restart only after the
+ * longest TTL. In unsafe mode none has persistence. */
+static fleet *start_masters(bool unsafe, bool *aof)
+{
+    fleet *f = fleet_start(MASTERS, NULL);
+    if (f == NULL)
+        return NULL;
+    for (size_t i = 0; i < MASTERS; i++) {
+        aof[i] = !unsafe && i >= 3;
+        if (aof[i] && (fleet_set_appendonly(f, i, 1) != 0 || fleet_restart(f, i) != 0)) {
+            fleet_stop(f);
+            return NULL;
+        }
+    }
+    return f;
+}
+
+static void run_loop(world *w, fleet *f, injector *inj, int64_t end_ns)
+{
+    log_tail tail = {.in = fopen(w->log_path, "re")};
+    while (!interrupted && (end_ns == 0 || flog_now_ns() < end_ns)) {
+        reap(w, f, true);
+        tail_follow(&tail);
+        if (inj != NULL) {
+            pid_t killed = injector_tick(inj, flog_now_ns(), holding_client(w, &tail));
+            if (killed != 0)
+                tail.holder = 0;
+        }
+        struct timespec ts = {0, TICK_MS * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    if (tail.in != NULL)
+        fclose(tail.in);
+}
+
+/* A client of our own, to ping the masters for the status line. */
+static redlock_sync *start_pinger(const char *config)
+{
+    redlock_config *cfg = NULL;
+    redlock_sync *pinger = NULL;
+    char err[REDLOCK_ERRBUF_SIZE];
+    if (redlock_config_load_file(&cfg, config, err, sizeof(err)) == REDLOCK_OK)
+        redlock_sync_new(&pinger, cfg);
+    redlock_config_free(cfg);
+    return pinger;
+}
+
+/* External masters: no faults; one status line a second for a drill. */
+static void report_progress(world *w, int64_t end_ns)
+{
+    redlock_sync *pinger = start_pinger(w->config);
+    log_tail tail = {.in = fopen(w->log_path, "re")};
+    unsigned long sections = 0, failures = 0;
+    char last_failure[80] = "";
+    int64_t next = flog_now_ns() + 1000000000;
+    while (!interrupted && (end_ns == 0 || flog_now_ns() < end_ns)) {
+        reap(w, NULL, true);
+        char line[512];
+        while (tail.in != NULL && fgets(line, sizeof(line), tail.in) != NULL) {
+            flog_event ev;
+            if (flog_parse(line, &ev) != 0)
+                continue;
+            if (ev.type == 'S')
+                sections++;
+            if (ev.type == 'N') {
+                failures++;
+                snprintf(last_failure, sizeof(last_failure), "%s", ev.text);
+            }
+        }
+        if (tail.in != NULL)
+            clearerr(tail.in);
+        if (flog_now_ns() >= next) {
+            redlock_result *r = NULL;
+            unsigned answering = 0, total = 0;
+            if (pinger != NULL && redlock_sync_ping(pinger, &r) != REDLOCK_EINVAL && r != NULL) {
+                total = r->master_count;
+                for (unsigned i = 0; i < r->master_count; i++)
+                    answering += r->masters[i].outcome == REDLOCK_MASTER_OK;
+            }
+            redlock_result_free(r);
+            printf("failover: %lu acquisitions, %lu not acquired%s%s%s in the last second; "
+                   "%u of %u masters answer\n",
+                   sections, failures, failures ? " (last: " : "", failures ? last_failure : "",
+                   failures ? ")" : "", answering, total);
+            fflush(stdout);
+            sections = failures = 0;
+            next += 1000000000;
+        }
+        struct timespec ts = {0, TICK_MS * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    if (tail.in != NULL)
+        fclose(tail.in);
+    redlock_sync_free(pinger);
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    if (parse_options(argc, argv, &o) != 0)
+        return 64;
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGINT, on_interrupt);
+    signal(SIGTERM, on_interrupt);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+
+    bool aof[MASTERS] = {false};
+    fleet *f = NULL;
+    world w = {.config = o.config};
+    char log_path[PATH_MAX];
+    if (o.config == NULL) {
+        if (!o.seed_given)
+            o.seed = fresh_seed();
+        printf("failover: %s mode, seed %llu (replay the fault schedule with --seed %llu), "
+               "%ld s\n",
+               o.unsafe ? "UNSAFE" : "safe", (unsigned long long)o.seed,
+               (unsigned long long)o.seed, o.seconds);
+        if ((f = start_masters(o.unsafe, aof)) == NULL || (w.config = write_config(f)) == NULL) {
+            fprintf(stderr, "failover: cannot start the masters\n");
+            fleet_stop(f);
+            return 70;
+        }
+        printf("failover: masters 0-2 without persistence (%s), 3-4 %s\n",
+               o.unsafe ? "restarted at once: UNSAFE" : "restarted after the longest TTL",
+               o.unsafe ? "without persistence too" : "with AOF always (restarted at once)");
+    }
+    if (o.log != NULL)
+        snprintf(log_path, sizeof(log_path), "%s", o.log);
+    else if (f != NULL)
+        snprintf(log_path, sizeof(log_path), "%s/events.log", fleet_dir(f));
+    else
+        snprintf(log_path, sizeof(log_path), "/tmp/redlock-failover-%d.log", (int)getpid());
+    w.log_path = log_path;
+    unlink(log_path);
+    if ((w.log = flog_open(log_path)) < 0) {
+        fprintf(stderr, "failover: cannot open %s: %s\n", log_path, strerror(errno));
+        fleet_stop(f);
+        return 70;
+    }
+    for (size_t i = 0; i < MAX_CLIENTS; i++) {
+        w.clients[i].kind = i < LIB_PROCESSES ? CLIENT_LIB : CLIENT_RUN;
+        start_client(&w, &w.clients[i]);
+    }
+    printf("failover: %d library processes x %d threads (TTL %d ms) and %d redlock run loops "
+           "(TTL %d ms) contend for \"%s\"\n",
+           LIB_PROCESSES, LIB_THREADS, LIB_TTL_MS, RUNNERS, RUN_TTL_MS, RESOURCE);
+
+    int64_t end_ns = o.seconds ? flog_now_ns() + (int64_t)o.seconds * 1000000000 : 0;
+    if (f != NULL) {
+        injector inj;
+        injector_init(&inj, f, w.log, o.seed, o.unsafe, aof,
+                      RUN_TTL_MS > LIB_TTL_MS ? RUN_TTL_MS : LIB_TTL_MS);
+        run_loop(&w, f, &inj, end_ns);
+        flog_write(w.log, "Z %lld", (long long)flog_now_ns());
+        stop_clients(&w, f);
+        injector_heal(&inj);
+    } else {
+        report_progress(&w, end_ns);
+        flog_write(w.log, "Z %lld", (long long)flog_now_ns());
+        stop_clients(&w, NULL);
+    }
+
+    checker_report r;
+    int rc = checker_run(log_path, MASTERS / 2 + 1, &r);
+    fleet_stop(f);
+    if (rc != 0) {
+        fprintf(stderr, "failover: cannot read the event log %s\n", log_path);
+        return 70;
+    }
+    checker_print(stdout, &r);
+    if (o.json)
+        checker_print_json(stdout, &r);
+    bool safe = r.violations == 0 && r.unterminated == 0;
+    if (o.unsafe) {
+        printf("failover: UNSAFE mode: %s\n",
+               r.violations ? "the lock was held twice, as this mode is expected to allow"
+                            : "no violation this time (they need unlucky timing)");
+        return 0;
+    }
+    printf("failover: %s\n", safe && r.sections > 0 ? "PASS: mutual exclusion held"
+                                                    : "FAIL");
+    return safe && r.sections > 0 ? 0 : 1;
+}

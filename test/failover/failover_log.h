@@ -1,0 +1,47 @@
+/*
+ * The failover suite's event log: one text line per event, appended by
+ * every process with a single write(2) on an O_APPEND descriptor, so lines
+ * never interleave. Times are CLOCK_MONOTONIC nanoseconds (one clock for
+ * every process on the machine).
+ *
+ *   S t holder deadline value   a critical section starts (deadline: when
+ *                               the holder's validity ends, 0 if unknown)
+ *   E t holder value            it ends
+ *   A t pid elapsed_us total_us an acquire succeeded (its last attempt's
+ *                               time, and the whole call's)
+ *   N t pid reason              an acquire gave up (status name)
+ *   K t pid                     the injector killed a client (kill -9)
+ *   X t pid                     a client process ended (reaped)
+ *   F t kind master             a fault: kill, restart, stop, cont
+ *   U t count                   masters available (running, not stopped)
+ *   Z t                         the measured period ends (clients are
+ *                               being stopped)
+ */
+#ifndef REDLOCK_FAILOVER_LOG_H
+#define REDLOCK_FAILOVER_LOG_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+int64_t flog_now_ns(void);
+
+/* Open (create) the log for appending; -1 on error. */
+int flog_open(const char *path);
+
+/* printf one line (a newline is added) with a single write. */
+void flog_write(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+typedef struct flog_event {
+    char type;           /* S E A N K X F U Z */
+    int64_t t;           /* ns */
+    long pid;            /* holder / client pid; master index for F */
+    int64_t a;           /* S: deadline; A: elapsed_us; U: count */
+    int64_t b;           /* A: total_us */
+    char text[80];       /* S/E: value; N: reason; F: kind */
+} flog_event;
+
+/* Parse one line; 0 on success, -1 if malformed. */
+int flog_parse(const char *line, flog_event *ev);
+
+#endif

@@ -1,0 +1,52 @@
+/*
+ * The failover suite's fault injector: a seeded schedule of real faults on
+ * the fleet's masters and on the clients, never more than two masters
+ * unavailable at once (so a majority of five is always up).
+ *
+ * Safe mode follows the persistence rule: a master without persistence
+ * that was killed comes back only after the longest TTL has passed
+ * (delayed restart); a master with AOF (appendfsync always) comes back at
+ * once. Unsafe mode restarts every killed master at once, without
+ * persistence.
+ */
+#ifndef REDLOCK_FAILOVER_INJECTOR_H
+#define REDLOCK_FAILOVER_INJECTOR_H
+
+#include "fleet.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define INJECTOR_MAX_UNAVAILABLE 2
+
+typedef struct injector_master {
+    bool down;          /* killed, not restarted yet */
+    bool paused;        /* SIGSTOPped */
+    int64_t back_at_ns; /* when to restart or SIGCONT it */
+} injector_master;
+
+typedef struct injector {
+    fleet *fleet;
+    int log;
+    uint64_t rng;
+    bool unsafe;
+    int64_t delayed_restart_ns; /* longest TTL plus a margin */
+    int64_t next_fault_ns;
+    size_t n;
+    const bool *aof;            /* which masters have AOF */
+    injector_master masters[FLEET_MAX_SERVERS];
+} injector;
+
+void injector_init(injector *inj, fleet *f, int log, uint64_t seed, bool unsafe,
+                   const bool *aof, int64_t longest_ttl_ms);
+/* Bring back what is due and perhaps inject a new fault. holder is a
+ * client process holding the lock now (0: none known), a candidate for
+ * kill -9. Returns the pid of a client it killed, or 0. */
+pid_t injector_tick(injector *inj, int64_t now_ns, pid_t holder);
+/* Resume and restart every master (at the end of a run). */
+void injector_heal(injector *inj);
+/* Masters running and not stopped. */
+unsigned injector_available(const injector *inj);
+
+#endif

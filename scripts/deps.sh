@@ -9,6 +9,7 @@ packages=(
   libcriterion-dev
   redis-server
   curl xz-utils
+  docker-compose
 )
 
 missing=()

@@ -1,0 +1,31 @@
+# The client of the docker compose failover drill (docker-compose.yml):
+# Debian 12 with libredlock built from this checkout, the same way CI builds
+# it. docker-compose.yml gives the command (the failover program); by hand:
+#
+#   docker build -t libredlock-client .
+#   docker run --rm libredlock-client redlock --help
+FROM debian:12
+
+# The build dependencies, installed by the script CI runs, so the package
+# list lives in one place (scripts/deps.sh). It is copied alone first, so
+# that this layer is rebuilt only when the list changes, not on every source
+# change. The script runs apt-get itself (as root here, so without sudo).
+COPY scripts/deps.sh /src/scripts/deps.sh
+RUN /src/scripts/deps.sh && rm -rf /var/lib/apt/lists/*
+
+# The sources (.dockerignore leaves out .git and any build directory from
+# the host), built into /src/build by the project's own build script.
+WORKDIR /src
+COPY . .
+RUN scripts/build.sh
+
+# The drill runs this program; fail the image build here, with a clear
+# message, rather than have the client container exit at start.
+RUN test -x build/test/failover/redlock-failover \
+    || { echo "Dockerfile: build/test/failover/redlock-failover was not built" >&2; exit 1; }
+
+# `redlock` (build/redlock) on PATH, using the drill's config by default:
+#   docker compose exec client redlock ping
+#   docker compose exec client redlock status nightly-report
+ENV PATH=/src/build:$PATH \
+    REDLOCK_CONFIG=/src/config/docker.yaml

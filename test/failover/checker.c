@@ -135,8 +135,12 @@ static void on_available(replay *rp, const flog_event *ev)
 static void on_fault(replay *rp, const flog_event *ev)
 {
     checker_report *r = rp->r;
-    if (strcmp(ev->text, "kill") == 0)
-        r->kills++;
+    if (strcmp(ev->text, "kill-delayed") == 0)
+        r->kills_delayed++;
+    else if (strcmp(ev->text, "kill-aof") == 0)
+        r->kills_aof++;
+    else if (strcmp(ev->text, "kill-unsafe") == 0)
+        r->kills_unsafe++;
     else if (strcmp(ev->text, "restart") == 0)
         r->restarts++;
     else if (strcmp(ev->text, "stop") == 0)
@@ -273,9 +277,11 @@ void checker_print(FILE *out, const checker_report *r)
     for (size_t i = 0; i < CHECKER_MAX_REASONS && r->reasons[i].count; i++)
         fprintf(out, "%s%s %lu", i ? ", " : " (", r->reasons[i].name, r->reasons[i].count);
     fprintf(out, "%s\n", r->not_acquired ? ")" : "");
-    fprintf(out, "faults:            kill -9 %lu, restart %lu, SIGSTOP %lu, SIGCONT %lu, "
-                 "client kill -9 %lu\n",
-            r->kills, r->restarts, r->stops, r->conts, r->client_kills);
+    fprintf(out, "faults:            kill -9 %lu (%lu without persistence, restarted after "
+                 "the longest TTL; %lu with AOF, restarted at once; %lu without persistence, "
+                 "restarted at once), SIGSTOP %lu, client kill -9 %lu\n",
+            r->kills_delayed + r->kills_aof + r->kills_unsafe, r->kills_delayed, r->kills_aof,
+            r->kills_unsafe, r->stops, r->client_kills);
     fprintf(out, "violations:        %lu (two holders at once)\n", r->violations);
     if (r->violations)
         fprintf(out, "  first:           %s\n", r->first_violation);
@@ -296,12 +302,13 @@ void checker_print_json(FILE *out, const checker_report *r)
 {
     fprintf(out,
             "{\"measured_s\":%.1f,\"sections\":%lu,\"library_sections\":%lu,"
-            "\"not_acquired\":%lu,\"kills\":%lu,\"restarts\":%lu,\"stops\":%lu,"
+            "\"not_acquired\":%lu,\"kills_delayed\":%lu,\"kills_aof\":%lu,"
+            "\"kills_unsafe\":%lu,\"restarts\":%lu,\"stops\":%lu,"
             "\"conts\":%lu,\"client_kills\":%lu,\"violations\":%lu,\"overruns\":%lu,"
             "\"unterminated\":%lu,\"longest_gap_s\":%.3f,\"latency_p50_ms\":%.3f,"
             "\"latency_p99_ms\":%.3f,\"latency_max_ms\":%.3f}\n",
-            r->measured_s, r->sections, r->library_sections, r->not_acquired, r->kills,
-            r->restarts, r->stops, r->conts, r->client_kills, r->violations, r->overruns,
+            r->measured_s, r->sections, r->library_sections, r->not_acquired, r->kills_delayed,
+            r->kills_aof, r->kills_unsafe, r->restarts, r->stops, r->conts, r->client_kills, r->violations, r->overruns,
             r->unterminated, (double)r->longest_gap_ns / 1e9, (double)r->latency_p50_us / 1000,
             (double)r->latency_p99_us / 1000, (double)r->latency_max_us / 1000);
 }

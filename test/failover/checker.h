@@ -16,7 +16,7 @@ typedef struct checker_report {
         char name[32];
         unsigned long count;
     } reasons[CHECKER_MAX_REASONS]; /* why, by status */
-    unsigned long kills, restarts, stops, conts, client_kills;
+    unsigned long kills_delayed, kills_aof, kills_unsafe, restarts, stops, conts, client_kills;
     unsigned long violations;       /* a section started while another holder's
                                        was open within its validity */
     unsigned long overruns;         /* a holder acting past its own validity */

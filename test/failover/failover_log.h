@@ -12,7 +12,10 @@
  *   N t pid reason              an acquire gave up (status name)
  *   K t pid                     the injector killed a client (kill -9)
  *   X t pid                     a client process ended (reaped)
- *   F t kind master             a fault: kill, restart, stop, cont
+ *   F t kind master             a fault: kill-delayed (no persistence, back
+ *                               after the longest TTL), kill-aof (back at
+ *                               once), kill-unsafe (no persistence, back at
+ *                               once), restart, stop, cont
  *   U t count                   masters available (running, not stopped)
  *   Z t                         the measured period ends (clients are
  *                               being stopped)

@@ -89,7 +89,7 @@ static void kill_master(injector *inj, size_t i, int64_t now)
     bool at_once = inj->unsafe || inj->aof[i];
     m->back_at_ns = now + (at_once ? random_between(inj, 0, QUICK_RESTART_MAX_MS) * 1000000
                                    : inj->delayed_restart_ns);
-    log_fault(inj, "kill", i);
+    log_fault(inj, inj->aof[i] ? "kill-aof" : inj->unsafe ? "kill-unsafe" : "kill-delayed", i);
 }
 
 static void stop_master(injector *inj, size_t i, int64_t now)

@@ -13,7 +13,6 @@
  */
 #include "internal.h"
 #include "random.h"
-#include "scripts.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -167,12 +166,10 @@ static int acquire_attempt(rl_acquire *a)
 {
     if (rl_random_value(a->value) != 0)
         return REDLOCK_ESYS;
-    char *cmd = NULL;
-    int len = rl_format_acquire(&cmd, a->resource, a->resource_len, a->value, REDLOCK_VALUE_LEN,
-                                a->ttl_ms);
-    if (len < 0)
-        return REDLOCK_ENOMEM;
-    rl_round *round = rl_round_start(a->client, RL_ROUND_ACQUIRE, cmd, (size_t)len, NULL,
+    rl_command cmd;
+    rl_command_acquire(&cmd, a->resource, a->resource_len, a->value, REDLOCK_VALUE_LEN,
+                       a->ttl_ms);
+    rl_round *round = rl_round_start(a->client, RL_ROUND_ACQUIRE, &cmd, NULL,
                                      acquire_on_decided, a);
     if (round == NULL)
         return REDLOCK_ENOMEM;

@@ -1,7 +1,6 @@
 /* Extend: reset the TTL on every master that still holds our value; held
  * again when a quorum did so before the current validity ran out. */
 #include "round_op.h"
-#include "scripts.h"
 
 #include <stdlib.h>
 
@@ -66,9 +65,9 @@ int redlock_extend_async(redlock_client *client, redlock_lock *lock, int64_t ttl
                            : rl_client_setting(client, REDLOCK_TTL_MS);
     e->had_deadline = known;
     e->old_deadline_us = deadline;
-    char *cmd = NULL;
-    int len = rl_format_extend(&cmd, lock->resource, lock->resource_len, lock->value,
-                               lock->value_len, e->ttl_ms);
-    return rl_round_op_start(&e->base, client, lock, RL_ROUND_EXTEND, cmd, len, extend_on_decided,
-                            cb, arg);
+    rl_command cmd;
+    rl_command_extend(&cmd, lock->resource, lock->resource_len, lock->value, lock->value_len,
+                      e->ttl_ms);
+    return rl_round_op_start(&e->base, client, lock, RL_ROUND_EXTEND, &cmd, extend_on_decided, cb,
+                             arg);
 }

@@ -1,9 +1,7 @@
 /* Inspect and ping: report on every master, for status tools and health
  * checks. Both wait for every master (or its timeout) before completing. */
 #include "round_op.h"
-#include "scripts.h"
 
-#include <hiredis/hiredis.h>
 #include <stdlib.h>
 
 static void report_on_decided(rl_round *round, void *owner)
@@ -14,16 +12,14 @@ static void report_on_decided(rl_round *round, void *owner)
     rl_round_op_complete(owner, status, 0, 0);
 }
 
-/* Start a report round with cmd (formatted, taken over). */
-static int report_start(redlock_client *client, rl_round_kind kind, char *cmd, int cmd_len,
+/* Start a report round sending cmd. */
+static int report_start(redlock_client *client, rl_round_kind kind, const rl_command *cmd,
                         redlock_done_cb cb, void *arg)
 {
     rl_round_op *op = calloc(1, sizeof(*op));
-    if (op == NULL) {
-        redisFreeCommand(cmd); /* NULL when formatting failed: a no-op */
+    if (op == NULL)
         return REDLOCK_ENOMEM;
-    }
-    return rl_round_op_start(op, client, NULL, kind, cmd, cmd_len, report_on_decided, cb, arg);
+    return rl_round_op_start(op, client, NULL, kind, cmd, report_on_decided, cb, arg);
 }
 
 int redlock_inspect_async(redlock_client *client, const void *resource, size_t resource_len,
@@ -33,9 +29,9 @@ int redlock_inspect_async(redlock_client *client, const void *resource, size_t r
         return REDLOCK_EINVAL;
     if (client->closing)
         return REDLOCK_ECANCELED;
-    char *cmd = NULL;
-    int len = rl_format_inspect(&cmd, resource, resource_len);
-    return report_start(client, RL_ROUND_INSPECT, cmd, len, cb, arg);
+    rl_command cmd;
+    rl_command_inspect(&cmd, resource, resource_len);
+    return report_start(client, RL_ROUND_INSPECT, &cmd, cb, arg);
 }
 
 int redlock_ping_async(redlock_client *client, redlock_done_cb cb, void *arg)
@@ -44,7 +40,7 @@ int redlock_ping_async(redlock_client *client, redlock_done_cb cb, void *arg)
         return REDLOCK_EINVAL;
     if (client->closing)
         return REDLOCK_ECANCELED;
-    char *cmd = NULL;
-    int len = rl_format_ping(&cmd);
-    return report_start(client, RL_ROUND_PING, cmd, len, cb, arg);
+    rl_command cmd;
+    rl_command_ping(&cmd);
+    return report_start(client, RL_ROUND_PING, &cmd, cb, arg);
 }

@@ -66,7 +66,6 @@ void rl_round_unref(rl_round *round)
         free(round->slots[i].detail);
         free(round->slots[i].value);
     }
-    redisFreeCommand(round->cmd);
     free(round->eval_cmd);
     redlock_client *client = round->client;
     free(round);
@@ -233,21 +232,22 @@ static void round_on_timer(struct ev_loop *loop, ev_timer *w, int revents)
     rl_round_unref(round);
 }
 
-rl_round *rl_round_start(redlock_client *client, rl_round_kind kind, char *cmd, size_t cmd_len,
+rl_round *rl_round_start(redlock_client *client, rl_round_kind kind, const rl_command *cmd,
                          const bool *target, rl_round_decided_fn on_decided, void *owner)
 {
     size_t n = client->n;
-    rl_round *round = calloc(1, sizeof(*round) + n * sizeof(rl_slot));
-    if (round == NULL) {
-        redisFreeCommand(cmd);
+    size_t cmd_len = rl_command_size(cmd);
+    /* One allocation: the round, its slots and its request. */
+    rl_round *round = calloc(1, sizeof(*round) + n * sizeof(rl_slot) + cmd_len);
+    if (round == NULL)
         return NULL;
-    }
     rl_client_ref(client);
     round->client = client;
     round->kind = kind;
     round->refs = 1;
-    round->cmd = cmd;
+    round->cmd = (char *)&round->slots[n];
     round->cmd_len = cmd_len;
+    rl_command_write(cmd, round->cmd);
     round->on_decided = on_decided;
     round->owner = owner;
     round->n = n;

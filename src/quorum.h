@@ -12,6 +12,7 @@
 #ifndef REDLOCK_QUORUM_H
 #define REDLOCK_QUORUM_H
 
+#include "command.h"
 #include "list.h"
 #include "redlock/redlock.h"
 
@@ -99,7 +100,7 @@ struct rl_round {
     rl_round_decided_fn on_decided; /* NULL once detached */
     void *owner;
     ev_timer timer;         /* next slot deadline; runs only while undecided */
-    char *cmd;              /* the formatted request (SET or EVALSHA) */
+    char *cmd;              /* the request in RESP (SET, EVALSHA, PING), after slots[] */
     size_t cmd_len;
     char *eval_cmd;         /* EVAL form, built on the first NOSCRIPT */
     size_t eval_len;
@@ -108,12 +109,12 @@ struct rl_round {
 };
 
 /*
- * Start a round of kind, sending cmd (a formatted command the round takes
- * ownership of, freed with redisFreeCommand) to every master, or only those
- * with target[i] true. on_decided is called once, from the loop, never from
- * within this call. Returns NULL when out of memory (cmd is freed).
+ * Start a round of kind, sending cmd (written into the round's own memory)
+ * to every master, or only those with target[i] true. on_decided is called
+ * once, from the loop, never from within this call. Returns NULL when out of
+ * memory.
  */
-rl_round *rl_round_start(redlock_client *client, rl_round_kind kind, char *cmd, size_t cmd_len,
+rl_round *rl_round_start(redlock_client *client, rl_round_kind kind, const rl_command *cmd,
                          const bool *target, rl_round_decided_fn on_decided, void *owner);
 /* The owner lets go: no decision callback any more; the round finishes on
  * its own (before a decision, its requests not yet sent are withdrawn).

@@ -1,7 +1,6 @@
 /* Release: delete our value on every master, never another holder's. One
  * bounded attempt: per-master timeouts, no retries. */
 #include "round_op.h"
-#include "scripts.h"
 
 #include <stdlib.h>
 
@@ -36,11 +35,9 @@ int redlock_release_async(redlock_client *client, redlock_lock *lock, redlock_do
     rl_round_op *op = calloc(1, sizeof(*op));
     if (op == NULL)
         return REDLOCK_ENOMEM;
-    char *cmd = NULL;
-    int len = rl_format_release(&cmd, lock->resource, lock->resource_len, lock->value,
-                                lock->value_len);
-    rc = rl_round_op_start(op, client, lock, RL_ROUND_RELEASE, cmd, len, release_on_decided, cb,
-                          arg);
+    rl_command cmd;
+    rl_command_release(&cmd, lock->resource, lock->resource_len, lock->value, lock->value_len);
+    rc = rl_round_op_start(op, client, lock, RL_ROUND_RELEASE, &cmd, release_on_decided, cb, arg);
     if (rc == REDLOCK_OK)
         lock_mark_released(lock);
     return rc;
@@ -49,11 +46,9 @@ int redlock_release_async(redlock_client *client, redlock_lock *lock, redlock_do
 void rl_release_unattended(redlock_client *client, const void *resource, size_t resource_len,
                            const char *value, size_t value_len, const bool *target)
 {
-    char *cmd = NULL;
-    int len = rl_format_release(&cmd, resource, resource_len, value, value_len);
-    rl_round *round = len < 0 ? NULL
-                              : rl_round_start(client, RL_ROUND_RELEASE, cmd, (size_t)len, target,
-                                               NULL, NULL);
+    rl_command cmd;
+    rl_command_release(&cmd, resource, resource_len, value, value_len);
+    rl_round *round = rl_round_start(client, RL_ROUND_RELEASE, &cmd, target, NULL, NULL);
     if (round == NULL) {
         rl_log(&client->log, REDLOCK_LOG_ERROR,
                "out of memory releasing a lock; its keys expire after their TTL");

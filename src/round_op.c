@@ -20,19 +20,15 @@ int rl_round_op_check_lock(redlock_client *client, redlock_lock *lock)
 }
 
 int rl_round_op_start(rl_round_op *op, redlock_client *client, redlock_lock *lock,
-                      rl_round_kind kind, char *cmd, int cmd_len, rl_round_decided_fn on_decided,
+                      rl_round_kind kind, const rl_command *cmd, rl_round_decided_fn on_decided,
                       redlock_done_cb cb, void *arg)
 {
-    if (cmd_len < 0) {
-        free(op);
-        return REDLOCK_ENOMEM;
-    }
     op->client = client;
     op->cb = cb;
     op->arg = arg;
     op->start_us = rl_now_us();
     op->op.cancel = round_op_cancel;
-    op->round = rl_round_start(client, kind, cmd, (size_t)cmd_len, NULL, on_decided, op);
+    op->round = rl_round_start(client, kind, cmd, NULL, on_decided, op);
     if (op->round == NULL) {
         free(op);
         return REDLOCK_ENOMEM;

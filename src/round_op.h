@@ -16,14 +16,13 @@ typedef struct rl_round_op {
 } rl_round_op;
 
 /*
- * Claim lock (may be NULL) for the operation and start a round of kind with
- * cmd (formatted, taken over in every case; cmd_len < 0: formatting ran out
- * of memory). op was allocated by the caller, possibly inside a larger
+ * Claim lock (may be NULL) for the operation and start a round of kind
+ * sending cmd. op was allocated by the caller, possibly inside a larger
  * struct; on error it is freed and the status returned, and the callback
  * will not be called.
  */
 int rl_round_op_start(rl_round_op *op, redlock_client *client, redlock_lock *lock,
-                      rl_round_kind kind, char *cmd, int cmd_len, rl_round_decided_fn on_decided,
+                      rl_round_kind kind, const rl_command *cmd, rl_round_decided_fn on_decided,
                       redlock_done_cb cb, void *arg);
 /* Report status to the callback (if any) and free the operation. */
 void rl_round_op_complete(rl_round_op *op, int status, int64_t validity_ms,

@@ -1,8 +1,7 @@
-/* The Lua scripts that make release and extend atomic on each master, and
- * the formatted commands of every request the engine sends. */
+/* The Lua scripts that make release, extend and inspect atomic on each
+ * master, and the EVAL fallback of their EVALSHA requests. */
 #include "scripts.h"
 
-#include <hiredis/hiredis.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,37 +42,6 @@ const rl_script rl_inspect_script = {
     "return {v, redis.call('PTTL', KEYS[1])}\n",
     "2b48ff4ab97464b3b4c9678c454338104155b8e3",
 };
-
-int rl_format_acquire(char **cmd, const void *key, size_t key_len, const void *value,
-                      size_t value_len, int64_t ttl_ms)
-{
-    return redisFormatCommand(cmd, "SET %b %b NX PX %lld", key, key_len, value, value_len,
-                              (long long)ttl_ms);
-}
-
-int rl_format_release(char **cmd, const void *key, size_t key_len, const void *value,
-                      size_t value_len)
-{
-    return redisFormatCommand(cmd, "EVALSHA %s 1 %b %b", rl_release_script.sha, key, key_len,
-                              value, value_len);
-}
-
-int rl_format_extend(char **cmd, const void *key, size_t key_len, const void *value,
-                     size_t value_len, int64_t ttl_ms)
-{
-    return redisFormatCommand(cmd, "EVALSHA %s 1 %b %b %lld", rl_extend_script.sha, key,
-                              key_len, value, value_len, (long long)ttl_ms);
-}
-
-int rl_format_inspect(char **cmd, const void *key, size_t key_len)
-{
-    return redisFormatCommand(cmd, "EVALSHA %s 1 %b", rl_inspect_script.sha, key, key_len);
-}
-
-int rl_format_ping(char **cmd)
-{
-    return redisFormatCommand(cmd, "PING");
-}
 
 long rl_evalsha_to_eval(const char *cmd, size_t len, const rl_script *script, char **out)
 {

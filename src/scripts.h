@@ -1,5 +1,5 @@
-/* The Lua scripts that make release and extend atomic on each master, and
- * the formatted commands of every request the engine sends. */
+/* The Lua scripts that make release, extend and inspect atomic on each
+ * master. */
 #ifndef REDLOCK_SCRIPTS_H
 #define REDLOCK_SCRIPTS_H
 
@@ -21,19 +21,8 @@ extern const rl_script rl_extend_script;
 /* Reads KEYS[1] and its PTTL at one instant: {value or nil, pttl}. */
 extern const rl_script rl_inspect_script;
 
-/* Each formats a command with hiredis (free it with redisFreeCommand) and
- * returns its length, or -1 when out of memory. Keys and values are binary. */
-int rl_format_acquire(char **cmd, const void *key, size_t key_len, const void *value,
-                      size_t value_len, int64_t ttl_ms);
-int rl_format_release(char **cmd, const void *key, size_t key_len, const void *value,
-                      size_t value_len);
-int rl_format_extend(char **cmd, const void *key, size_t key_len, const void *value,
-                     size_t value_len, int64_t ttl_ms);
-int rl_format_inspect(char **cmd, const void *key, size_t key_len);
-int rl_format_ping(char **cmd);
-
 /*
- * The EVAL form of an EVALSHA command built by rl_format_release/extend: the
+ * The EVAL form of an EVALSHA command (see command.h): the
  * same arguments after the script. Used when a master answers NOSCRIPT (its
  * script cache was flushed). *out is malloc'ed; returns its length, or -1
  * when out of memory or cmd is not such a command.

@@ -1,4 +1,6 @@
-/* Formatted requests, and the EVAL fallback built from an EVALSHA. */
+/* The requests as RESP, checked byte for byte against hiredis's own
+ * formatter, and the EVAL fallback built from an EVALSHA. */
+#include "command.h"
 #include "scripts.h"
 
 #include <criterion/criterion.h>
@@ -6,67 +8,133 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void assert_same_bytes(const char *a, long alen, const char *b, long blen)
+/* cmd written by us, compared with hiredis's formatting of the same. */
+static void assert_same_as_hiredis(const rl_command *cmd, const char *expected, int expected_len)
 {
-    cr_assert_eq(alen, blen, "lengths %ld and %ld", alen, blen);
-    cr_assert_eq(memcmp(a, b, (size_t)alen), 0);
+    size_t size = rl_command_size(cmd);
+    char *ours = malloc(size);
+    rl_command_write(cmd, ours);
+    cr_assert_eq(size, (size_t)expected_len, "sizes %zu and %d", size, expected_len);
+    cr_assert_eq(memcmp(ours, expected, size), 0, "bytes differ");
+    free(ours);
+}
+
+Test(scripts, acquire_is_set_nx_px)
+{
+    rl_command cmd;
+    char *expected = NULL;
+    rl_command_acquire(&cmd, "r", 1, "v", 1, 30000);
+    int len = redisFormatCommand(&expected, "SET r v NX PX 30000");
+    assert_same_as_hiredis(&cmd, expected, len);
+    redisFreeCommand(expected);
+}
+
+Test(scripts, binary_keys_and_long_values_are_written_as_is)
+{
+    static const char key[] = {'k', '\0', '\n', '\r', (char)0xff};
+    char value[1000];
+    memset(value, 'x', sizeof(value));
+    rl_command cmd;
+    char *expected = NULL;
+    rl_command_acquire(&cmd, key, sizeof(key), value, sizeof(value), 1);
+    int len = redisFormatCommand(&expected, "SET %b %b NX PX %d", key, sizeof(key), value,
+                                 sizeof(value), 1);
+    assert_same_as_hiredis(&cmd, expected, len);
+    redisFreeCommand(expected);
+}
+
+Test(scripts, release_extend_inspect_and_ping)
+{
+    rl_command cmd;
+    char *expected = NULL;
+    int len;
+
+    rl_command_release(&cmd, "res", 3, "val", 3);
+    len = redisFormatCommand(&expected, "EVALSHA %s 1 res val", rl_release_script.sha);
+    assert_same_as_hiredis(&cmd, expected, len);
+    redisFreeCommand(expected);
+
+    rl_command_extend(&cmd, "res", 3, "val", 3, 2147483647);
+    len = redisFormatCommand(&expected, "EVALSHA %s 1 res val 2147483647", rl_extend_script.sha);
+    assert_same_as_hiredis(&cmd, expected, len);
+    redisFreeCommand(expected);
+
+    rl_command_inspect(&cmd, "res", 3);
+    len = redisFormatCommand(&expected, "EVALSHA %s 1 res", rl_inspect_script.sha);
+    assert_same_as_hiredis(&cmd, expected, len);
+    redisFreeCommand(expected);
+
+    rl_command_ping(&cmd);
+    len = redisFormatCommand(&expected, "PING");
+    assert_same_as_hiredis(&cmd, expected, len);
+    redisFreeCommand(expected);
+}
+
+Test(scripts, lengths_cross_every_digit_boundary)
+{
+    char big[100001];
+    memset(big, 'b', sizeof(big));
+    static const size_t lengths[] = {1, 9, 10, 99, 100, 999, 1000, 9999, 10000, 99999, 100000};
+    for (size_t i = 0; i < sizeof(lengths) / sizeof(lengths[0]); i++) {
+        rl_command cmd;
+        char *expected = NULL;
+        rl_command_release(&cmd, big, lengths[i], "v", 1);
+        int len = redisFormatCommand(&expected, "EVALSHA %s 1 %b v", rl_release_script.sha, big,
+                                     lengths[i]);
+        assert_same_as_hiredis(&cmd, expected, len);
+        redisFreeCommand(expected);
+    }
+}
+
+/* The written RESP of cmd, malloc'ed. */
+static char *written(const rl_command *cmd, size_t *len)
+{
+    *len = rl_command_size(cmd);
+    char *out = malloc(*len);
+    rl_command_write(cmd, out);
+    return out;
 }
 
 Test(scripts, eval_fallback_keeps_binary_arguments)
 {
     static const char key[] = {'k', '\0', '\n', 'y'};
-    static const char value[] = "v a l";
-    char *evalsha = NULL, *eval = NULL, *expected = NULL;
-    int len = rl_format_extend(&evalsha, key, sizeof(key), value, 5, 1234);
-    cr_assert_gt(len, 0);
-    long eval_len = rl_evalsha_to_eval(evalsha, (size_t)len, &rl_extend_script, &eval);
+    rl_command cmd;
+    rl_command_extend(&cmd, key, sizeof(key), "v a l", 5, 1234);
+    size_t len;
+    char *evalsha = written(&cmd, &len);
+    char *eval = NULL, *expected = NULL;
+    long eval_len = rl_evalsha_to_eval(evalsha, len, &rl_extend_script, &eval);
     int expected_len = redisFormatCommand(&expected, "EVAL %s 1 %b %b %lld",
-                                          rl_extend_script.source, key, sizeof(key), value,
+                                          rl_extend_script.source, key, sizeof(key), "v a l",
                                           (size_t)5, 1234LL);
-    assert_same_bytes(eval, eval_len, expected, expected_len);
+    cr_assert_eq(eval_len, expected_len);
+    cr_assert_eq(memcmp(eval, expected, (size_t)eval_len), 0);
     free(eval);
-    redisFreeCommand(evalsha);
-    redisFreeCommand(expected);
-}
-
-Test(scripts, eval_fallback_for_release)
-{
-    char *evalsha = NULL, *eval = NULL, *expected = NULL;
-    int len = rl_format_release(&evalsha, "res", 3, "val", 3);
-    long eval_len = rl_evalsha_to_eval(evalsha, (size_t)len, &rl_release_script, &eval);
-    int expected_len = redisFormatCommand(&expected, "EVAL %s 1 res val", rl_release_script.source);
-    assert_same_bytes(eval, eval_len, expected, expected_len);
-    free(eval);
-    redisFreeCommand(evalsha);
+    free(evalsha);
     redisFreeCommand(expected);
 }
 
 Test(scripts, eval_fallback_refuses_other_commands)
 {
-    char *cmd = NULL, *eval = NULL;
-    int len = rl_format_acquire(&cmd, "res", 3, "val", 3, 1000);
-    cr_assert_eq(rl_evalsha_to_eval(cmd, (size_t)len, &rl_release_script, &eval), -1);
+    rl_command cmd;
+    size_t len;
+    char *eval = NULL;
+    rl_command_acquire(&cmd, "res", 3, "val", 3, 1000);
+    char *set = written(&cmd, &len);
+    cr_assert_eq(rl_evalsha_to_eval(set, len, &rl_release_script, &eval), -1);
     cr_assert_null(eval);
-    redisFreeCommand(cmd);
+    free(set);
     /* An EVALSHA of the other script is refused too. */
-    len = rl_format_release(&cmd, "res", 3, "val", 3);
-    cr_assert_eq(rl_evalsha_to_eval(cmd, (size_t)len, &rl_extend_script, &eval), -1);
-    redisFreeCommand(cmd);
-}
-
-Test(scripts, acquire_is_set_nx_px)
-{
-    char *cmd = NULL, *expected = NULL;
-    int len = rl_format_acquire(&cmd, "r", 1, "v", 1, 30000);
-    int expected_len = redisFormatCommand(&expected, "SET r v NX PX 30000");
-    assert_same_bytes(cmd, len, expected, expected_len);
-    redisFreeCommand(cmd);
-    redisFreeCommand(expected);
+    rl_command_release(&cmd, "res", 3, "val", 3);
+    char *release = written(&cmd, &len);
+    cr_assert_eq(rl_evalsha_to_eval(release, len, &rl_extend_script, &eval), -1);
+    free(release);
 }
 
 Test(scripts, shas_are_40_hex_digits)
 {
     cr_assert_eq(strlen(rl_release_script.sha), 40);
     cr_assert_eq(strspn(rl_extend_script.sha, "0123456789abcdef"), 40);
+    cr_assert_eq(strspn(rl_inspect_script.sha, "0123456789abcdef"), 40);
     cr_assert_str_neq(rl_release_script.sha, rl_extend_script.sha);
 }

@@ -8,6 +8,7 @@
 #include "internal.h"
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdlib.h>
 
@@ -24,6 +25,7 @@ typedef enum rl_sync_kind {
 /* One blocking call, living on the caller's stack. */
 typedef struct rl_sync_request {
     struct rl_sync_request *next;
+    redlock_sync *sync;
     rl_sync_kind kind;
     const void *resource;
     size_t resource_len;
@@ -33,16 +35,21 @@ typedef struct rl_sync_request {
     redlock_lost_cb on_lost; /* auto-extend */
     void *lost_arg;
     bool want_result;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    bool done;             /* under mu */
+    sem_t done;            /* posted once, by the I/O thread */
     int status;
     redlock_lock *lock_out;
     redlock_result *result;
 } rl_sync_request;
 
+/* After handing a result to a caller, or taking requests in, the I/O thread
+ * keeps polling without sleeping for this long: the caller's next request
+ * (the release after an acquire) then needs no wake-up. */
+#define RL_SYNC_SPIN_US 200
+
 struct redlock_sync {
     struct ev_loop *loop;
+    ev_idle spin;           /* active while polling without sleeping */
+    int64_t spin_until_us;
     redlock_client *client; /* touched only by the I/O thread once it runs */
     pthread_t thread;
     ev_async wakeup;
@@ -52,8 +59,22 @@ struct redlock_sync {
     bool stopping;
 };
 
+static void sync_keep_polling(redlock_sync *s)
+{
+    s->spin_until_us = rl_now_us() + RL_SYNC_SPIN_US;
+    if (!ev_is_active(&s->spin))
+        ev_idle_start(s->loop, &s->spin);
+}
+
+static void sync_on_spin(struct ev_loop *loop, ev_idle *w, int revents)
+{
+    redlock_sync *s = w->data;
+    if (rl_now_us() >= s->spin_until_us)
+        ev_idle_stop(loop, w);
+}
+
 /* I/O thread: hand the outcome back and wake the caller. The request may be
- * gone as soon as mu is released. */
+ * gone as soon as it is posted. */
 static void sync_finish(rl_sync_request *req, int status, redlock_lock *lock,
                         const redlock_result *result)
 {
@@ -61,10 +82,8 @@ static void sync_finish(rl_sync_request *req, int status, redlock_lock *lock,
     req->lock_out = lock;
     if (req->want_result && result != NULL)
         redlock_result_copy(result, &req->result); /* NULL if out of memory */
-    pthread_mutex_lock(&req->mu);
-    req->done = true;
-    pthread_cond_signal(&req->cv);
-    pthread_mutex_unlock(&req->mu);
+    sync_keep_polling(req->sync);
+    sem_post(&req->done);
 }
 
 static void sync_acquire_done(int status, redlock_lock *lock, const redlock_result *result,
@@ -136,6 +155,7 @@ static void sync_on_wakeup(struct ev_loop *loop, ev_async *w, int revents)
         redlock_client_free(s->client);
         s->client = NULL;
         ev_async_stop(loop, &s->wakeup);
+        ev_idle_stop(loop, &s->spin);
     }
 }
 
@@ -173,6 +193,8 @@ int redlock_sync_new(redlock_sync **out, const redlock_config *cfg)
     ev_async_init(&s->wakeup, sync_on_wakeup);
     s->wakeup.data = s;
     ev_async_start(s->loop, &s->wakeup);
+    ev_idle_init(&s->spin, sync_on_spin);
+    s->spin.data = s;
 
     /* The I/O thread takes no signals: they belong to the application's
      * threads, and a write to a dead master then fails with EPIPE instead of
@@ -213,8 +235,8 @@ void redlock_sync_free(redlock_sync *s)
 static int sync_call(redlock_sync *s, rl_sync_request *req, redlock_result **result_out)
 {
     req->want_result = result_out != NULL;
-    pthread_mutex_init(&req->mu, NULL);
-    pthread_cond_init(&req->cv, NULL);
+    req->sync = s;
+    sem_init(&req->done, 0, 0);
 
     pthread_mutex_lock(&s->mu);
     bool stopping = s->stopping;
@@ -231,13 +253,10 @@ static int sync_call(redlock_sync *s, rl_sync_request *req, redlock_result **res
         req->status = REDLOCK_ECANCELED;
     } else {
         ev_async_send(s->loop, &s->wakeup);
-        pthread_mutex_lock(&req->mu);
-        while (!req->done)
-            pthread_cond_wait(&req->cv, &req->mu);
-        pthread_mutex_unlock(&req->mu);
+        while (sem_wait(&req->done) != 0)
+            ; /* EINTR: a signal handler ran; keep waiting */
     }
-    pthread_cond_destroy(&req->cv);
-    pthread_mutex_destroy(&req->mu);
+    sem_destroy(&req->done);
     if (result_out != NULL)
         *result_out = req->result;
     return req->status;

@@ -67,20 +67,21 @@ static void acquire_complete(rl_acquire *a, int status, redlock_lock *lock, int6
         .attempts = a->attempts,
         .masters_locked = a->round ? a->round->tally.ok : 0,
     };
-    redlock_result fallback;
-    redlock_result *result = rl_result_build(client, &info, &fallback);
+    redlock_master_result masters[REDLOCK_MAX_NODES];
+    redlock_result result;
+    rl_result_view(&result, masters, client, &info);
 
     rl_client_remove_op(&a->op);
     ev_timer_stop(client->loop, &a->retry_timer);
-    if (a->round != NULL) {
-        rl_round_detach(a->round, true);
-        rl_round_unref(a->round);
-    }
+    rl_round *round = a->round; /* the result points into it: kept until after cb */
+    if (round != NULL)
+        rl_round_detach(round, true);
     redlock_acquire_cb cb = a->cb;
     void *arg = a->arg;
     free(a);
-    cb(status, lock, result, arg);
-    rl_result_discard(result, &fallback);
+    cb(status, lock, &result, arg);
+    if (round != NULL)
+        rl_round_unref(round);
 }
 
 /* Release the attempt's value on every master that may hold it: those that
@@ -164,7 +165,7 @@ static void acquire_on_decided(rl_round *round, void *owner)
 
 static int acquire_attempt(rl_acquire *a)
 {
-    if (rl_random_value(a->value) != 0)
+    if (rl_random_pool_value(&a->client->random, a->value) != 0)
         return REDLOCK_ESYS;
     rl_command cmd;
     rl_command_acquire(&cmd, a->resource, a->resource_len, a->value, REDLOCK_VALUE_LEN,

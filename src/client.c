@@ -17,6 +17,7 @@ void rl_client_unref(redlock_client *client)
     free(client->masters);
     redlock_config_free(client->cfg);
     pthread_mutex_destroy(&client->locks_mu);
+    rl_random_pool_clear(&client->random);
     free(client);
 }
 
@@ -66,6 +67,7 @@ int redlock_client_new(redlock_client **out, const redlock_config *cfg, struct e
     rl_list_init(&client->ops);
     rl_list_init(&client->locks);
     pthread_mutex_init(&client->locks_mu, NULL);
+    rl_random_pool_init(&client->random);
 
     if (client->n % 2 == 0)
         rl_log(&log, REDLOCK_LOG_WARN,

@@ -8,6 +8,7 @@
 #include "log.h"
 #include "master.h"
 #include "quorum.h"
+#include "random.h"
 #include "redlock/redlock.h"
 
 #include <ev.h>
@@ -40,6 +41,7 @@ struct redlock_client {
     pthread_mutex_t locks_mu;
     rl_link locks;
     redlock_sync *sync;  /* the blocking client running this one, or NULL */
+    rl_random_pool random; /* lock values, drawn on the loop's thread */
 };
 
 void rl_client_ref(redlock_client *client);
@@ -124,12 +126,11 @@ typedef struct rl_result_info {
     unsigned masters_locked;
 } rl_result_info;
 
-/* The result to hand a callback: self-contained (its strings are copied
- * in), or, when out of memory, *fallback filled without per-master detail.
- * Free it with rl_result_discard() after the callback. */
-redlock_result *rl_result_build(const redlock_client *client, const rl_result_info *info,
-                                redlock_result *fallback);
-void rl_result_discard(redlock_result *result, const redlock_result *fallback);
+/* The result to hand a callback, in out and masters (room for client->n),
+ * pointing into the round and the config: valid while both live, which the
+ * caller ensures for the callback's duration. Allocates nothing. */
+void rl_result_view(redlock_result *out, redlock_master_result *masters,
+                    const redlock_client *client, const rl_result_info *info);
 
 /* Release value on every master (or those with target[i]) without waiting
  * for the outcome: what cannot be released expires after its TTL. */

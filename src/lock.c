@@ -16,17 +16,12 @@ bool rl_resource_valid(const void *resource, size_t len)
 redlock_lock *rl_lock_create(const void *resource, size_t resource_len, const char *value,
                              size_t value_len, int64_t ttl_ms)
 {
-    redlock_lock *lock = calloc(1, sizeof(*lock));
+    /* One allocation: the handle, then the resource, then the value. */
+    redlock_lock *lock = calloc(1, sizeof(*lock) + resource_len + value_len + 1);
     if (lock == NULL)
         return NULL;
-    lock->resource = malloc(resource_len);
-    lock->value = malloc(value_len + 1);
-    if (lock->resource == NULL || lock->value == NULL) {
-        free(lock->resource);
-        free(lock->value);
-        free(lock);
-        return NULL;
-    }
+    lock->resource = (char *)(lock + 1);
+    lock->value = lock->resource + resource_len;
     memcpy(lock->resource, resource, resource_len);
     lock->resource_len = resource_len;
     memcpy(lock->value, value, value_len);
@@ -82,8 +77,6 @@ void rl_lock_destroy(redlock_lock *lock)
     int fd = atomic_load(&lock->lost_fd);
     if (fd >= 0)
         close(fd);
-    free(lock->resource);
-    free(lock->value);
     free(lock);
 }
 

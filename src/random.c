@@ -2,6 +2,9 @@
 #include "random.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
 #include <sys/random.h>
 
 int rl_random_bytes(void *buf, size_t len)
@@ -24,18 +27,68 @@ int rl_random_bytes(void *buf, size_t len)
     return 0;
 }
 
-int rl_random_value(char out[REDLOCK_VALUE_LEN + 1])
+static void to_hex(const unsigned char *raw, char out[REDLOCK_VALUE_LEN + 1])
 {
     static const char hex[] = "0123456789abcdef";
-    unsigned char raw[REDLOCK_VALUE_LEN / 2];
-    if (rl_random_bytes(raw, sizeof(raw)) != 0)
-        return -1;
-    for (size_t i = 0; i < sizeof(raw); i++) {
+    for (size_t i = 0; i < REDLOCK_VALUE_LEN / 2; i++) {
         out[2 * i] = hex[raw[i] >> 4];
         out[2 * i + 1] = hex[raw[i] & 0xf];
     }
     out[REDLOCK_VALUE_LEN] = '\0';
+}
+
+int rl_random_value(char out[REDLOCK_VALUE_LEN + 1])
+{
+    unsigned char raw[REDLOCK_VALUE_LEN / 2];
+    if (rl_random_bytes(raw, sizeof(raw)) != 0)
+        return -1;
+    to_hex(raw, out);
     return 0;
+}
+
+/* Bumped in every forked child, so that pools drawn before the fork are
+ * refilled rather than shared by parent and child. */
+static atomic_uint fork_generation;
+static pthread_once_t fork_watch_once = PTHREAD_ONCE_INIT;
+
+static void on_fork_child(void)
+{
+    atomic_fetch_add(&fork_generation, 1);
+}
+
+static void watch_forks(void)
+{
+    pthread_atfork(NULL, NULL, on_fork_child);
+}
+
+void rl_random_pool_init(rl_random_pool *pool)
+{
+    pthread_once(&fork_watch_once, watch_forks);
+    pool->used = sizeof(pool->bytes);
+    pool->generation = atomic_load(&fork_generation);
+}
+
+int rl_random_pool_value(rl_random_pool *pool, char out[REDLOCK_VALUE_LEN + 1])
+{
+    const size_t need = REDLOCK_VALUE_LEN / 2;
+    unsigned generation = atomic_load(&fork_generation);
+    if (pool->used + need > sizeof(pool->bytes) || pool->generation != generation) {
+        if (rl_random_bytes(pool->bytes, sizeof(pool->bytes)) != 0)
+            return -1;
+        pool->used = 0;
+        pool->generation = generation;
+    }
+    unsigned char *raw = pool->bytes + pool->used;
+    to_hex(raw, out);
+    explicit_bzero(raw, need); /* a value is handed out once */
+    pool->used += need;
+    return 0;
+}
+
+void rl_random_pool_clear(rl_random_pool *pool)
+{
+    explicit_bzero(pool->bytes, sizeof(pool->bytes));
+    pool->used = sizeof(pool->bytes);
 }
 
 int64_t rl_random_jitter(int64_t max)

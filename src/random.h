@@ -14,6 +14,21 @@ int rl_random_bytes(void *buf, size_t len);
  * a NUL. 0, or -1 with errno when the kernel gave no randomness. */
 int rl_random_value(char out[REDLOCK_VALUE_LEN + 1]);
 
+/* Random bytes drawn from getrandom(2) in batches, for one thread (a
+ * client's loop): one system call per many lock values. A forked child
+ * never hands out its parent's bytes: the pool refills after a fork. */
+typedef struct rl_random_pool {
+    unsigned char bytes[512];
+    size_t used;         /* bytes handed out; sizeof(bytes) when empty */
+    unsigned generation; /* the fork generation the bytes belong to */
+} rl_random_pool;
+
+void rl_random_pool_init(rl_random_pool *pool);
+/* rl_random_value(), from the pool. */
+int rl_random_pool_value(rl_random_pool *pool, char out[REDLOCK_VALUE_LEN + 1]);
+/* Wipe the bytes not handed out yet. */
+void rl_random_pool_clear(rl_random_pool *pool);
+
 /* Uniform in [0, max]; max <= 0 gives 0. Falls back to 0 if getrandom fails:
  * jitter only desynchronises clients, it guards nothing. */
 int64_t rl_random_jitter(int64_t max);

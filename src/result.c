@@ -1,5 +1,7 @@
-/* Results: one allocation holding the header, the per-master array and
- * every string, so a result can be kept, copied and freed as a unit. */
+/* Results. A callback's result is a view into the round and the config,
+ * built on the stack: no allocation. A kept result (redlock_result_copy)
+ * is one allocation holding the header, the per-master array and every
+ * string, so it can be freed as a unit. */
 #include "internal.h"
 
 #include <stdlib.h>
@@ -71,23 +73,19 @@ static void result_header(redlock_result *out, const redlock_client *client,
     }
 }
 
-redlock_result *rl_result_build(const redlock_client *client, const rl_result_info *info,
-                                redlock_result *fallback)
+void rl_result_view(redlock_result *out, redlock_master_result *masters,
+                    const redlock_client *client, const rl_result_info *info)
 {
-    redlock_result header;
-    result_header(&header, client, info);
-    header.master_count = (unsigned)client->n;
+    result_header(out, client, info);
+    out->master_count = (unsigned)client->n;
+    out->masters = masters;
     const rl_round *round = info->round;
-    redlock_master_result masters[REDLOCK_MAX_NODES];
     for (size_t i = 0; i < client->n; i++) {
         redlock_master_result *m = &masters[i];
-        m->name = client->cfg->nodes[i].name;
-        m->outcome = REDLOCK_MASTER_PENDING;
-        m->detail = NULL;
-        m->latency_us = -1;
-        m->value = NULL;
-        m->value_len = 0;
-        m->pttl_ms = -2;
+        *m = (redlock_master_result){.name = client->cfg->nodes[i].name,
+                                     .outcome = REDLOCK_MASTER_PENDING,
+                                     .latency_us = -1,
+                                     .pttl_ms = -2};
         if (round != NULL && round->slots[i].counted) {
             const rl_slot *slot = &round->slots[i];
             m->outcome = slot->outcome;
@@ -98,17 +96,6 @@ redlock_result *rl_result_build(const redlock_client *client, const rl_result_in
             m->pttl_ms = slot->pttl_ms;
         }
     }
-    redlock_result *result = result_pack(&header, masters);
-    if (result != NULL)
-        return result;
-    result_header(fallback, client, info); /* master_count 0: no detail */
-    return fallback;
-}
-
-void rl_result_discard(redlock_result *result, const redlock_result *fallback)
-{
-    if (result != fallback)
-        redlock_result_free(result);
 }
 
 int redlock_result_copy(const redlock_result *result, redlock_result **out)

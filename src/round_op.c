@@ -51,16 +51,19 @@ void rl_round_op_complete(rl_round_op *op, int status, int64_t validity_ms,
         .attempts = 1,
         .masters_locked = masters_locked,
     };
-    redlock_result fallback;
-    redlock_result *result = op->cb ? rl_result_build(client, &info, &fallback) : NULL;
+    redlock_master_result masters[REDLOCK_MAX_NODES];
+    redlock_result result;
+    if (op->cb != NULL)
+        rl_result_view(&result, masters, client, &info);
 
     rl_client_remove_op(&op->op);
     rl_lock_unclaim(&op->use);
-    rl_round_detach(op->round, false);
+    rl_round *round = op->round; /* the result points into it: kept until after cb */
+    rl_round_detach(round, true);
     redlock_done_cb cb = op->cb;
     void *arg = op->arg;
     free(op);
     if (cb != NULL)
-        cb(status, result, arg);
-    rl_result_discard(result, &fallback);
+        cb(status, &result, arg);
+    rl_round_unref(round);
 }

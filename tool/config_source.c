@@ -93,8 +93,11 @@ int cli_load_config(cli *c)
             return EX_SOFTWARE;
         }
     }
-    if (c->node_count > 0 && (rc = apply_nodes(c)) != 0)
+    if (c->node_count > 0 && (rc = apply_nodes(c)) != 0) {
+        redlock_config_free(c->cfg);
+        c->cfg = NULL;
         return rc;
+    }
 
     static const int levels[] = {REDLOCK_LOG_ERROR, REDLOCK_LOG_WARN, REDLOCK_LOG_INFO,
                                  REDLOCK_LOG_DEBUG};

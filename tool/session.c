@@ -164,7 +164,11 @@ void cli_report_not_acquired(const char *resource, int status, const redlock_res
 int cli_open(cli *c)
 {
     int rc = cli_load_config(c);
-    return rc != 0 ? rc : cli_connect(c);
+    if (rc == 0 && (rc = cli_connect(c)) != 0) {
+        redlock_config_free(c->cfg);
+        c->cfg = NULL;
+    }
+    return rc;
 }
 
 int cli_check_resource(const char *command, const char *resource)

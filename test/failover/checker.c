@@ -155,7 +155,7 @@ static void on_not_acquired(replay *rp, const flog_event *ev)
     r->not_acquired++;
     for (size_t i = 0; i < CHECKER_MAX_REASONS; i++) {
         if (r->reasons[i].name[0] == '\0')
-            snprintf(r->reasons[i].name, sizeof(r->reasons[i].name), "%s", ev->text);
+            snprintf(r->reasons[i].name, sizeof(r->reasons[i].name), "%.31s", ev->text);
         if (strcmp(r->reasons[i].name, ev->text) == 0) {
             r->reasons[i].count++;
             return;

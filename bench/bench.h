@@ -1,0 +1,90 @@
+/* redlock-bench: what a lock costs next to the raw round trips it needs. */
+#ifndef REDLOCK_BENCH_H
+#define REDLOCK_BENCH_H
+
+#include <redlock/redlock.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define BENCH_MAX_MASTERS 9
+
+/* Where the masters are: host:port pairs (bench uses TCP only). */
+typedef struct bench_masters {
+    size_t n;
+    char host[BENCH_MAX_MASTERS][64];
+    int port[BENCH_MAX_MASTERS];
+} bench_masters;
+
+/* Bounds of one scenario: whichever comes first. */
+typedef struct bench_limits {
+    unsigned long pairs;
+    double seconds;
+    int ttl_ms;
+} bench_limits;
+
+typedef struct measurement measurement;
+
+/* Latency samples, in nanoseconds. */
+typedef struct samples {
+    int64_t *v;
+    size_t n, cap;
+} samples;
+
+void samples_add(samples *s, int64_t ns);
+/* Room for n samples, so that recording allocates nothing. */
+void samples_reserve(samples *s, size_t n);
+void measurement_reserve(measurement *m, size_t pairs);
+/* The q-quantile (0..1) in microseconds; 0 without samples. Sorts. */
+double samples_quantile_us(samples *s, double q);
+void samples_free(samples *s);
+
+/* What one scenario measured. */
+struct measurement {
+    char name[64];
+    unsigned long pairs;    /* acquire + release pairs completed */
+    unsigned long failures; /* operations that did not succeed */
+    double seconds;
+    samples pair;           /* acquire start to release done */
+    samples acquire;
+    samples release;
+    double cpu_us_per_pair; /* this process, user + system */
+    double allocs_per_pair;
+    long bytes_in_flight;   /* heap per operation in flight, -1: not measured */
+};
+
+/* Wall clock, CPU and allocation counts around a scenario. */
+typedef struct stopwatch {
+    int64_t wall_ns;
+    int64_t cpu_us;
+    unsigned long allocs;
+} stopwatch;
+
+int64_t bench_now_ns(void);
+void stopwatch_start(stopwatch *w);
+/* Fill m's seconds, CPU and allocations per pair (m->pairs must be set). */
+void stopwatch_stop(const stopwatch *w, measurement *m);
+long bench_peak_rss_kb(void);
+
+/* From alloc_count.c: every heap allocation in the process. */
+unsigned long bench_allocations(void);
+long bench_live_bytes(void);
+
+/* A config for the masters with bench-friendly settings. */
+redlock_config *bench_config(const bench_masters *masters);
+
+/* The raw baseline: hiredis async on libev, no library. quorum_only: move
+ * on after N/2+1 replies (else all N). in_flight: pairs at once. */
+int raw_run(const bench_masters *masters, const bench_limits *lim, bool quorum_only,
+            unsigned in_flight, measurement *m);
+
+/* The library. */
+int lib_async_run(const bench_masters *masters, const bench_limits *lim, unsigned in_flight,
+                  measurement *m);
+int lib_sync_run(const bench_masters *masters, const bench_limits *lim, unsigned threads,
+                 measurement *m);
+/* clients separate clients contending for one resource. */
+int lib_contended_run(const bench_masters *masters, const bench_limits *lim, unsigned clients,
+                      measurement *m);
+
+#endif

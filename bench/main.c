@@ -1,0 +1,386 @@
+/*
+ * redlock-bench: the cost of a lock next to the raw round trips it needs,
+ * measured in the same run against the same masters.
+ *
+ *   redlock-bench [--local N | --config FILE] [--pairs N] [--seconds S]
+ *                 [--scale] [--leak-pairs N] [--smoke] [--json]
+ *
+ * --local N (default 5) starts N redis-server masters on loopback for the
+ * run; --config uses the masters a config file names (TCP nodes).
+ */
+#include "bench.h"
+#include "fleet.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct options {
+    size_t local;          /* masters to start; 0 with --config */
+    const char *config;
+    bench_limits lim;
+    bool scale, smoke, json;
+    unsigned long leak_pairs;
+    const char *only;      /* run only scenarios whose name contains this */
+} options;
+
+/* Which number the "vs" column compares with. */
+typedef enum ratio_kind {
+    RATIO_NONE,
+    RATIO_MEDIAN,     /* pair median / the quorum baseline's (K=1) */
+    RATIO_THROUGHPUT, /* pairs/s / the quorum baseline's with the same K */
+    RATIO_SCALING,    /* pairs/s / the T=1 run's */
+    RATIO_ACQUIRE     /* acquire median / all masters up */
+} ratio_kind;
+
+typedef struct row {
+    measurement m;
+    ratio_kind kind;
+    double ratio;
+    size_t masters;
+} row;
+
+#define MAX_ROWS 64
+static row rows[MAX_ROWS];
+static size_t row_count;
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: redlock-bench [--local N | --config FILE] [--pairs N] [--seconds S]\n"
+                    "                     [--scale] [--leak-pairs N] [--smoke] [--json]\n"
+                    "                     [--only TEXT]  (scenarios whose name has TEXT, plus "
+                    "the baseline)\n");
+}
+
+static int parse_options(int argc, char **argv, options *o)
+{
+    *o = (options){.local = 5, .lim = {.pairs = 20000, .seconds = 10, .ttl_ms = 10000}};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--local") == 0 && v)
+            o->local = strtoul(v, NULL, 10), i++;
+        else if (strcmp(a, "--config") == 0 && v)
+            o->config = v, o->local = 0, i++;
+        else if (strcmp(a, "--pairs") == 0 && v)
+            o->lim.pairs = strtoul(v, NULL, 10), i++;
+        else if (strcmp(a, "--seconds") == 0 && v)
+            o->lim.seconds = strtod(v, NULL), i++;
+        else if (strcmp(a, "--only") == 0 && v)
+            o->only = v, i++;
+        else if (strcmp(a, "--leak-pairs") == 0 && v)
+            o->leak_pairs = strtoul(v, NULL, 10), i++;
+        else if (strcmp(a, "--scale") == 0)
+            o->scale = true;
+        else if (strcmp(a, "--smoke") == 0)
+            o->smoke = true;
+        else if (strcmp(a, "--json") == 0)
+            o->json = true;
+        else {
+            usage();
+            return -1;
+        }
+    }
+    if (o->smoke) {
+        o->lim.pairs = 300;
+        o->lim.seconds = 5;
+    }
+    if ((o->local == 0 && o->config == NULL) || o->local > BENCH_MAX_MASTERS ||
+        o->lim.pairs == 0) {
+        usage();
+        return -1;
+    }
+    return 0;
+}
+
+/* The masters a config names (TCP only). */
+static int masters_from_config(const char *path, bench_masters *out)
+{
+    char err[REDLOCK_ERRBUF_SIZE];
+    redlock_config *cfg = NULL;
+    if (redlock_config_load_file(&cfg, path, err, sizeof(err)) != REDLOCK_OK) {
+        fprintf(stderr, "redlock-bench: %s\n", err);
+        return -1;
+    }
+    memset(out, 0, sizeof(*out));
+    size_t n = redlock_config_node_count(cfg);
+    for (size_t i = 0; i < n && i < BENCH_MAX_MASTERS; i++) {
+        const char *name = redlock_config_node_name(cfg, i);
+        const char *colon = strrchr(name, ':');
+        if (strncmp(name, "unix:", 5) == 0 || colon == NULL || name[0] == '[') {
+            fprintf(stderr, "redlock-bench: %s: only host:port masters are supported\n", name);
+            redlock_config_free(cfg);
+            return -1;
+        }
+        snprintf(out->host[i], sizeof(out->host[i]), "%.*s", (int)(colon - name), name);
+        out->port[i] = atoi(colon + 1);
+        out->n++;
+    }
+    redlock_config_free(cfg);
+    return 0;
+}
+
+static void masters_from_fleet(const fleet *f, size_t n, bench_masters *out)
+{
+    memset(out, 0, sizeof(*out));
+    for (size_t i = 0; i < n; i++) {
+        snprintf(out->host[i], sizeof(out->host[i]), "127.0.0.1");
+        out->port[i] = fleet_port(f, i);
+    }
+    out->n = n;
+}
+
+static double pairs_per_s(const measurement *m)
+{
+    return m->seconds > 0 ? (double)m->pairs / m->seconds : 0;
+}
+
+static row *add_row(const char *name, size_t masters)
+{
+    if (row_count == MAX_ROWS)
+        return NULL;
+    row *r = &rows[row_count++];
+    memset(r, 0, sizeof(*r));
+    snprintf(r->m.name, sizeof(r->m.name), "%s", name);
+    r->masters = masters;
+    return r;
+}
+
+static void report_progress(const row *r)
+{
+    fprintf(stderr, "  %-34s %7lu pairs, p50 %7.1f us\n", r->m.name, r->m.pairs,
+            samples_quantile_us((samples *)&r->m.pair, 0.5));
+}
+
+static const options *active_options;
+
+/* Whether a scenario runs under --only. */
+static bool wanted(const char *name)
+{
+    return active_options->only == NULL || strstr(name, active_options->only) != NULL;
+}
+
+/* The scenarios against one set of masters. */
+static void run_suite(const bench_masters *ms, const options *o, fleet *f)
+{
+    active_options = o;
+    char name[64];
+    row *r;
+    size_t n = ms->n;
+
+    if (wanted("raw, wait for all, K=1")) {
+        r = add_row("raw, wait for all, K=1", n);
+        raw_run(ms, &o->lim, false, 1, &r->m);
+        report_progress(r);
+    }
+    row *base = add_row("raw, quorum, K=1", n);
+    raw_run(ms, &o->lim, true, 1, &base->m);
+    report_progress(base);
+    double base_p50 = samples_quantile_us(&base->m.pair, 0.5);
+
+    row *async1 = add_row("library async, K=1", n);
+    lib_async_run(ms, &o->lim, 1, &async1->m);
+    async1->kind = RATIO_MEDIAN;
+    async1->ratio = samples_quantile_us(&async1->m.pair, 0.5) / base_p50;
+    report_progress(async1);
+    if (!wanted("library async, K=1"))
+        row_count--; /* kept only as the stopped-master run's reference */
+
+    double t1 = 0;
+    static const unsigned thread_counts[] = {1, 2, 4, 8, 16};
+    for (size_t i = 0; i < sizeof(thread_counts) / sizeof(thread_counts[0]); i++) {
+        snprintf(name, sizeof(name), "library blocking, T=%u", thread_counts[i]);
+        if (!wanted(name))
+            continue;
+        r = add_row(name, n);
+        lib_sync_run(ms, &o->lim, thread_counts[i], &r->m);
+        if (thread_counts[i] == 1) {
+            t1 = pairs_per_s(&r->m);
+            r->kind = RATIO_MEDIAN;
+            r->ratio = samples_quantile_us(&r->m.pair, 0.5) / base_p50;
+        } else {
+            r->kind = RATIO_SCALING;
+            r->ratio = t1 > 0 ? pairs_per_s(&r->m) / t1 : 0;
+        }
+        report_progress(r);
+    }
+
+    static const unsigned flights[] = {16, 128};
+    for (size_t i = 0; i < sizeof(flights) / sizeof(flights[0]); i++) {
+        snprintf(name, sizeof(name), "library async, K=%u", flights[i]);
+        if (!wanted(name))
+            continue;
+        snprintf(name, sizeof(name), "raw, quorum, K=%u", flights[i]);
+        row *raw = add_row(name, n);
+        raw_run(ms, &o->lim, true, flights[i], &raw->m);
+        report_progress(raw);
+        snprintf(name, sizeof(name), "library async, K=%u", flights[i]);
+        r = add_row(name, n);
+        lib_async_run(ms, &o->lim, flights[i], &r->m);
+        r->kind = RATIO_THROUGHPUT;
+        r->ratio = pairs_per_s(&raw->m) > 0 ? pairs_per_s(&r->m) / pairs_per_s(&raw->m) : 0;
+        report_progress(r);
+    }
+
+    if (wanted("library contended, C=4")) {
+        r = add_row("library contended, C=4", n);
+        lib_contended_run(ms, &o->lim, 4, &r->m);
+        report_progress(r);
+    }
+
+    if (f != NULL && wanted("library async, K=1, 1 master stopped")) {
+        /* One master stopped: the quorum is decided without it. */
+        fleet_pause(f, 0);
+        r = add_row("library async, K=1, 1 master stopped", n);
+        lib_async_run(ms, &o->lim, 1, &r->m);
+        r->kind = RATIO_ACQUIRE;
+        double up = samples_quantile_us(&async1->m.acquire, 0.5);
+        r->ratio = up > 0 ? samples_quantile_us(&r->m.acquire, 0.5) / up : 0;
+        report_progress(r);
+        fleet_resume(f, 0);
+    }
+}
+
+/* N = 1, 3, 5, 7, 9 masters: the sequential baseline and library. */
+static void run_scale(const options *o)
+{
+    static const size_t sizes[] = {1, 3, 5, 7, 9};
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        fleet *f = fleet_start(sizes[i], NULL);
+        if (f == NULL)
+            continue;
+        bench_masters ms;
+        masters_from_fleet(f, sizes[i], &ms);
+        char name[64];
+        snprintf(name, sizeof(name), "scale N=%zu: raw, quorum, K=1", sizes[i]);
+        row *base = add_row(name, sizes[i]);
+        raw_run(&ms, &o->lim, true, 1, &base->m);
+        snprintf(name, sizeof(name), "scale N=%zu: library async, K=1", sizes[i]);
+        row *r = add_row(name, sizes[i]);
+        lib_async_run(&ms, &o->lim, 1, &r->m);
+        r->kind = RATIO_MEDIAN;
+        r->ratio = samples_quantile_us(&r->m.pair, 0.5) / samples_quantile_us(&base->m.pair, 0.5);
+        report_progress(r);
+        fleet_stop(f);
+    }
+}
+
+static const char *ratio_label(ratio_kind k)
+{
+    switch (k) {
+    case RATIO_MEDIAN:
+        return "median vs raw quorum K=1";
+    case RATIO_THROUGHPUT:
+        return "pairs/s vs raw quorum, same K";
+    case RATIO_SCALING:
+        return "pairs/s vs T=1";
+    case RATIO_ACQUIRE:
+        return "acquire median vs all up";
+    default:
+        return "";
+    }
+}
+
+static void print_table(FILE *out)
+{
+    fprintf(out, "%-40s %2s %8s %9s %8s %8s %8s %8s %8s %8s %7s %8s %7s %7s  %s\n", "scenario", "N",
+            "pairs", "pairs/s", "p50 us", "p90 us", "p99 us", "p99.9 us", "acq p50", "rel p50",
+            "CPU us", "allocs", "B/op", "ratio", "(ratio of)");
+    for (size_t i = 0; i < row_count; i++) {
+        row *r = &rows[i];
+        measurement *m = &r->m;
+        char ratio[32] = "", bytes[32] = "";
+        if (r->kind != RATIO_NONE)
+            snprintf(ratio, sizeof(ratio), "%.2f", r->ratio);
+        if (m->bytes_in_flight >= 0)
+            snprintf(bytes, sizeof(bytes), "%ld", m->bytes_in_flight);
+        fprintf(out, "%-40s %2zu %8lu %9.0f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %7.1f %8.1f %7s %7s  %s\n",
+                m->name, r->masters, m->pairs, pairs_per_s(m), samples_quantile_us(&m->pair, 0.5),
+                samples_quantile_us(&m->pair, 0.9), samples_quantile_us(&m->pair, 0.99),
+                samples_quantile_us(&m->pair, 0.999), samples_quantile_us(&m->acquire, 0.5),
+                samples_quantile_us(&m->release, 0.5), m->cpu_us_per_pair, m->allocs_per_pair,
+                bytes, ratio, ratio_label(r->kind));
+        if (m->failures)
+            fprintf(out, "%-40s    %lu operations failed\n", "", m->failures);
+    }
+}
+
+static void print_json(FILE *out, long leak_growth, unsigned long leak_pairs)
+{
+    fprintf(out, "{\"rows\":[");
+    for (size_t i = 0; i < row_count; i++) {
+        row *r = &rows[i];
+        measurement *m = &r->m;
+        fprintf(out,
+                "%s{\"scenario\":\"%s\",\"masters\":%zu,\"pairs\":%lu,\"failures\":%lu,"
+                "\"pairs_per_s\":%.1f,\"p50_us\":%.1f,\"p90_us\":%.1f,\"p99_us\":%.1f,"
+                "\"p999_us\":%.1f,\"acquire_p50_us\":%.1f,\"release_p50_us\":%.1f,"
+                "\"cpu_us_per_pair\":%.2f,\"allocs_per_pair\":%.2f,\"bytes_in_flight\":%ld,"
+                "\"ratio\":%.3f,\"ratio_of\":\"%s\"}",
+                i ? "," : "", m->name, r->masters, m->pairs, m->failures, pairs_per_s(m),
+                samples_quantile_us(&m->pair, 0.5), samples_quantile_us(&m->pair, 0.9),
+                samples_quantile_us(&m->pair, 0.99), samples_quantile_us(&m->pair, 0.999),
+                samples_quantile_us(&m->acquire, 0.5), samples_quantile_us(&m->release, 0.5),
+                m->cpu_us_per_pair, m->allocs_per_pair, m->bytes_in_flight, r->ratio,
+                ratio_label(r->kind));
+    }
+    fprintf(out, "],\"peak_rss_kb\":%ld,\"leak_pairs\":%lu,\"heap_growth_bytes\":%ld}\n",
+            bench_peak_rss_kb(), leak_pairs, leak_growth);
+}
+
+/* Heap before and after many pairs, once warm: any growth is a leak. */
+static long leak_check(const bench_masters *ms, const options *o)
+{
+    bench_limits lim = {.pairs = o->leak_pairs, .seconds = 3600, .ttl_ms = o->lim.ttl_ms};
+    measurement warm = {0};
+    bench_limits warm_lim = {.pairs = 20000, .seconds = 60, .ttl_ms = o->lim.ttl_ms};
+    lib_async_run(ms, &warm_lim, 128, &warm);
+    long before = bench_live_bytes();
+    row *r = add_row("leak check: library async, K=128", ms->n);
+    lib_async_run(ms, &lim, 128, &r->m);
+    long after = bench_live_bytes();
+    report_progress(r);
+    /* The samples of this row are kept; do not count them as growth. */
+    long samples_bytes = (long)((r->m.pair.cap + r->m.acquire.cap + r->m.release.cap) *
+                                sizeof(int64_t));
+    return after - before - samples_bytes;
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    if (parse_options(argc, argv, &o) != 0)
+        return 64;
+    bench_masters ms;
+    fleet *f = NULL;
+    if (o.local > 0) {
+        if ((f = fleet_start(o.local, NULL)) == NULL)
+            return 70;
+        masters_from_fleet(f, o.local, &ms);
+    } else if (masters_from_config(o.config, &ms) != 0) {
+        return 78;
+    }
+    fprintf(stderr, "redlock-bench: libredlock %s, %zu masters, up to %lu pairs or %.0f s per "
+                    "scenario\n",
+            redlock_version(), ms.n, o.lim.pairs, o.lim.seconds);
+    run_suite(&ms, &o, f);
+    long growth = 0;
+    if (o.leak_pairs > 0)
+        growth = leak_check(&ms, &o);
+    fleet_stop(f);
+    if (o.scale)
+        run_scale(&o);
+
+    print_table(stdout);
+    printf("peak RSS: %ld kB\n", bench_peak_rss_kb());
+    if (o.leak_pairs > 0)
+        printf("heap growth over %lu pairs (K=128, after warm-up): %ld bytes\n", o.leak_pairs,
+               growth);
+    if (o.json)
+        print_json(stdout, growth, o.leak_pairs);
+    for (size_t i = 0; i < row_count; i++) {
+        samples_free(&rows[i].m.pair);
+        samples_free(&rows[i].m.acquire);
+        samples_free(&rows[i].m.release);
+    }
+    return 0;
+}

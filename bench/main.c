@@ -46,7 +46,7 @@ static size_t row_count;
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: redlock-bench [--local N | --config FILE] [--pairs N] [--seconds S]\n"
+    fprintf(stderr, "usage: redlock-bench [--local N | --config FILE] [--pairs|--ops N] [--seconds S]\n"
                     "                     [--scale] [--leak-pairs N] [--smoke] [--json]\n"
                     "                     [--only TEXT]  (scenarios whose name has TEXT, plus "
                     "the baseline)\n");
@@ -61,7 +61,7 @@ static int parse_options(int argc, char **argv, options *o)
             o->local = strtoul(v, NULL, 10), i++;
         else if (strcmp(a, "--config") == 0 && v)
             o->config = v, o->local = 0, i++;
-        else if (strcmp(a, "--pairs") == 0 && v)
+        else if ((strcmp(a, "--pairs") == 0 || strcmp(a, "--ops") == 0) && v)
             o->lim.pairs = strtoul(v, NULL, 10), i++;
         else if (strcmp(a, "--seconds") == 0 && v)
             o->lim.seconds = strtod(v, NULL), i++;

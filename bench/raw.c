@@ -7,6 +7,8 @@
  */
 #include "bench.h"
 
+#include "scripts.h"
+
 #include <ev.h>
 #include <hiredis/adapters/libev.h>
 #include <hiredis/async.h>
@@ -14,16 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The same compare-and-delete the library runs. */
-static const char release_script[] = "local v = redis.call('GET', KEYS[1])\n"
-                                     "if v == ARGV[1] then\n"
-                                     "  redis.call('DEL', KEYS[1])\n"
-                                     "  return 1\n"
-                                     "elseif v == false then\n"
-                                     "  return 0\n"
-                                     "end\n"
-                                     "return -1\n";
 
 #define MAX_IN_FLIGHT 1024
 
@@ -192,7 +184,8 @@ static bool raw_connect(raw_bench *b, const bench_masters *masters)
         b->ac[i]->data = b;
         redisLibevAttach(b->loop, b->ac[i]);
         redisAsyncSetConnectCallback(b->ac[i], on_connect);
-        redisAsyncCommand(b->ac[i], on_loaded, b, "SCRIPT LOAD %s", release_script);
+        redisAsyncCommand(b->ac[i], on_loaded, b, "SCRIPT LOAD %s",
+                          rl_release_script.source);
     }
     ev_timer guard;
     ev_timer_init(&guard, timeout_break, 5., 0.);

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install what building and testing libredlock needs, from Debian's archive.
+# Install what building, testing and checking libredlock needs (compilers,
+# sanitizer and fuzzer runtimes, valgrind, static analysers), from Debian's archive.
 # Idempotent: packages already present are left alone.
 set -euo pipefail
 
@@ -10,6 +11,7 @@ packages=(
   redis-server
   curl xz-utils
   docker-compose
+  clang libclang-rt-14-dev llvm valgrind clang-tidy cppcheck
 )
 
 missing=()

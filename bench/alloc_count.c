@@ -9,11 +9,14 @@
 #include <stddef.h>
 #include <stdlib.h>
 
+/* glibc's own allocator, under the names it exports for exactly this. */
+// NOLINTBEGIN(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp)
 extern void *__libc_malloc(size_t size);
 extern void *__libc_calloc(size_t n, size_t size);
 extern void *__libc_realloc(void *p, size_t size);
 extern void __libc_free(void *p);
 extern void *__libc_memalign(size_t align, size_t size);
+// NOLINTEND(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp)
 
 static atomic_ulong allocations;
 static atomic_long live_bytes;

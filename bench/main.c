@@ -52,30 +52,48 @@ static void usage(void)
                     "the baseline)\n");
 }
 
+/* An option that takes a value; false if a is not one. */
+static bool set_value_option(options *o, const char *a, const char *v)
+{
+    if (strcmp(a, "--local") == 0)
+        o->local = strtoul(v, NULL, 10);
+    else if (strcmp(a, "--config") == 0)
+        o->config = v, o->local = 0;
+    else if (strcmp(a, "--pairs") == 0 || strcmp(a, "--ops") == 0)
+        o->lim.pairs = strtoul(v, NULL, 10);
+    else if (strcmp(a, "--seconds") == 0)
+        o->lim.seconds = strtod(v, NULL);
+    else if (strcmp(a, "--only") == 0)
+        o->only = v;
+    else if (strcmp(a, "--leak-pairs") == 0)
+        o->leak_pairs = strtoul(v, NULL, 10);
+    else
+        return false;
+    return true;
+}
+
+/* A flag; false if a is not one. */
+static bool set_flag(options *o, const char *a)
+{
+    if (strcmp(a, "--scale") == 0)
+        o->scale = true;
+    else if (strcmp(a, "--smoke") == 0)
+        o->smoke = true;
+    else if (strcmp(a, "--json") == 0)
+        o->json = true;
+    else
+        return false;
+    return true;
+}
+
 static int parse_options(int argc, char **argv, options *o)
 {
     *o = (options){.local = 5, .lim = {.pairs = 20000, .seconds = 10, .ttl_ms = 10000}};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--local") == 0 && v)
-            o->local = strtoul(v, NULL, 10), i++;
-        else if (strcmp(a, "--config") == 0 && v)
-            o->config = v, o->local = 0, i++;
-        else if ((strcmp(a, "--pairs") == 0 || strcmp(a, "--ops") == 0) && v)
-            o->lim.pairs = strtoul(v, NULL, 10), i++;
-        else if (strcmp(a, "--seconds") == 0 && v)
-            o->lim.seconds = strtod(v, NULL), i++;
-        else if (strcmp(a, "--only") == 0 && v)
-            o->only = v, i++;
-        else if (strcmp(a, "--leak-pairs") == 0 && v)
-            o->leak_pairs = strtoul(v, NULL, 10), i++;
-        else if (strcmp(a, "--scale") == 0)
-            o->scale = true;
-        else if (strcmp(a, "--smoke") == 0)
-            o->smoke = true;
-        else if (strcmp(a, "--json") == 0)
-            o->json = true;
-        else {
+    for (int i = 1; i < argc && argv[i] != NULL; i++) {
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (v != NULL && set_value_option(o, argv[i], v)) {
+            i++;
+        } else if (!set_flag(o, argv[i])) {
             usage();
             return -1;
         }
@@ -112,7 +130,7 @@ static int masters_from_config(const char *path, bench_masters *out)
             return -1;
         }
         snprintf(out->host[i], sizeof(out->host[i]), "%.*s", (int)(colon - name), name);
-        out->port[i] = atoi(colon + 1);
+        out->port[i] = (int)strtol(colon + 1, NULL, 10);
         out->n++;
     }
     redlock_config_free(cfg);
@@ -288,7 +306,8 @@ static void print_table(FILE *out)
     for (size_t i = 0; i < row_count; i++) {
         row *r = &rows[i];
         measurement *m = &r->m;
-        char ratio[32] = "", bytes[32] = "";
+        char ratio[32] = "";
+        char bytes[32] = "";
         if (r->kind != RATIO_NONE)
             snprintf(ratio, sizeof(ratio), "%.2f", r->ratio);
         if (m->bytes_in_flight >= 0)

@@ -97,7 +97,8 @@ static void pair_start(raw_bench *b, raw_pair *p)
     p->phase = 0;
     p->replies = 0;
     p->counter++;
-    char key[48], value[40];
+    char key[48];
+    char value[40];
     int klen = snprintf(key, sizeof(key), "bench:raw:%u:%lu", p->slot, p->counter);
     int vlen = snprintf(value, sizeof(value), "%08x%08lx%016lx", p->slot, p->counter,
                         (unsigned long)p->gen * 2654435761UL);
@@ -114,7 +115,8 @@ static void pair_release(raw_bench *b, raw_pair *p)
     p->t_acquired = bench_now_ns();
     p->phase = 1;
     p->replies = 0;
-    char key[48], value[40];
+    char key[48];
+    char value[40];
     int klen = snprintf(key, sizeof(key), "bench:raw:%u:%lu", p->slot, p->counter);
     int vlen = snprintf(value, sizeof(value), "%08x%08lx%016lx", p->slot, p->counter,
                         (unsigned long)p->gen * 2654435761UL);

@@ -47,7 +47,8 @@ void measurement_reserve(measurement *m, size_t pairs)
 
 static int compare(const void *a, const void *b)
 {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    int64_t x = *(const int64_t *)a;
+    int64_t y = *(const int64_t *)b;
     return (x > y) - (x < y);
 }
 
@@ -95,8 +96,10 @@ long bench_peak_rss_kb(void)
     char line[256];
     long kb = -1;
     while (f != NULL && fgets(line, sizeof(line), f) != NULL)
-        if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
+        if (strncmp(line, "VmHWM:", 6) == 0) {
+            kb = strtol(line + 6, NULL, 10);
             break;
+        }
     if (f != NULL)
         fclose(f);
     return kb;

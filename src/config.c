@@ -193,7 +193,7 @@ static bool text_is_clean(const char *s)
     return true;
 }
 
-static int node_append(redlock_config *cfg, rl_node *node, size_t *index)
+static int node_append(redlock_config *cfg, const rl_node *node, size_t *index)
 {
     if (cfg->node_count == cfg->node_cap) {
         size_t cap = cfg->node_cap ? cfg->node_cap * 2 : 8;

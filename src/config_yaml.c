@@ -138,6 +138,7 @@ static void sink_escaped(msg_sink *sink, const char *bytes, size_t len, size_t m
         else
             sink_printf(sink, "%c", c);
     }
+    /* cppcheck-suppress knownConditionTrueFalse ; true when max_bytes < len */
     if (shown < len)
         sink_printf(sink, "...");
 }
@@ -473,7 +474,8 @@ static int read_node_spec(const rl_yaml_loader *ld, yaml_document_t *doc, const 
         if (is_null_scalar(value))
             continue; /* null: not set */
         node_key_path(path, sizeof(path), index, (enum node_key)k);
-        int64_t min = 0, max = 0;
+        int64_t min = 0;
+        int64_t max = 0;
         if (node_int_range((enum node_key)k, &min, &max)) {
             rc = read_integer_value(ld, value, path, min, max, &spec->ints[k]);
         } else {
@@ -533,11 +535,12 @@ static int node_password(const rl_yaml_loader *ld, const node_spec *spec, size_t
     if (!is_env_name(var))
         return report(ld, REDLOCK_ECONFIG, mark, path,
                       "expected the name of an environment variable (letters, digits, _)");
-    char shown[RL_YAML_ECHO_BUF];
     const char *value = getenv(var);
-    if (value == NULL || value[0] == '\0')
+    if (value == NULL || value[0] == '\0') {
+        char shown[RL_YAML_ECHO_BUF];
         return report(ld, REDLOCK_ECONFIG, mark, path, "environment variable %s is %s",
                       echo_text(var, shown, sizeof(shown)), value ? "empty" : "not set");
+    }
     *password = value;
     return REDLOCK_OK;
 }
@@ -594,11 +597,11 @@ static int add_node_address(rl_yaml_loader *ld, const yaml_node_t *node, const n
     if (rc != REDLOCK_OK) {
         /* Duplicates and the node count are ruled out above: the text is bad. */
         enum node_key key = host ? NK_HOST : NK_SOCKET;
+        const yaml_node_t *value = spec->values[key] ? spec->values[key] : node;
         node_key_path(path, sizeof(path), index, key);
-        return report(ld, REDLOCK_ECONFIG, &spec->values[key]->start_mark, path,
+        return report(ld, REDLOCK_ECONFIG, &value->start_mark, path,
                       "invalid %s %s (no spaces or control characters, and not too long)",
-                      host ? "host" : "socket path",
-                      describe_value(spec->values[key], shown, sizeof(shown)));
+                      host ? "host" : "socket path", describe_value(value, shown, sizeof(shown)));
     }
     ld->node_lines[*added] = node->start_mark.line + 1;
     return REDLOCK_OK;
@@ -924,6 +927,45 @@ static char *grow_wiped(char *buf, size_t used, size_t cap)
     return bigger;
 }
 
+/* "what: <errno text>", in English whatever the process's locale. */
+static int report_errno(const rl_yaml_loader *ld, const char *what, int err)
+{
+    locale_t c = newlocale(LC_MESSAGES_MASK, "C", (locale_t)0);
+    int rc = report(ld, REDLOCK_ECONFIG, NULL, NULL, "%s: %s", what,
+                    c ? strerror_l(err, c) : "error");
+    if (c)
+        freelocale(c);
+    return rc;
+}
+
+/* Reads fd to its end into *buf (grown from cap, wiped when moved), refusing
+ * more than RL_YAML_MAX_BYTES. On failure *buf may hold *used bytes. */
+static int read_all(const rl_yaml_loader *ld, int fd, size_t cap, char **buf, size_t *used)
+{
+    for (;;) {
+        if (*used == cap || *buf == NULL) {
+            size_t want = (*buf == NULL) ? cap : cap * 2;
+            char *bigger = grow_wiped(*buf, *used, want);
+            if (bigger == NULL)
+                return report_nomem(ld);
+            *buf = bigger;
+            cap = want;
+        }
+        ssize_t n = read(fd, *buf + *used, cap - *used);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return report_errno(ld, "cannot read", errno);
+        if (n == 0)
+            return REDLOCK_OK;
+        *used += (size_t)n;
+        if (*used > RL_YAML_MAX_BYTES)
+            return report(ld, REDLOCK_ECONFIG, NULL, NULL,
+                          "too large: more than %zu bytes (the limit is 16 MiB)",
+                          RL_YAML_MAX_BYTES);
+    }
+}
+
 /* Reads the whole file into *text (wipe and free it), refusing more than
  * RL_YAML_MAX_BYTES. Messages name the path, without a position. */
 static int read_file(const rl_yaml_loader *ld, const char *path, char **text, size_t *len)
@@ -931,17 +973,10 @@ static int read_file(const rl_yaml_loader *ld, const char *path, char **text, si
     *text = NULL;
     *len = 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        int err = errno;
-        locale_t c = newlocale(LC_MESSAGES_MASK, "C", (locale_t)0);
-        int rc = report(ld, REDLOCK_ECONFIG, NULL, NULL, "cannot open: %s",
-                        c ? strerror_l(err, c) : "error");
-        if (c)
-            freelocale(c);
-        return rc;
-    }
+    if (fd < 0)
+        return report_errno(ld, "cannot open", errno);
     struct stat st;
-    size_t cap = 64 * 1024;
+    size_t cap = (size_t)64 * 1024;
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
         if ((uint64_t)st.st_size > RL_YAML_MAX_BYTES) {
             close(fd);
@@ -953,40 +988,7 @@ static int read_file(const rl_yaml_loader *ld, const char *path, char **text, si
     }
     char *buf = NULL;
     size_t used = 0;
-    int rc = REDLOCK_OK;
-    for (;;) {
-        if (used == cap || buf == NULL) {
-            size_t want = (buf == NULL) ? cap : cap * 2;
-            char *bigger = grow_wiped(buf, used, want);
-            if (bigger == NULL) {
-                rc = report_nomem(ld);
-                break;
-            }
-            buf = bigger;
-            cap = want;
-        }
-        ssize_t n = read(fd, buf + used, cap - used);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            int err = errno;
-            locale_t c = newlocale(LC_MESSAGES_MASK, "C", (locale_t)0);
-            rc = report(ld, REDLOCK_ECONFIG, NULL, NULL, "cannot read: %s",
-                        c ? strerror_l(err, c) : "error");
-            if (c)
-                freelocale(c);
-            break;
-        }
-        if (n == 0)
-            break;
-        used += (size_t)n;
-        if (used > RL_YAML_MAX_BYTES) {
-            rc = report(ld, REDLOCK_ECONFIG, NULL, NULL,
-                        "too large: more than %zu bytes (the limit is 16 MiB)",
-                        RL_YAML_MAX_BYTES);
-            break;
-        }
-    }
+    int rc = read_all(ld, fd, cap, &buf, &used);
     close(fd);
     if (rc != REDLOCK_OK) {
         if (buf != NULL) {
@@ -1017,8 +1019,10 @@ int redlock_config_load_file(redlock_config **out, const char *path, char *errbu
     int rc = read_file(&ld, path, &text, &len);
     if (rc != REDLOCK_OK)
         return rc;
+    /* text is set when read_file succeeds; the analyzer does not follow
+     * report(), which is variadic, to see that failures return non-zero. */
     rc = load_text(out, (const unsigned char *)text, len, path, errbuf, errlen);
-    explicit_bzero(text, len);
+    explicit_bzero(text, len); // NOLINT(clang-analyzer-core.NonNullParamChecker)
     free(text);
     return rc;
 }

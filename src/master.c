@@ -402,7 +402,6 @@ static void master_connect(rl_master *m)
 {
     redlock_client *client = m->client;
     const rl_node *node = m->node;
-    char reason[sizeof(m->failure)];
 
     /* A host name is resolved here, by hiredis, with getaddrinfo(3), which
      * blocks; configure IP addresses where the loop must never wait. */
@@ -413,6 +412,7 @@ static void master_connect(rl_master *m)
         return;
     }
     if (ac->err) {
+        char reason[sizeof(m->failure)];
         snprintf(reason, sizeof(reason), "connect: %s", ac->c.errstr);
         redisAsyncFree(ac);
         master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, reason);

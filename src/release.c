@@ -27,7 +27,9 @@ static void lock_mark_released(redlock_lock *lock)
 int redlock_release_async(redlock_client *client, redlock_lock *lock, redlock_done_cb cb,
                           void *arg)
 {
-    if (client != NULL && lock != NULL && !client->closing)
+    if (client == NULL || lock == NULL)
+        return REDLOCK_EINVAL;
+    if (!client->closing)
         rl_watchdog_stop(lock); /* releasing ends auto-extension, even one in flight */
     int rc = rl_round_op_check_lock(client, lock);
     if (rc != REDLOCK_OK)

@@ -51,6 +51,8 @@ void rl_round_op_complete(rl_round_op *op, int status, int64_t validity_ms,
         .attempts = 1,
         .masters_locked = masters_locked,
     };
+    /* Here, not in the branch: result points into masters until cb returns. */
+    /* cppcheck-suppress variableScope */
     redlock_master_result masters[REDLOCK_MAX_NODES];
     redlock_result result;
     if (op->cb != NULL)

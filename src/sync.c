@@ -199,7 +199,8 @@ int redlock_sync_new(redlock_sync **out, const redlock_config *cfg)
     /* The I/O thread takes no signals: they belong to the application's
      * threads, and a write to a dead master then fails with EPIPE instead of
      * raising SIGPIPE. */
-    sigset_t all, old;
+    sigset_t all;
+    sigset_t old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     int err = pthread_create(&s->thread, NULL, sync_thread_main, s);

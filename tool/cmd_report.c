@@ -25,6 +25,47 @@ static void print_json_problem(const redlock_master_result *m)
         fputs("null", stdout);
 }
 
+static void print_status_json(const char *resource, const redlock_result *r)
+{
+    printf("{\"resource\":");
+    json_string(stdout, resource, strlen(resource));
+    printf(",\"quorum\":%u,\"nodes\":[", r->quorum);
+    for (unsigned i = 0; i < r->master_count; i++) {
+        const redlock_master_result *m = &r->masters[i];
+        printf("%s{\"node\":", i ? "," : "");
+        json_string(stdout, m->name, strlen(m->name));
+        printf(",\"reachable\":%s,\"value\":", reachable(m) ? "true" : "false");
+        if (m->value != NULL)
+            json_string(stdout, m->value, m->value_len);
+        else
+            fputs("null", stdout);
+        printf(",\"pttl_ms\":%lld,\"error\":", (long long)m->pttl_ms);
+        print_json_problem(m);
+        putchar('}');
+    }
+    printf("]}\n");
+}
+
+static void print_status_text(const redlock_result *r)
+{
+    for (unsigned i = 0; i < r->master_count; i++) {
+        const redlock_master_result *m = &r->masters[i];
+        printf("%s  ", m->name);
+        if (!reachable(m)) {
+            printf("unreachable  (%s)\n", problem(m));
+        } else if (m->value == NULL) {
+            printf("free\n");
+        } else {
+            printf("held  ");
+            text_bytes(stdout, m->value, m->value_len);
+            if (m->pttl_ms >= 0)
+                printf("  pttl %lld ms\n", (long long)m->pttl_ms);
+            else
+                printf("  no expiry\n");
+        }
+    }
+}
+
 static const char status_usage[] =
     "Usage: redlock status [--json] RESOURCE\n"
     "\n"
@@ -53,42 +94,10 @@ int cmd_status(cli *c, int argc, char **argv)
         cli_disconnect(c);
         return EX_SOFTWARE;
     }
-    if (ro.json) {
-        printf("{\"resource\":");
-        json_string(stdout, resource, strlen(resource));
-        printf(",\"quorum\":%u,\"nodes\":[", r->quorum);
-        for (unsigned i = 0; i < r->master_count; i++) {
-            const redlock_master_result *m = &r->masters[i];
-            printf("%s{\"node\":", i ? "," : "");
-            json_string(stdout, m->name, strlen(m->name));
-            printf(",\"reachable\":%s,\"value\":", reachable(m) ? "true" : "false");
-            if (m->value != NULL)
-                json_string(stdout, m->value, m->value_len);
-            else
-                fputs("null", stdout);
-            printf(",\"pttl_ms\":%lld,\"error\":", (long long)m->pttl_ms);
-            print_json_problem(m);
-            putchar('}');
-        }
-        printf("]}\n");
-    } else {
-        for (unsigned i = 0; i < r->master_count; i++) {
-            const redlock_master_result *m = &r->masters[i];
-            printf("%s  ", m->name);
-            if (!reachable(m)) {
-                printf("unreachable  (%s)\n", problem(m));
-            } else if (m->value == NULL) {
-                printf("free\n");
-            } else {
-                printf("held  ");
-                text_bytes(stdout, m->value, m->value_len);
-                if (m->pttl_ms >= 0)
-                    printf("  pttl %lld ms\n", (long long)m->pttl_ms);
-                else
-                    printf("  no expiry\n");
-            }
-        }
-    }
+    if (ro.json)
+        print_status_json(resource, r);
+    else
+        print_status_text(r);
     if (status != REDLOCK_OK)
         cli_error("status %s: %s", resource, redlock_strerror(status));
     redlock_result_free(r);

@@ -67,8 +67,8 @@ int cli_load_config(cli *c)
             path = env;
     }
     char found[PATH_MAX];
-    char looked[2 * PATH_MAX];
     if (path == NULL && c->node_count == 0) {
+        char looked[2 * PATH_MAX];
         if (!find_default_config(found, sizeof(found), looked, sizeof(looked))) {
             cli_error("no configuration: give --config FILE or --node HOST:PORT, or set "
                       "REDLOCK_CONFIG (looked for %s)",

@@ -105,7 +105,7 @@ REDLOCK_API const char *redlock_version(void);
 /* Limits                                                                    */
 
 #define REDLOCK_MAX_NODES 64              /* masters per client */
-#define REDLOCK_MAX_RESOURCE_LEN (1u << 20) /* bytes in a resource name */
+#define REDLOCK_MAX_RESOURCE_LEN (1U << 20) /* bytes in a resource name */
 #define REDLOCK_MAX_VALUE_LEN 1024        /* bytes in a lock value */
 #define REDLOCK_VALUE_LEN 32              /* generated values: 128 bits, hex */
 #define REDLOCK_ERRBUF_SIZE 256           /* enough for any config error */

@@ -148,7 +148,8 @@ const char *cli_read_file(const char *path)
     if (f == NULL)
         return NULL;
     char *buf = NULL;
-    size_t len = 0, cap = 0;
+    size_t len = 0;
+    size_t cap = 0;
     for (;;) {
         if (cap - len < 4096) {
             cap = cap ? cap * 2 : 8192;

@@ -19,8 +19,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-extern char **environ;
-
 #define MAX_PROCS 64   /* tool processes alive at once */
 #define MAX_TRACKED 64 /* other processes watched by pidfd */
 #define REAP_TIMEOUT_MS 5000
@@ -67,7 +65,7 @@ static void kill_and_reap_proc(cli_proc *p)
     free(p);
 }
 
-static void unregister_proc(cli_proc *p)
+static void unregister_proc(const cli_proc *p)
 {
     for (size_t i = 0; i < MAX_PROCS; i++)
         if (procs[i] == p)
@@ -78,7 +76,8 @@ static void unregister_proc(cli_proc *p)
  * is a zombie, -1 when unknown. */
 static pid_t parent_of(pid_t pid, char *comm, size_t commlen)
 {
-    char path[64], buf[512];
+    char path[64];
+    char buf[512];
     snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
     FILE *f = fopen(path, "re");
     if (f == NULL)
@@ -86,7 +85,8 @@ static pid_t parent_of(pid_t pid, char *comm, size_t commlen)
     size_t n = fread(buf, 1, sizeof(buf) - 1, f);
     fclose(f);
     buf[n] = '\0';
-    char *open_paren = strchr(buf, '('), *close_paren = strrchr(buf, ')');
+    char *open_paren = strchr(buf, '(');
+    char *close_paren = strrchr(buf, ')');
     if (open_paren == NULL || close_paren == NULL)
         return -1;
     snprintf(comm, commlen, "%.*s", (int)(close_paren - open_paren - 1), open_paren + 1);
@@ -171,7 +171,8 @@ static bool env_changes(const char *const env[], const char *name)
  * REDLOCK_CONFIG, then the fixture's HOME and XDG_CONFIG_HOME, then env. */
 static char **build_env(const char *const env[])
 {
-    size_t n = 0, extra = 0;
+    size_t n = 0;
+    size_t extra = 0;
     while (environ[n] != NULL)
         n++;
     while (env != NULL && env[extra] != NULL)
@@ -236,7 +237,7 @@ static __attribute__((noreturn)) void exec_tool(pid_t parent, int in_fd, int out
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    syscall(SYS_close_range, 3u, ~0u, 0u);
+    syscall(SYS_close_range, 3U, ~0U, 0U);
     execve(REDLOCK_TOOL, argv, envp);
     _exit(127);
 }
@@ -266,7 +267,8 @@ cli_proc *cli_spawn(const char *const args[], const char *const env[])
     cli_proc *p = calloc(1, sizeof(*p));
     cr_assert_not_null(p);
     p->cmdline = describe_command(args);
-    int out[2], err[2];
+    int out[2];
+    int err[2];
     cr_assert_eq(pipe2(out, O_CLOEXEC), 0, "pipe: %s", strerror(errno));
     cr_assert_eq(pipe2(err, O_CLOEXEC), 0, "pipe: %s", strerror(errno));
     int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -362,7 +364,10 @@ const cli_result *cli_wait(cli_proc *p, int timeout_ms)
         if (left <= 0)
             break;
         struct pollfd fds[3];
-        int n = 0, out_i = -1, err_i = -1, pid_i = -1;
+        int n = 0;
+        int out_i = -1;
+        int err_i = -1;
+        int pid_i = -1;
         if (p->out_fd >= 0)
             fds[out_i = n++] = (struct pollfd){p->out_fd, POLLIN, 0};
         if (p->err_fd >= 0)

@@ -130,6 +130,8 @@ int main(int argc, char **argv)
         size_t k = 0;
         while (k < WATCHED && watched[k].signo != signo)
             k++;
+        if (k == WATCHED)
+            continue; /* only watched signals are in the set */
         snprintf(line, sizeof(line), "%s %lld\n", watched[k].name, at_ns);
         record(file, line);
         if (actions[k] == EXIT)
@@ -140,6 +142,7 @@ int main(int argc, char **argv)
             sigemptyset(&one);
             sigaddset(&one, signo);
             raise(signo); /* stays pending until unblocked below */
+            /* cppcheck-suppress unreachableCode ; raise returns: signo is blocked */
             sigprocmask(SIG_UNBLOCK, &one, NULL);
             return 128 + signo; /* not reached */
         }

@@ -92,8 +92,12 @@ Test(cli, acquire_json_describes_the_lock)
     const char *o = r->out;
     cr_assert(json_is_one_line_object(o), "%s: not one JSON object on one line:\n%s", r->cmdline,
               o);
-    char resource[64], value[64];
-    long long validity, elapsed, locked, quorum;
+    char resource[64];
+    char value[64];
+    long long validity;
+    long long elapsed;
+    long long locked;
+    long long quorum;
     cr_assert(json_string(o, "resource", resource, sizeof(resource)), "no \"resource\": %s", o);
     cr_assert_str_eq(resource, "job");
     cr_assert(json_string(o, "value", value, sizeof(value)), "no string \"value\": %s", o);

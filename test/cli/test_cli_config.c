@@ -198,7 +198,8 @@ Test(cli_config, bad_configs_exit_78_naming_file_line_and_column)
         const cli_result *r = cli_run(CLI_ARGS("--config", path, "acquire", "job"), NULL, T);
         expect_config_error(r);
         const char *at = strstr(r->err, path);
-        int line = 0, column = 0;
+        int line = 0;
+        int column = 0;
         cr_assert(at != NULL && sscanf(at + strlen(path), ":%d:%d: ", &line, &column) == 2,
                   "%s: no \"%s:LINE:COLUMN:\" in: %s", r->cmdline, path, r->err);
         if (cases[k].line != 0)

@@ -25,14 +25,16 @@ typedef struct section {
 
 static int by_start(const void *a, const void *b)
 {
-    const section *x = a, *y = b;
+    const section *x = a;
+    const section *y = b;
     return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
 }
 
 /* Parse "start|end <ns> <pid>" lines into one section per pid. */
 static size_t parse_sections(const char *text, section *out, size_t max)
 {
-    size_t n = 0, lines = 0;
+    size_t n = 0;
+    size_t lines = 0;
     for (const char *line = text; *line != '\0';) {
         char kind[8];
         long long ns;

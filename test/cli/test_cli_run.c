@@ -63,7 +63,8 @@ static bool file_exists(void *path)
  * the masters and create the "go" file. */
 Test(cli_run, cmd_environment_describes_the_lock_it_holds)
 {
-    const char *env_file = cli_path("env"), *go = cli_path("go");
+    const char *env_file = cli_path("env");
+    const char *go = cli_path("go");
     const char *script = "printf '%s\\n%s\\n%s\\n' \"$REDLOCK_RESOURCE\" \"$REDLOCK_VALUE\" "
                          "\"$REDLOCK_VALIDITY_MS\" > \"$1.tmp\" && mv \"$1.tmp\" \"$1\"; i=0; "
                          "while [ ! -e \"$2\" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); "
@@ -73,7 +74,8 @@ Test(cli_run, cmd_environment_describes_the_lock_it_holds)
                             NULL);
     cr_assert(cli_wait_until(file_exists, (void *)env_file, 10000), "CMD did not start in 10 s");
 
-    char resource[64] = "", value[64] = "";
+    char resource[64] = "";
+    char value[64] = "";
     long long validity = -1;
     FILE *f = fopen(env_file, "re");
     cr_assert_not_null(f);

@@ -30,13 +30,15 @@ typedef struct replay {
 
 static int compare_time(const void *a, const void *b)
 {
-    const flog_event *x = a, *y = b;
+    const flog_event *x = a;
+    const flog_event *y = b;
     return (x->t > y->t) - (x->t < y->t);
 }
 
 static int compare_i64(const void *a, const void *b)
 {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    int64_t x = *(const int64_t *)a;
+    int64_t y = *(const int64_t *)b;
     return (x > y) - (x < y);
 }
 
@@ -184,7 +186,8 @@ static flog_event *read_events(const char *path, size_t *count)
     FILE *in = fopen(path, "re");
     if (in == NULL)
         return NULL;
-    size_t n = 0, cap = 4096;
+    size_t n = 0;
+    size_t cap = 4096;
     flog_event *events = malloc(cap * sizeof(*events));
     char line[512];
     while (events != NULL && fgets(line, sizeof(line), in) != NULL) {

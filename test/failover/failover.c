@@ -74,7 +74,7 @@ static void usage(void)
 static int parse_options(int argc, char **argv, options *o)
 {
     *o = (options){.seconds = 60};
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc && argv[i] != NULL; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--seconds") == 0 && v) {
@@ -129,7 +129,9 @@ static pid_t spawn(char *const *argv, bool quiet)
 
 static void start_client(world *w, client *c)
 {
-    char threads[16], ttl[16], run_ttl[16];
+    char threads[16];
+    char ttl[16];
+    char run_ttl[16];
     snprintf(threads, sizeof(threads), "%d", LIB_THREADS);
     snprintf(ttl, sizeof(ttl), "%d", LIB_TTL_MS);
     snprintf(run_ttl, sizeof(run_ttl), "%d", RUN_TTL_MS);
@@ -340,7 +342,8 @@ static void report_progress(world *w, int64_t end_ns)
 {
     redlock_sync *pinger = start_pinger(w->config);
     log_tail tail = {.in = fopen(w->log_path, "re")};
-    unsigned long sections = 0, failures = 0;
+    unsigned long sections = 0;
+    unsigned long failures = 0;
     char last_failure[80] = "";
     int64_t next = flog_now_ns() + 1000000000;
     while (!interrupted && (end_ns == 0 || flog_now_ns() < end_ns)) {
@@ -361,7 +364,8 @@ static void report_progress(world *w, int64_t end_ns)
             clearerr(tail.in);
         if (flog_now_ns() >= next) {
             redlock_result *r = NULL;
-            unsigned answering = 0, total = 0;
+            unsigned answering = 0;
+            unsigned total = 0;
             if (pinger != NULL && redlock_sync_ping(pinger, &r) != REDLOCK_EINVAL && r != NULL) {
                 total = r->master_count;
                 for (unsigned i = 0; i < r->master_count; i++)
@@ -475,7 +479,7 @@ int main(int argc, char **argv)
     if (!live)
         printf("failover: FAIL: the lock stood free for %.2f s with a majority up (at most "
                "%.1f s expected)\n",
-               (double)r.longest_gap_ns / 1e9, (3 * longest_ttl_ms + 2000) / 1000.0);
+               (double)r.longest_gap_ns / 1e9, (double)(3 * longest_ttl_ms + 2000) / 1000.0);
     if (!safe)
         printf("failover: FAIL: mutual exclusion was violated\n");
     if (safe && live)

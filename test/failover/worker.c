@@ -103,10 +103,10 @@ static long arg_long(int argc, char **argv, const char *name, long fallback)
 
 typedef struct lib_worker {
     redlock_sync *client;
-    int log;
     const char *resource;
     long ttl_ms;
     long work_max_ms;
+    int log;
     unsigned seed;
 } lib_worker;
 
@@ -142,7 +142,7 @@ static void *lib_thread(void *arg)
         if (validity >= work + MARGIN_MS) {
             const char *value = redlock_lock_value(lock, NULL);
             flog_write(w->log, "S %lld %ld %lld %s", (long long)now, pid,
-                       (long long)(now + validity * 1000000), value);
+                       (long long)now + (long long)validity * 1000000, value);
             sleep_ms(work);
             flog_write(w->log, "E %lld %ld %s", (long long)flog_now_ns(), pid, value);
         }
@@ -179,10 +179,14 @@ static int run_lib(int argc, char **argv)
     pthread_t tids[64];
     lib_worker workers[64];
     for (long i = 0; i < threads; i++) {
-        workers[i] = (lib_worker){client, log, arg_value(argc, argv, "--resource", "failover"),
-                                  arg_long(argc, argv, "--ttl", 1000),
-                                  arg_long(argc, argv, "--work-max", 150),
-                                  (unsigned)(getpid() * 7919 + i * 104729 + time(NULL))};
+        workers[i] = (lib_worker){
+            .client = client,
+            .resource = arg_value(argc, argv, "--resource", "failover"),
+            .ttl_ms = arg_long(argc, argv, "--ttl", 1000),
+            .work_max_ms = arg_long(argc, argv, "--work-max", 150),
+            .log = log,
+            .seed = (unsigned)getpid() * 7919U + (unsigned)i * 104729U + (unsigned)time(NULL),
+        };
         pthread_create(&tids[i], NULL, lib_thread, &workers[i]);
     }
     for (long i = 0; i < threads; i++)
@@ -207,7 +211,7 @@ static int run_record(int argc, char **argv)
     record_log = log;
     record_holder = (long)getppid(); /* the redlock process holding the lock */
     record_value = value;
-    unsigned seed = (unsigned)(getpid() * 7919 + time(NULL));
+    unsigned seed = (unsigned)getpid() * 7919U + (unsigned)time(NULL);
     long work = work_min + (long)(rand_r(&seed) % (unsigned)(work_max - work_min + 1));
     flog_write(log, "S %lld %ld 0 %s", (long long)flog_now_ns(), record_holder, value);
     struct sigaction sa;

@@ -247,7 +247,8 @@ Test(fleet, requirepass_refuses_unauthenticated_commands, .fini = stop_fleet, .t
     cr_expect_eq(fleet_count_value(fl, "k", 1, "v", 1), 3);
 
     /* The password is not on any command line. */
-    char path[64], cmdline[4096];
+    char path[64];
+    char cmdline[4096];
     snprintf(path, sizeof(path), "/proc/%ld/cmdline", (long)fleet_pid(fl, 0));
     FILE *fp = fopen(path, "r");
     cr_assert_not_null(fp);

@@ -235,7 +235,8 @@ Test(lock, extend_after_expiry_fails)
 Test(lock, release_never_deletes_another_holders_key)
 {
     harness_connect(&h);
-    redlock_lock *first = NULL, *second = NULL;
+    redlock_lock *first = NULL;
+    redlock_lock *second = NULL;
     redlock_acquire_options o = harness_options(200, 0);
     cr_assert_eq(harness_acquire(&h, "handoff", 7, &o, &first, NULL), REDLOCK_OK);
     harness_run_for(&h, 350); /* the first lock expires on every master */

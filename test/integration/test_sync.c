@@ -243,7 +243,8 @@ Test(sync, freeing_the_client_releases_its_locks)
 {
     redlock_sync *s = NULL;
     cr_assert_eq(redlock_sync_new(&s, cfg), REDLOCK_OK);
-    redlock_lock *a = NULL, *b = NULL;
+    redlock_lock *a = NULL;
+    redlock_lock *b = NULL;
     cr_assert_eq(redlock_sync_acquire(s, "a", 1, NULL, &a, NULL), REDLOCK_OK);
     cr_assert_eq(redlock_sync_acquire(s, "b", 1, NULL, &b, NULL), REDLOCK_OK);
     cr_assert_eq(redlock_sync_auto_extend(s, b, NULL, NULL), REDLOCK_OK);

@@ -54,7 +54,8 @@ static redlock_lock *acquire(const char *resource, int64_t ttl_ms)
 
 static size_t masters_holding(const redlock_lock *lock)
 {
-    size_t len, value_len;
+    size_t len;
+    size_t value_len;
     const void *res = redlock_lock_resource(lock, &len);
     const char *value = redlock_lock_value(lock, &value_len);
     return fleet_count_value(h.fleet, res, len, value, value_len);

@@ -372,7 +372,7 @@ static int port_refuses(int port)
 static void close_fds_from_3(long max_fd)
 {
 #ifdef SYS_close_range
-    if (syscall(SYS_close_range, 3u, ~0u, 0u) == 0)
+    if (syscall(SYS_close_range, 3U, ~0U, 0U) == 0)
         return;
 #endif
     for (long fd = 3; fd < max_fd; fd++)
@@ -426,10 +426,11 @@ static int start_janitor(fleet *f)
         fprintf(stderr, "fleet: pipe: %s\n", strerror(errno));
         return -1;
     }
-    const char *argv[] = {"rm", "-rf", "--", f->dir, NULL};
     pid_t pid = fork();
-    if (pid == 0)
+    if (pid == 0) {
+        const char *argv[] = {"rm", "-rf", "--", f->dir, NULL};
         janitor_main(fds[0], (char *const *)argv, f->max_fd);
+    }
     int fork_errno = errno;
     close(fds[0]);
     if (pid < 0) {
@@ -484,7 +485,8 @@ __attribute__((noreturn)) static void exec_server(const char *bin, char *const a
  */
 static int spawn_server(fleet *f, fleet_server *s, int replica_of_port)
 {
-    char port_arg[16], master_port_arg[16];
+    char port_arg[16];
+    char master_port_arg[16];
     snprintf(port_arg, sizeof(port_arg), "%d", s->port);
     snprintf(master_port_arg, sizeof(master_port_arg), "%d", replica_of_port);
     const char **argv = calloc(40 + f->extra_count, sizeof(*argv));

@@ -595,7 +595,7 @@ Test(config_yaml, password_value_is_never_shown)
     char *text = malloc(len + 64);
     size_t used = (size_t)sprintf(text, "nodes:\n  - host: a\n    password: ");
     memset(text + used, 's', len);
-    strcpy(text + used + len, "\n");
+    memcpy(text + used + len, "\n", 2);
     expect_error(text, "c.yaml:3:15: nodes[0].password: the password is too long");
     free(text);
 }
@@ -707,7 +707,7 @@ Test(config_yaml, echoed_values_are_escaped_and_truncated)
                  "c.yaml:1:9: ttl_ms: expected an integer from 1 to 2147483647, "
                  "got \"a\\tb\\x01\\xc3\\xa9\\\"\\\\\"");
     /* A huge value: one short line. */
-    size_t len = 10u << 20;
+    size_t len = 10U << 20;
     char *text = malloc(len + 16);
     size_t used = (size_t)sprintf(text, "ttl_ms: ");
     memset(text + used, '7', len);
@@ -768,7 +768,7 @@ Test(config_yaml, only_len_bytes_are_read)
 
 Test(config_yaml, string_larger_than_16_mib_is_refused)
 {
-    size_t len = (16u << 20) + 1;
+    size_t len = (16U << 20) + 1;
     char *text = calloc(1, len);
     expect_error_len(text, len, REDLOCK_ECONFIG,
                      "c.yaml: too large: 16777217 bytes (the limit is 16 MiB)");

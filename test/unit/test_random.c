@@ -44,18 +44,19 @@ Test(random, every_hex_digit_shows_up_in_every_position)
             cr_assert_fail("getrandom failed");
         for (int p = 0; p < REDLOCK_VALUE_LEN; p++) {
             int digit = value[p] <= '9' ? value[p] - '0' : value[p] - 'a' + 10;
-            seen[p] |= 1u << digit;
+            seen[p] |= 1U << digit;
         }
     }
     for (int p = 0; p < REDLOCK_VALUE_LEN; p++)
-        cr_assert_eq(seen[p], 0xffffu, "position %d saw %#x", p, seen[p]);
+        cr_assert_eq(seen[p], 0xffffU, "position %d saw %#x", p, seen[p]);
 }
 
 Test(random, jitter_stays_in_range_and_varies)
 {
     cr_assert_eq(rl_random_jitter(0), 0);
     cr_assert_eq(rl_random_jitter(-5), 0);
-    int64_t lo = INT64_MAX, hi = -1;
+    int64_t lo = INT64_MAX;
+    int64_t hi = -1;
     for (int i = 0; i < 1000; i++) {
         int64_t j = rl_random_jitter(100);
         lo = j < lo ? j : lo;

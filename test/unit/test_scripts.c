@@ -102,7 +102,8 @@ Test(scripts, eval_fallback_keeps_binary_arguments)
     rl_command_extend(&cmd, key, sizeof(key), "v a l", 5, 1234);
     size_t len;
     char *evalsha = written(&cmd, &len);
-    char *eval = NULL, *expected = NULL;
+    char *eval = NULL;
+    char *expected = NULL;
     long eval_len = rl_evalsha_to_eval(evalsha, len, &rl_extend_script, &eval);
     int expected_len = redisFormatCommand(&expected, "EVAL %s 1 %b %b %lld",
                                           rl_extend_script.source, key, sizeof(key), "v a l",

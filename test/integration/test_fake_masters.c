@@ -55,26 +55,6 @@ static void start(size_t real, fake_master_mode mode, const char *error_reply)
     }
 }
 
-static const char *detail_of(const redlock_master_result *m)
-{
-    return m->detail != NULL ? m->detail : "(none)";
-}
-
-/* Master i (a node index) ended with outcome and exactly detail (NULL: no
- * detail). */
-static void expect_master(const redlock_result *r, size_t i, int outcome, const char *detail)
-{
-    const redlock_master_result *m = &r->masters[i];
-    cr_assert_eq(m->outcome, outcome, "%s: outcome %s, expected %s (detail: %s)", m->name,
-                 redlock_master_outcome_name(m->outcome), redlock_master_outcome_name(outcome),
-                 detail_of(m));
-    if (detail == NULL)
-        cr_assert_null(m->detail, "%s: detail %s", m->name, m->detail);
-    else
-        cr_assert(m->detail != NULL && strcmp(m->detail, detail) == 0,
-                  "%s: detail \"%s\", expected \"%s\"", m->name, detail_of(m), detail);
-}
-
 /* Every fake ended with outcome and detail. */
 static void expect_fakes(const redlock_result *r, int outcome, const char *detail)
 {
@@ -86,12 +66,8 @@ static void expect_fakes(const redlock_result *r, int outcome, const char *detai
  * operation was decided (a quorum of real masters can be faster). */
 static void expect_fakes_or_pending(const redlock_result *r, int outcome, const char *detail)
 {
-    for (size_t i = 0; i < MAX_FAKES; i++) {
-        if (r->masters[reals + i].outcome == REDLOCK_MASTER_PENDING)
-            expect_master(r, reals + i, REDLOCK_MASTER_PENDING, NULL);
-        else
-            expect_master(r, reals + i, outcome, detail);
-    }
+    for (size_t i = 0; i < MAX_FAKES; i++)
+        expect_master_or_pending(r, reals + i, outcome, detail);
 }
 
 static void expect_elapsed_within(const redlock_result *r, int64_t ms)
@@ -100,28 +76,17 @@ static void expect_elapsed_within(const redlock_result *r, int64_t ms)
                   (long long)ms);
 }
 
-static bool keys_gone(harness *hh, void *arg)
-{
-    const char *resource = arg;
-    for (size_t i = 0; i < reals; i++)
-        if (fleet_pid(hh->fleet, i) != 0 && fleet_pttl(hh->fleet, i, resource, strlen(resource)) != -2)
-            return false;
-    return true;
-}
-
-/* No running real master keeps resource (a release or the cleanup of a
- * failed attempt may still be on its way: bounded wait). */
+/* No running real master keeps resource. */
 static void expect_keys_gone(const char *resource)
 {
-    cr_assert(harness_wait_until(&h, keys_gone, (void *)resource, 3000),
+    cr_assert(harness_wait_key_gone(&h, resource, strlen(resource), 3000),
               "a real master still holds %s", resource);
 }
 
 static void free_client_within(double ms)
 {
-    double t0 = now_ms();
-    harness_free_client(&h);
-    cr_assert_leq(now_ms() - t0, ms, "freeing the client took %.0f ms", now_ms() - t0);
+    double took = harness_free_client_timed(&h);
+    cr_assert_leq(took, ms, "freeing the client took %.0f ms", took);
 }
 
 /* Acquire, release, and the keys are gone: the fakes in a minority do not

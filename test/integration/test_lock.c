@@ -364,28 +364,6 @@ Test(lock, a_ttl_shorter_than_the_drift_allowance_expires_during_acquisition)
     redlock_result_free(r);
 }
 
-Test(lock, resources_are_binary_safe)
-{
-    static const char resource[] = {'a', '\0', 'b', '\n', '\r', ' ', (char)0xff, 'z'};
-    harness_connect(&h);
-    redlock_lock *lock = NULL;
-    redlock_acquire_options o = harness_options(10000, 0);
-    cr_assert_eq(harness_acquire(&h, resource, sizeof(resource), &o, &lock, NULL), REDLOCK_OK);
-    size_t len = 0;
-    const void *res = redlock_lock_resource(lock, &len);
-    cr_assert(len == sizeof(resource) && memcmp(res, resource, len) == 0);
-    const char *value = redlock_lock_value(lock, NULL);
-    value_probe p = {resource, sizeof(resource), value, 5};
-    cr_assert(harness_wait_until(&h, value_on_count, &p, 3000));
-    /* A prefix up to the NUL byte is a different key. */
-    cr_assert_eq(fleet_pttl(h.fleet, 0, "a", 1), -2);
-    cr_assert_eq(harness_extend(&h, lock, 5000, NULL), REDLOCK_OK);
-    cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
-    p.count = 0;
-    cr_assert(harness_wait_until(&h, value_on_count, &p, 3000));
-    redlock_lock_free(lock);
-}
-
 static void flush_scripts(void)
 {
     for (size_t i = 0; i < 5; i++) {

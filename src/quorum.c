@@ -35,7 +35,10 @@ int rl_tally_failure_status(const rl_tally *t, int refused_status)
      * auto-extension retries, where "not ours" would give the lock up. */
     if (t->refused + t->quorum > n)
         return refused_status;
-    unsigned unreachable = t->timeout + t->not_connected + t->pending;
+    /* Masters still to answer when a round is decided early are neither
+     * reason: the status names what the others said, the same whichever
+     * came first. */
+    unsigned unreachable = t->timeout + t->not_connected;
     if (t->auth_failed > unreachable && t->auth_failed >= t->error)
         return REDLOCK_EAUTH;
     if (t->error > unreachable && t->error > t->auth_failed)

@@ -55,7 +55,8 @@ rl_verdict rl_tally_verdict(const rl_tally *t);
  * ECONFLICT, ENOTOWNER) when the masters that said no are so many that no
  * quorum was possible even had all the others said yes. Otherwise the most
  * common reason among the other failures: EAUTH, EREPLY or ENOQUORUM
- * (timeouts, no connection, no answer yet; also ties).
+ * (timeouts, no connection; also ties). Masters with no answer yet are not
+ * counted as a reason.
  */
 int rl_tally_failure_status(const rl_tally *t, int refused_status);
 

@@ -75,8 +75,14 @@ void cli_report_not_acquired(const char *resource, int status, const redlock_res
 
 /* JSON output: a string with every byte that needs it escaped. */
 void json_string(FILE *out, const char *s, size_t len);
-/* Text output: bytes with controls and non-ASCII escaped as \xNN. */
+/* Text output: bytes with controls, non-ASCII and backslash as \xNN. */
 void text_bytes(FILE *out, const char *s, size_t len);
+/* Room for a resource in a message; longer ones are cut. */
+#define CLI_SHOWN_SIZE 100
+/* s with controls and non-ASCII as \xNN, into buf (size > 4): one line
+ * for a message whatever s holds, cut with "..." where buf is full.
+ * Returns buf. */
+const char *cli_shown(char *buf, size_t size, const char *s);
 
 /* Commands: argc/argv start at the command name. Each returns the exit
  * status. */

@@ -79,8 +79,10 @@ static void report_failure(const char *what, const char *resource, int status,
                            const redlock_result *r)
 {
     char failures[512];
+    char shown[CLI_SHOWN_SIZE];
     cli_describe_failures(r, failures, sizeof(failures));
-    cli_error("%s %s: %s%s", what, resource, redlock_strerror(status), failures);
+    cli_error("%s %s: %s%s", what, cli_shown(shown, sizeof(shown), resource),
+              redlock_strerror(status), failures);
 }
 
 static const char release_usage[] =

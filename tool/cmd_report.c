@@ -16,6 +16,14 @@ static const char *problem(const redlock_master_result *m)
     return m->detail ? m->detail : redlock_master_outcome_name(m->outcome);
 }
 
+/* "unreachable  (why)" and a newline, why escaped: a server's reply may
+ * hold any byte but CR and LF. */
+static void print_problem(const redlock_master_result *m)
+{
+    char why[1024];
+    printf("unreachable  (%s)\n", cli_shown(why, sizeof(why), problem(m)));
+}
+
 static void print_json_problem(const redlock_master_result *m)
 {
     const char *why = problem(m);
@@ -52,7 +60,7 @@ static void print_status_text(const redlock_result *r)
         const redlock_master_result *m = &r->masters[i];
         printf("%s  ", m->name);
         if (!reachable(m)) {
-            printf("unreachable  (%s)\n", problem(m));
+            print_problem(m);
         } else if (m->value == NULL) {
             printf("free\n");
         } else {
@@ -87,10 +95,12 @@ int cmd_status(cli *c, int argc, char **argv)
     if ((rc = cli_open(c)) != 0)
         return rc;
 
+    char shown[CLI_SHOWN_SIZE];
+    cli_shown(shown, sizeof(shown), resource);
     redlock_result *r = NULL;
     int status = cli_inspect(c, resource, &r);
     if (r == NULL) {
-        cli_error("status %s: %s", resource, redlock_strerror(status));
+        cli_error("status %s: %s", shown, redlock_strerror(status));
         cli_disconnect(c);
         return EX_SOFTWARE;
     }
@@ -99,7 +109,7 @@ int cmd_status(cli *c, int argc, char **argv)
     else
         print_status_text(r);
     if (status != REDLOCK_OK)
-        cli_error("status %s: %s", resource, redlock_strerror(status));
+        cli_error("status %s: %s", shown, redlock_strerror(status));
     redlock_result_free(r);
     cli_disconnect(c);
     return cli_exit_for(status);
@@ -145,10 +155,12 @@ int cmd_ping(cli *c, int argc, char **argv)
     } else {
         for (unsigned i = 0; i < r->master_count; i++) {
             const redlock_master_result *m = &r->masters[i];
-            if (reachable(m))
+            if (reachable(m)) {
                 printf("%s  ok  %.2f ms\n", m->name, (double)m->latency_us / 1000.0);
-            else
-                printf("%s  unreachable  (%s)\n", m->name, problem(m));
+            } else {
+                printf("%s  ", m->name);
+                print_problem(m);
+            }
         }
     }
     if (status != REDLOCK_OK)

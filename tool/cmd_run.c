@@ -26,6 +26,7 @@ static const int forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 typedef struct run_state {
     cli *c;
     const char *resource;
+    char shown[CLI_SHOWN_SIZE]; /* the resource, as messages show it */
     redlock_lock *lock;
     pid_t child;
     int64_t kill_after_ms;
@@ -168,7 +169,7 @@ static void watch_signals(run_state *st)
 static void on_kill_timer(struct ev_loop *loop, ev_timer *w, int revents)
 {
     run_state *st = w->data;
-    cli_error("run: %s did not stop; sending SIGKILL", st->resource);
+    cli_error("run: %s did not stop; sending SIGKILL", st->shown);
     kill(st->child, SIGKILL);
 }
 
@@ -180,7 +181,7 @@ static void on_lost(redlock_lock *lock, int status, void *arg)
     st->lost = true;
     cli_error("run: lock on %s lost (%s) with %lld ms of validity left; stopping the command "
               "(SIGTERM, then SIGKILL after %lld ms)",
-              st->resource, redlock_strerror(status), (long long)(left > 0 ? left : 0),
+              st->shown, redlock_strerror(status), (long long)(left > 0 ? left : 0),
               (long long)grace);
     kill(st->child, SIGTERM);
     ev_timer_set(&st->kill_timer, (double)grace / 1000.0, 0.);
@@ -232,6 +233,7 @@ int cmd_run(cli *c, int argc, char **argv)
         return rc;
 
     run_state st = {.c = c, .resource = resource, .kill_after_ms = ro.kill_after_ms};
+    cli_shown(st.shown, sizeof(st.shown), resource);
     ev_init(&st.kill_timer, on_kill_timer);
     st.kill_timer.data = &st;
     watch_signals(&st);
@@ -242,7 +244,7 @@ int cmd_run(cli *c, int argc, char **argv)
         stop_watchers(&st);
         if (st.interrupted != 0)
             cli_error("run: interrupted by signal %d while acquiring %s", st.interrupted,
-                      resource);
+                      st.shown);
         else
             cli_report_not_acquired(resource, status, r);
         redlock_result_free(r);
@@ -262,7 +264,7 @@ int cmd_run(cli *c, int argc, char **argv)
     status = redlock_auto_extend_async(c->client, st.lock, on_lost, &st);
     if (status != REDLOCK_OK) {
         /* Only if the lock expired already (a TTL shorter than the acquire). */
-        cli_error("run: cannot keep %s extended: %s", resource, redlock_strerror(status));
+        cli_error("run: cannot keep %s extended: %s", st.shown, redlock_strerror(status));
         stop_watchers(&st);
         cli_disconnect(c); /* releases it */
         redlock_lock_free(st.lock);
@@ -276,7 +278,7 @@ int cmd_run(cli *c, int argc, char **argv)
     stop_watchers(&st);
     status = cli_release(c, st.lock, NULL);
     if (status != REDLOCK_OK && !st.lost)
-        cli_error("run: releasing %s: %s (it expires after its TTL)", resource,
+        cli_error("run: releasing %s: %s (it expires after its TTL)", st.shown,
                   redlock_strerror(status));
     redlock_lock_free(st.lock);
     cli_disconnect(c);

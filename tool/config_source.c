@@ -11,7 +11,9 @@ static void log_to_stderr(int level, const char *message, void *arg)
 {
     (void)level;
     (void)arg;
-    cli_error("%s", message);
+    /* Lines quote servers' replies: any byte but CR and LF. */
+    char line[2048];
+    cli_error("%s", cli_shown(line, sizeof(line), message));
 }
 
 /* The first default file that exists, into path; false if none. Also

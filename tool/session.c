@@ -142,22 +142,27 @@ void cli_describe_failures(const redlock_result *r, char *buf, size_t len)
             first = first ? first : &r->masters[i];
         }
     }
-    if (first != NULL)
+    if (first != NULL) {
+        char why[256];
+        cli_shown(why, sizeof(why),
+                  first->detail ? first->detail : redlock_master_outcome_name(first->outcome));
         snprintf(buf, len, "; %u of %u masters failed, e.g. %s: %s", failed, r->master_count,
-                 first->name,
-                 first->detail ? first->detail : redlock_master_outcome_name(first->outcome));
+                 first->name, why);
+    }
 }
 
 void cli_report_not_acquired(const char *resource, int status, const redlock_result *r)
 {
+    char shown[CLI_SHOWN_SIZE];
+    cli_shown(shown, sizeof(shown), resource);
     if (r == NULL) {
-        cli_error("could not acquire %s: %s", resource, redlock_strerror(status));
+        cli_error("could not acquire %s: %s", shown, redlock_strerror(status));
         return;
     }
     char failures[512];
     cli_describe_failures(r, failures, sizeof(failures));
     cli_error("could not acquire %s: %s (%u of %u masters said OK, %u needed; %u attempt%s%s)",
-              resource, redlock_strerror(status), r->masters_locked, r->master_count, r->quorum,
+              shown, redlock_strerror(status), r->masters_locked, r->master_count, r->quorum,
               r->attempts, r->attempts == 1 ? "" : "s", failures);
 }
 

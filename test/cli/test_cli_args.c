@@ -1,8 +1,10 @@
 /* The tool's arguments: times, bad arguments and bad --node forms, each
- * refused with 64, one line on stderr and nothing locked. */
+ * refused with 64, one line on stderr and nothing locked; resources of any
+ * bytes an argument can carry, shown escaped and cut in messages. */
 #include "cli_harness.h"
 
 #include <criterion/criterion.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -153,4 +155,94 @@ Test(cli_args, options_may_follow_the_operands_except_in_run)
     r = cli_run(CLI_ARGS("--config", cli.config, "run", "free", "echo", "--ttl", "5s"), NULL, T);
     cli_expect_exit(r, 0);
     cr_assert_str_eq(r->out, "--ttl 5s\n", "%s: CMD did not get its arguments", r->cmdline);
+}
+
+/* ---- Resources ------------------------------------------------------------------ */
+
+#define V32 "0123456789abcdef0123456789abcdef"
+
+Test(cli_args, an_empty_resource_exits_64_naming_the_limit)
+{
+    const struct {
+        const char *const *args;
+        const char *message;
+    } cases[] = {
+        {CLI_ARGS("--config", cli.config, "acquire", ""), "acquire"},
+        {CLI_ARGS("--config", cli.config, "status", ""), "status"},
+        {CLI_ARGS("--config", cli.config, "release", "", V32), "release"},
+        {CLI_ARGS("--config", cli.config, "extend", "", V32), "extend"},
+        {CLI_ARGS("--config", cli.config, "run", "", "--", "true"), "run"},
+    };
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        const cli_result *r = cli_run(cases[k].args, NULL, T);
+        expect_usage_error(r);
+        cr_assert_str_eq(r->err,
+                         cli_format("redlock: %s: RESOURCE must be 1 to 1048576 bytes\n",
+                                    cases[k].message),
+                         "%s", r->cmdline);
+    }
+}
+
+/* Any byte an argument can carry (all but NUL) is part of the resource:
+ * locked as given, passed on to CMD as given, and shown escaped in
+ * messages, so stderr stays one line. */
+Test(cli_args, a_resource_with_a_newline_is_locked_as_given)
+{
+    const char *res = "a\nb";
+    const char *value = cli_acquire(res, "30s");
+    cr_assert_geq(cli_masters_holding(res, value), 3, "%s", cli_describe_key(res));
+    cr_assert_eq(cli_masters_with_key("a"), 0);
+
+    const cli_result *r = cli_run(CLI_ARGS("--config", cli.config, "status", "--json", res), NULL, T);
+    cli_expect_exit(r, 0);
+    cr_assert_not_null(strstr(r->out, "{\"resource\":\"a\\nb\","), "%s: %s", r->cmdline, r->out);
+
+    r = cli_run(CLI_ARGS("--config", cli.config, "acquire", "--wait", "0", res), NULL, T);
+    cli_expect_exit(r, 75);
+    cr_assert_str_eq(r->err,
+                     "redlock: could not acquire a\\x0ab: the resource is held by another holder "
+                     "(0 of 5 masters said OK, 3 needed; 1 attempt)\n");
+
+    r = cli_run(CLI_ARGS("--config", cli.config, "release", res, value), NULL, T);
+    cli_expect_exit(r, 0);
+    cli_expect_key_gone(res, r->cmdline);
+    r = cli_run(CLI_ARGS("--config", cli.config, "release", res, value), NULL, T);
+    cli_expect_exit(r, 1);
+    cr_assert_str_eq(r->err, "redlock: release a\\x0ab: the lock's value is no longer held on a "
+                             "quorum of masters\n");
+
+    r = cli_run(CLI_ARGS("--config", cli.config, "run", res, "--", "sh", "-c",
+                         "printf %s \"$REDLOCK_RESOURCE\""),
+                NULL, T);
+    cli_expect_exit(r, 0);
+    cr_assert_str_eq(r->out, res, "%s: CMD got another resource", r->cmdline);
+    cli_expect_key_gone(res, r->cmdline);
+}
+
+/* An argument is at most 32 pages with its NUL (the kernel's
+ * MAX_ARG_STRLEN; a longer one fails execve with E2BIG before the tool
+ * runs), so the tool never sees the library's 1 MiB limit. The longest
+ * works; messages show its start. */
+Test(cli_args, the_longest_resource_an_argument_can_carry)
+{
+    size_t len = (size_t)sysconf(_SC_PAGESIZE) * 32 - 1;
+    char *res = cli_own(malloc(len + 1));
+    memset(res, 'r', len);
+    res[len] = '\0';
+    const char *value = cli_acquire(res, "30s");
+    cr_assert_geq(cli_masters_holding(res, value), 3);
+
+    const cli_result *r = cli_run(CLI_ARGS("--config", cli.config, "acquire", "--wait", "0", res),
+                                  NULL, T);
+    cli_expect_exit(r, 75);
+    char shown[97];
+    memset(shown, 'r', 96);
+    shown[96] = '\0';
+    cr_assert_str_eq(r->err, cli_format("redlock: could not acquire %s...: the resource is held "
+                                        "by another holder (0 of 5 masters said OK, 3 needed; 1 "
+                                        "attempt)\n",
+                                        shown));
+    r = cli_run(CLI_ARGS("--config", cli.config, "release", res, value), NULL, T);
+    cli_expect_exit(r, 0);
+    cli_expect_key_gone(res, "release");
 }

@@ -55,6 +55,13 @@ void harness_free_client(harness *h)
         cr_assert_lt(now_ms(), deadline, "the freed client left watchers active");
 }
 
+double harness_free_client_timed(harness *h)
+{
+    double t0 = now_ms();
+    harness_free_client(h);
+    return now_ms() - t0;
+}
+
 void harness_stop(harness *h)
 {
     if (h->loop != NULL) {
@@ -198,6 +205,27 @@ bool harness_wait_until(harness *h, bool (*pred)(harness *h, void *arg), void *a
     return true;
 }
 
+typedef struct key_ref {
+    const void *key;
+    size_t len;
+} key_ref;
+
+static bool key_gone(harness *h, void *arg)
+{
+    const key_ref *k = arg;
+    for (size_t i = 0; i < fleet_size(h->fleet); i++)
+        if (fleet_pid(h->fleet, i) != 0 && !fleet_is_paused(h->fleet, i) &&
+            fleet_pttl(h->fleet, i, k->key, k->len) != -2)
+            return false;
+    return true;
+}
+
+bool harness_wait_key_gone(harness *h, const void *key, size_t len, int timeout_ms)
+{
+    key_ref k = {key, len};
+    return harness_wait_until(h, key_gone, &k, timeout_ms);
+}
+
 redlock_acquire_options harness_options(int64_t ttl_ms, int64_t retry_count)
 {
     redlock_acquire_options o;
@@ -221,4 +249,28 @@ bool result_detail_contains(const redlock_result *r, const char *needle)
         if (r->masters[i].detail != NULL && strstr(r->masters[i].detail, needle) != NULL)
             return true;
     return false;
+}
+
+void expect_master(const redlock_result *r, size_t i, int outcome, const char *detail)
+{
+    cr_assert_lt(i, r->master_count);
+    const redlock_master_result *m = &r->masters[i];
+    const char *shown = m->detail != NULL ? m->detail : "(none)";
+    cr_assert_eq(m->outcome, outcome, "%s: outcome %s, expected %s (detail: %s)", m->name,
+                 redlock_master_outcome_name(m->outcome), redlock_master_outcome_name(outcome),
+                 shown);
+    if (detail == NULL)
+        cr_assert_null(m->detail, "%s: detail %s", m->name, shown);
+    else
+        cr_assert(m->detail != NULL && strcmp(m->detail, detail) == 0,
+                  "%s: detail \"%s\", expected \"%s\"", m->name, shown, detail);
+}
+
+void expect_master_or_pending(const redlock_result *r, size_t i, int outcome, const char *detail)
+{
+    cr_assert_lt(i, r->master_count);
+    if (r->masters[i].outcome == REDLOCK_MASTER_PENDING)
+        expect_master(r, i, REDLOCK_MASTER_PENDING, NULL);
+    else
+        expect_master(r, i, outcome, detail);
 }

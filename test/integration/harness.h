@@ -32,6 +32,8 @@ void harness_connect(harness *h);
 /* Free the client (if any) and run the loop until it has finished (its
  * releases sent, its connections closed): no watcher may be left. */
 void harness_free_client(harness *h);
+/* harness_free_client(), and how long it took in milliseconds. */
+double harness_free_client_timed(harness *h);
 /* Free the client (if any), the config, the loop and stop the fleet. */
 void harness_stop(harness *h);
 
@@ -50,6 +52,11 @@ void harness_run_for(harness *h, int ms);
 bool harness_wait_until(harness *h, bool (*pred)(harness *h, void *arg), void *arg,
                         int timeout_ms);
 
+/* Run the loop until no running master holds key (a release or the
+ * cleanup of a failed attempt may still be on its way), at most timeout_ms;
+ * returns whether it is gone everywhere. */
+bool harness_wait_key_gone(harness *h, const void *key, size_t len, int timeout_ms);
+
 /* Acquire options with every field at its default, then ttl and retries. */
 redlock_acquire_options harness_options(int64_t ttl_ms, int64_t retry_count);
 
@@ -57,6 +64,13 @@ redlock_acquire_options harness_options(int64_t ttl_ms, int64_t retry_count);
 unsigned result_count(const redlock_result *r, int outcome);
 /* Whether any master's detail in r contains needle. */
 bool result_detail_contains(const redlock_result *r, const char *needle);
+
+/* Fail unless master i of r ended with outcome and exactly detail (NULL:
+ * no detail). */
+void expect_master(const redlock_result *r, size_t i, int outcome, const char *detail);
+/* The same, or the master had not answered when the operation was decided
+ * (others made the quorum first): outcome pending, no detail. */
+void expect_master_or_pending(const redlock_result *r, size_t i, int outcome, const char *detail);
 
 /* Milliseconds of CLOCK_MONOTONIC. */
 double now_ms(void);

@@ -58,6 +58,12 @@ Test(api, bad_arguments_are_refused_and_never_call_back)
     cr_assert_eq(redlock_acquire_async(h.client, "r", 1, &o, count_acquire, NULL), REDLOCK_EINVAL);
     cr_assert_eq(redlock_extend_async(h.client, NULL, 0, count_done, NULL), REDLOCK_EINVAL);
     cr_assert_eq(redlock_release_async(NULL, NULL, count_done, NULL), REDLOCK_EINVAL);
+    cr_assert_eq(redlock_inspect_async(h.client, "r", 0, count_done, NULL), REDLOCK_EINVAL);
+    cr_assert_eq(redlock_inspect_async(h.client, NULL, 1, count_done, NULL), REDLOCK_EINVAL);
+    cr_assert_eq(redlock_inspect_async(h.client, big, REDLOCK_MAX_RESOURCE_LEN + 1, count_done,
+                                       NULL),
+                 REDLOCK_EINVAL);
+    cr_assert_eq(redlock_inspect_async(h.client, "r", 1, NULL, NULL), REDLOCK_EINVAL);
 
     redlock_lock *lock = NULL;
     cr_assert_eq(redlock_lock_new(&lock, "r", 1, "", 0, 0), REDLOCK_EINVAL);

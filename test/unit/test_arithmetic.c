@@ -102,6 +102,12 @@ Test(arithmetic, failure_without_enough_answers_names_the_most_common_reason)
     cr_assert_eq(rl_tally_failure_status(&auth, REDLOCK_ECONFLICT), REDLOCK_EAUTH);
     rl_tally errors = {.quorum = 3, .ok = 1, .error = 3, .not_connected = 1};
     cr_assert_eq(rl_tally_failure_status(&errors, REDLOCK_ECONFLICT), REDLOCK_EREPLY);
+    /* Decided early, before the healthy masters answered: those count for
+     * no reason, so the errors still name it. */
+    rl_tally early = {.quorum = 3, .error = 2, .not_connected = 1, .pending = 2};
+    cr_assert_eq(rl_tally_failure_status(&early, REDLOCK_ECONFLICT), REDLOCK_EREPLY);
+    rl_tally early_auth = {.quorum = 3, .auth_failed = 2, .timeout = 1, .pending = 2};
+    cr_assert_eq(rl_tally_failure_status(&early_auth, REDLOCK_ECONFLICT), REDLOCK_EAUTH);
     /* Ties go to "no quorum". */
     rl_tally tie = {.quorum = 3, .ok = 1, .error = 2, .timeout = 2};
     cr_assert_eq(rl_tally_failure_status(&tie, REDLOCK_ECONFLICT), REDLOCK_ENOQUORUM);

@@ -315,6 +315,11 @@ Test(config_yaml, integer_out_of_range)
                  "got \"2147483648\"");
     expect_error("ttl_ms: 0\n" ONE_NODE,
                  "c.yaml:1:9: ttl_ms: expected an integer from 1 to 2147483647, got \"0\"");
+    expect_error("ttl_ms: -1\n" ONE_NODE,
+                 "c.yaml:1:9: ttl_ms: expected an integer from 1 to 2147483647, got \"-1\"");
+    expect_error("ttl_ms: -10000\n" ONE_NODE,
+                 "c.yaml:1:9: ttl_ms: expected an integer from 1 to 2147483647, "
+                 "got \"-10000\"");
     expect_error("retry_count: -1\n" ONE_NODE,
                  "c.yaml:1:14: retry_count: expected an integer from 0 to 1000000, got \"-1\"");
     expect_error("connect_timeout_ms: 600001\n" ONE_NODE,
@@ -342,6 +347,11 @@ Test(config_yaml, port_out_of_range)
     expect_error("nodes:\n  - host: a\n    port: 65536\n",
                  "c.yaml:3:11: nodes[0].port: expected an integer from 1 to 65535, "
                  "got \"65536\"");
+    expect_error("nodes:\n  - host: a\n    port: abc\n",
+                 "c.yaml:3:11: nodes[0].port: expected an integer from 1 to 65535, got \"abc\"");
+    expect_error("nodes:\n  - host: a\n    port: -6379\n",
+                 "c.yaml:3:11: nodes[0].port: expected an integer from 1 to 65535, "
+                 "got \"-6379\"");
 }
 
 Test(config_yaml, node_integer_keys_out_of_range)
@@ -563,6 +573,20 @@ Test(config_yaml, too_many_nodes)
     expect_error(text, "c.yaml:66:5: nodes[64]: too many nodes (at most 64)");
 }
 
+/* Far beyond the limit: the same message, about the first node too many. */
+Test(config_yaml, a_thousand_nodes_are_refused_at_the_first_one_too_many)
+{
+    size_t size = 1000 * 32 + 16;
+    char *text = malloc(size);
+    cr_assert_not_null(text);
+    size_t used = (size_t)snprintf(text, size, "nodes:\n");
+    for (int i = 0; i < 1000; i++)
+        used += (size_t)snprintf(text + used, size - used, "  - {host: a, port: %d}\n",
+                                 10000 + i);
+    expect_error(text, "c.yaml:66:5: nodes[64]: too many nodes (at most 64)");
+    free(text);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Credentials                                                               */
 
@@ -695,6 +719,13 @@ Test(config_yaml, invalid_yaml_reports_libyaml_problem)
 Test(config_yaml, invalid_bytes_report_their_position)
 {
     expect_error("ttl_ms: 5\nnodes: \xff\n", "c.yaml:2:8: invalid leading UTF-8 octet (#FF)");
+    /* Cut short, overlong, a lone continuation byte, a surrogate. */
+    expect_error("nodes:\n  - host: \"caf\xc3\"\n",
+                 "c.yaml:2:16: invalid trailing UTF-8 octet (#22)");
+    expect_error("nodes:\n  - host: \xc0\xaf\n", "c.yaml:2:11: invalid length of a UTF-8 sequence");
+    expect_error("nodes:\n  - host: a\x80" "b\n", "c.yaml:2:12: invalid leading UTF-8 octet (#80)");
+    expect_error("nodes:\n  - host: \"\xed\xa0\x80\"\n",
+                 "c.yaml:2:12: invalid Unicode character (#D800)");
     expect_error_len("ttl_ms: 5\n\x01", 11, REDLOCK_ECONFIG,
                      "c.yaml:2:1: control characters are not allowed (#1)");
     expect_error_len("ttl_ms: 5\0\n", 11, REDLOCK_ECONFIG,
@@ -832,6 +863,78 @@ Test(config_yaml, empty_file)
     cr_assert_eq(redlock_config_load_file(&cfg, path, err, sizeof(err)), REDLOCK_ECONFIG);
     snprintf(expected, sizeof(expected), "%s:1:1: nodes: at least one node is required", path);
     cr_assert_str_eq(err, expected);
+    unlink(path);
+    free(path);
+}
+
+/* A file indented with tabs, as some editors leave it: YAML allows no tab
+ * in indentation, and the message names the first one. */
+Test(config_yaml, tab_indented_file)
+{
+    char *path = write_temp_file("ttl_ms: 5000\n"
+                                 "nodes:\n"
+                                 "\t- host: 127.0.0.1\n"
+                                 "\t  port: 7001\n");
+    char err[REDLOCK_ERRBUF_SIZE];
+    char expected[REDLOCK_ERRBUF_SIZE];
+    redlock_config *cfg = NULL;
+    cr_assert_eq(redlock_config_load_file(&cfg, path, err, sizeof(err)), REDLOCK_ECONFIG);
+    snprintf(expected, sizeof(expected),
+             "%s:3:1: found character that cannot start any token (while scanning for the "
+             "next token at line 3, column 1)",
+             path);
+    cr_assert_str_eq(err, expected);
+    cr_assert_null(cfg);
+    unlink(path);
+    free(path);
+    /* A tab after the indentation's spaces. */
+    expect_error("nodes:\n  - host: a\n  \tport: 1\n",
+                 "c.yaml:3:3: found a tab character that violates indentation (while scanning "
+                 "a plain scalar at line 2, column 11)");
+}
+
+/* Writes a config of ten MiB: comment lines, then tail. Returns its path
+ * (free it) and the number of lines before tail in *lines. */
+static char *write_ten_mib_file(const char *tail, size_t *lines)
+{
+    static const char comment[] = "# padding, as a generated file might carry ............"
+                                  "........................\n"; /* 80 bytes */
+    size_t count = (10u << 20) / (sizeof(comment) - 1);
+    size_t tail_len = strlen(tail);
+    char *text = malloc(count * (sizeof(comment) - 1) + tail_len + 1);
+    cr_assert_not_null(text);
+    for (size_t i = 0; i < count; i++)
+        memcpy(text + i * (sizeof(comment) - 1), comment, sizeof(comment) - 1);
+    memcpy(text + count * (sizeof(comment) - 1), tail, tail_len + 1);
+    char *path = write_temp_file(text);
+    free(text);
+    *lines = count;
+    return path;
+}
+
+/* Under the 16 MiB limit a file is read whole, however padded, and
+ * positions stay right to the end. */
+Test(config_yaml, a_ten_mib_file_loads_and_reports_positions_at_its_end)
+{
+    size_t lines = 0;
+    char *path = write_ten_mib_file("ttl_ms: 4321\n" ONE_NODE, &lines);
+    char err[REDLOCK_ERRBUF_SIZE];
+    redlock_config *cfg = NULL;
+    cr_assert_eq(redlock_config_load_file(&cfg, path, err, sizeof(err)), REDLOCK_OK, "%s", err);
+    cr_assert_eq(setting(cfg, REDLOCK_TTL_MS), 4321);
+    cr_assert_str_eq(redlock_config_node_name(cfg, 0), "127.0.0.1:7001");
+    redlock_config_free(cfg);
+    unlink(path);
+    free(path);
+
+    path = write_ten_mib_file(ONE_NODE "ttl_ms: abc\n", &lines);
+    char expected[REDLOCK_ERRBUF_SIZE];
+    cr_assert_eq(redlock_config_load_file(&cfg, path, err, sizeof(err)), REDLOCK_ECONFIG);
+    snprintf(expected, sizeof(expected),
+             "%s:%zu:9: ttl_ms: expected an integer from 1 to 2147483647, got \"abc\"", path,
+             lines + 4);
+    cr_assert_str_eq(err, expected);
+    cr_assert_null(cfg);
     unlink(path);
     free(path);
 }

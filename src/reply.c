@@ -122,17 +122,56 @@ const rl_script *rl_handshake_script(rl_handshake_step step)
     }
 }
 
-/* "STEP: error text" into reason, hiding the password should a server ever
- * echo it. */
+/* Appends text[0..len) to reason (which holds used bytes of reason_len)
+ * as one printable ASCII line: controls, non-ASCII bytes and NULs as \xHH
+ * (\n, \t: short forms), backslashes doubled; stops before an escape that
+ * would not fit. */
+static void append_escaped(char *reason, size_t reason_len, size_t used, const char *text,
+                           size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)text[i];
+        char esc[5];
+        if (c == '\\')
+            snprintf(esc, sizeof(esc), "\\\\");
+        else if (c == '\n')
+            snprintf(esc, sizeof(esc), "\\n");
+        else if (c == '\t')
+            snprintf(esc, sizeof(esc), "\\t");
+        else if (c < 0x20 || c > 0x7e)
+            snprintf(esc, sizeof(esc), "\\x%02x", c);
+        else
+            snprintf(esc, sizeof(esc), "%c", c);
+        size_t n = strlen(esc);
+        if (used + n >= reason_len)
+            break;
+        memcpy(reason + used, esc, n + 1);
+        used += n;
+    }
+}
+
+/* "STEP: error text" into reason. The text goes to the log, so it is made
+ * one printable line; and it is withheld whole should a server ever quote
+ * the password, anywhere in the reply (not just in the part shown). */
 static void error_reason(rl_handshake_step step, const redisReply *reply, const char *password,
                          char *reason, size_t reason_len)
 {
     const char *what = rl_handshake_step_name(step);
-    size_t shown = reply->len > RL_REASON_QUOTE_MAX ? RL_REASON_QUOTE_MAX : reply->len;
-    snprintf(reason, reason_len, "%s: %.*s", what, (int)shown, reply->str);
-    if (password != NULL && password[0] != '\0' && strstr(reason, password) != NULL)
-        snprintf(reason, reason_len,
-                 "%s: the server refused it (reply withheld: it quoted the password)", what);
+    if (reason_len == 0)
+        return;
+    size_t pw_len = password != NULL ? strlen(password) : 0;
+    if (pw_len == 0 || memmem(reply->str, reply->len, password, pw_len) == NULL) {
+        int n = snprintf(reason, reason_len, "%s: ", what);
+        if (n > 0 && (size_t)n < reason_len) {
+            size_t shown = reply->len > RL_REASON_QUOTE_MAX ? RL_REASON_QUOTE_MAX : reply->len;
+            append_escaped(reason, reason_len, (size_t)n, reply->str, shown);
+        }
+        /* An escape could spell it out; never mind how unlikely. */
+        if (pw_len == 0 || strstr(reason, password) == NULL)
+            return;
+    }
+    snprintf(reason, reason_len,
+             "%s: the server refused it (reply withheld: it quoted the password)", what);
 }
 
 rl_handshake_verdict rl_reply_handshake(rl_handshake_step step, const redisReply *reply,

@@ -67,9 +67,9 @@ typedef enum rl_handshake_verdict {
 
 /*
  * What reply means for a handshake step. For AUTH_FAILED and FAILED, reason
- * (reason_len bytes, NUL-terminated) says why: the step and the reply's text,
- * or a note that the text was withheld because it quoted password (may be
- * NULL).
+ * (reason_len bytes, NUL-terminated) says why in one printable line, fit for
+ * the log: the step and the reply's text, escaped and cut, or a note that
+ * the text was withheld because it quoted password (may be NULL) anywhere.
  */
 rl_handshake_verdict rl_reply_handshake(rl_handshake_step step, const struct redisReply *reply,
                                         const char *password, char *reason, size_t reason_len);

@@ -215,3 +215,52 @@ Test(reply, run_id)
         freeReplyObject(reply);
     }
 }
+
+Test(reply, handshake_withholds_a_password_cut_by_the_quote_limit)
+{
+    /* The password begins just before the 160th byte of the reply: a quote
+     * cut there would show the start of it. */
+    char resp[512];
+    char text[300];
+    memset(text, 'e', sizeof(text));
+    memcpy(text, "ERR ", 4);
+    memcpy(text + 155, " s3cr3t-pw", 10);
+    text[165] = '\0';
+    snprintf(resp, sizeof(resp), "-%s\r\n", text);
+    char reason[192];
+    cr_assert_eq(handshake(RL_HS_AUTH, resp, "s3cr3t-pw", reason, sizeof(reason)),
+                 RL_HANDSHAKE_AUTH_FAILED);
+    cr_assert_null(strstr(reason, "s3cr"), "%s", reason);
+    cr_assert_not_null(strstr(reason, "withheld"), "%s", reason);
+}
+
+Test(reply, handshake_reasons_are_one_printable_line)
+{
+    /* A simple error ends at CRLF, but may hold a lone LF, any byte but CR
+     * LF, and (in a bulk-sized RESP3 error) anything. */
+    char reason[192];
+    cr_assert_eq(handshake(RL_HS_SELECT, "-ERR first\nsecond\rthird\ttab\x01\\\r\n", NULL,
+                           reason, sizeof(reason)),
+                 RL_HANDSHAKE_FAILED);
+    cr_assert_str_eq(reason, "SELECT: ERR first\\nsecond\\x0dthird\\ttab\\x01\\\\");
+
+    /* Bytes after a NUL are shown too: the reply's length counts. */
+    redisReply *reply = parse("-ERR a\r\n");
+    reply->str[4] = '\0';
+    rl_reply_handshake(RL_HS_AUTH, reply, "pw", reason, sizeof(reason));
+    cr_assert_str_eq(reason, "AUTH: ERR \\x00");
+    freeReplyObject(reply);
+}
+
+Test(reply, handshake_reasons_are_cut_whole)
+{
+    /* The quote is cut to fit, never inside an escape. */
+    char resp[256];
+    char text[200];
+    memset(text, '\n', sizeof(text));
+    text[sizeof(text) - 1] = '\0';
+    snprintf(resp, sizeof(resp), "-%s\r\n", text);
+    char reason[32];
+    cr_assert_eq(handshake(RL_HS_SELECT, resp, NULL, reason, sizeof(reason)), RL_HANDSHAKE_FAILED);
+    cr_assert_str_eq(reason, "SELECT: \\n\\n\\n\\n\\n\\n\\n\\n\\n\\n\\n");
+}

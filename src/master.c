@@ -24,6 +24,7 @@
  */
 #include "internal.h"
 #include "random.h"
+#include "reply.h"
 #include "scripts.h"
 
 #include <hiredis/adapters/libev.h>
@@ -39,39 +40,7 @@
  * merely slow master reconnect over and over. */
 #define RL_STALL_MIN_US 1000000
 
-/* Handshake steps, passed to the reply callback as privdata. */
-enum {
-    RL_HS_AUTH = 1,
-    RL_HS_SELECT,
-    RL_HS_LOAD_RELEASE,
-    RL_HS_LOAD_EXTEND,
-    RL_HS_LOAD_INSPECT,
-    RL_HS_INFO
-};
-
-/* The scripts every connection loads, with their handshake steps. */
-static const struct {
-    uintptr_t step;
-    const rl_script *script;
-} script_loads[] = {
-    {RL_HS_LOAD_RELEASE, &rl_release_script},
-    {RL_HS_LOAD_EXTEND, &rl_extend_script},
-    {RL_HS_LOAD_INSPECT, &rl_inspect_script},
-};
-
-static const char *handshake_step_name(uintptr_t step)
-{
-    switch (step) {
-    case RL_HS_AUTH:
-        return "AUTH";
-    case RL_HS_SELECT:
-        return "SELECT";
-    case RL_HS_INFO:
-        return "INFO";
-    default:
-        return "SCRIPT LOAD";
-    }
-}
+_Static_assert(sizeof(((rl_master *)0)->run_id) == RL_RUN_ID_SIZE, "run_id holds 40 hex digits");
 
 static void master_connect(rl_master *m);
 static void master_finish_close(rl_master *m);
@@ -248,79 +217,32 @@ static void master_ready(rl_master *m)
     }
 }
 
-/* Copy a reply's error text into out, hiding the password should a server
- * ever echo it. */
-static void master_error_text(const rl_master *m, const redisReply *reply, const char *what,
-                              char *out, size_t outlen)
-{
-    snprintf(out, outlen, "%s: %.*s", what, (int)(reply->len > 160 ? 160 : reply->len),
-             reply->str);
-    const char *pw = m->node->password;
-    if (pw != NULL && pw[0] != '\0' && strstr(out, pw) != NULL)
-        snprintf(out, outlen, "%s: the server refused it (reply withheld: it quoted the password)",
-                 what);
-}
-
-static bool reply_starts_with(const redisReply *reply, const char *prefix)
-{
-    size_t n = strlen(prefix);
-    return reply->len >= n && memcmp(reply->str, prefix, n) == 0;
-}
-
-/* Take run_id from an INFO server reply ("...\r\nrun_id:<40 hex>\r\n..."). */
-static void master_read_run_id(rl_master *m, const redisReply *reply)
-{
-    static const char field[] = "run_id:";
-    m->run_id[0] = '\0';
-    if (reply->type != REDIS_REPLY_STRING && reply->type != REDIS_REPLY_STATUS)
-        return;
-    const char *at = memmem(reply->str, reply->len, field, sizeof(field) - 1);
-    size_t id_len = sizeof(m->run_id) - 1;
-    if (at == NULL || (size_t)(reply->str + reply->len - at) < sizeof(field) - 1 + id_len)
-        return;
-    memcpy(m->run_id, at + sizeof(field) - 1, id_len);
-    m->run_id[id_len] = '\0';
-}
-
+/* A handshake reply (privdata is the step): on to the next step, READY
+ * after the last one, or drop the connection with the reason. */
 static void master_on_handshake_reply(redisAsyncContext *ac, void *r, void *privdata)
 {
     rl_master *m = ac->data;
     redisReply *reply = r;
     if (m == NULL || m->ac != ac || m->state != RL_MASTER_CONNECTING || reply == NULL)
         return; /* a stale context, or the connection died: its own callback handles it */
-    uintptr_t step = (uintptr_t)privdata;
-    const char *what = handshake_step_name(step);
+    rl_handshake_step step = (rl_handshake_step)(uintptr_t)privdata;
     char reason[sizeof(m->failure)];
 
-    if (reply->type == REDIS_REPLY_ERROR) {
-        bool auth = step == RL_HS_AUTH || reply_starts_with(reply, "NOAUTH") ||
-                    reply_starts_with(reply, "WRONGPASS");
-        if (step == RL_HS_INFO && !auth) {
-            /* A restricted ACL user may not run INFO: the duplicate-server
-             * check is skipped, the master is usable. */
-            rl_log(master_log(m), REDLOCK_LOG_DEBUG,
-                   "master %s: INFO refused; cannot check for duplicate servers", m->node->name);
-            if (--m->handshake_left == 0)
-                master_ready(m);
-            return;
-        }
-        master_error_text(m, reply, what, reason, sizeof(reason));
-        master_drop(m, auth ? REDLOCK_MASTER_AUTH_FAILED : REDLOCK_MASTER_NOT_CONNECTED, reason);
+    switch (rl_reply_handshake(step, reply, m->node->password, reason, sizeof(reason))) {
+    case RL_HANDSHAKE_ACCEPTED:
+        if (step == RL_HS_INFO)
+            rl_reply_run_id(reply, m->run_id);
+        break;
+    case RL_HANDSHAKE_INFO_REFUSED:
+        rl_log(master_log(m), REDLOCK_LOG_DEBUG,
+               "master %s: INFO refused; cannot check for duplicate servers", m->node->name);
+        break;
+    case RL_HANDSHAKE_AUTH_FAILED:
+        master_drop(m, REDLOCK_MASTER_AUTH_FAILED, reason);
         return;
-    }
-    if (step == RL_HS_INFO) {
-        master_read_run_id(m, reply);
-    } else {
-        const rl_script *script = NULL;
-        for (size_t i = 0; i < sizeof(script_loads) / sizeof(script_loads[0]); i++)
-            if (script_loads[i].step == step)
-                script = script_loads[i].script;
-        if (script != NULL && (reply->type != REDIS_REPLY_STRING || reply->len != 40 ||
-                               memcmp(reply->str, script->sha, 40) != 0)) {
-            snprintf(reason, sizeof(reason), "SCRIPT LOAD %s: unexpected reply", script->name);
-            master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, reason);
-            return;
-        }
+    case RL_HANDSHAKE_FAILED:
+        master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, reason);
+        return;
     }
     if (--m->handshake_left == 0)
         master_ready(m);
@@ -349,9 +271,9 @@ static bool master_send_handshake(rl_master *m)
     }
     /* Loading the scripts also proves the master answers, and lets the
      * requests use EVALSHA from the first one. */
-    for (size_t i = 0; i < sizeof(script_loads) / sizeof(script_loads[0]); i++) {
-        if (redisAsyncCommand(ac, master_on_handshake_reply, (void *)script_loads[i].step,
-                              "SCRIPT LOAD %s", script_loads[i].script->source) != REDIS_OK)
+    for (uintptr_t step = RL_HS_FIRST_LOAD; step <= RL_HS_LAST_LOAD; step++) {
+        if (redisAsyncCommand(ac, master_on_handshake_reply, (void *)step, "SCRIPT LOAD %s",
+                              rl_handshake_script((rl_handshake_step)step)->source) != REDIS_OK)
             return false;
         m->handshake_left++;
     }

@@ -1,6 +1,7 @@
 /* The quorum fan-out: one request to every master, tallied as replies come
  * in, decided as soon as the answer is known. See quorum.h. */
 #include "internal.h"
+#include "reply.h"
 #include "scripts.h"
 
 #include <hiredis/hiredis.h>
@@ -315,70 +316,27 @@ void rl_round_detach(rl_round *round, bool keep_ref)
         rl_round_unref(round);
 }
 
-/* Keep what an inspect reply ({value or nil, pttl}) says; false if it is
- * not such a reply. */
-static bool slot_keep_inspection(rl_slot *slot, const redisReply *reply)
-{
-    if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
-        reply->element[1]->type != REDIS_REPLY_INTEGER)
-        return false;
-    const redisReply *value = reply->element[0];
-    if (value->type == REDIS_REPLY_STRING) {
-        slot->value = malloc(value->len + 1);
-        if (slot->value != NULL) {
-            memcpy(slot->value, value->str, value->len);
-            slot->value[value->len] = '\0';
-            slot->value_len = value->len;
-        }
-    } else if (value->type != REDIS_REPLY_NIL) {
-        return false;
-    }
-    slot->pttl_ms = reply->element[1]->integer;
-    return true;
-}
-
-/* What a reply means for this kind of request. Returns -1 for NOSCRIPT on a
- * script request (resend with EVAL). */
+/* What a reply means for this slot's request, keeping what an inspect
+ * reply says. Returns RL_REPLY_NOSCRIPT for a script the master lacks. */
 static int classify_reply(rl_slot *slot, const redisReply *reply, const char **detail,
                           size_t *detail_len)
 {
-    const rl_round *round = slot->round;
-    *detail = NULL;
-    *detail_len = 0;
-    if (reply->type == REDIS_REPLY_ERROR) {
-        *detail = reply->str;
-        *detail_len = reply->len;
-        if (round->kind != RL_ROUND_ACQUIRE && round->kind != RL_ROUND_PING &&
-            reply->len >= 8 && memcmp(reply->str, "NOSCRIPT", 8) == 0)
-            return -1;
-        if ((reply->len >= 6 && memcmp(reply->str, "NOAUTH", 6) == 0) ||
-            (reply->len >= 9 && memcmp(reply->str, "WRONGPASS", 9) == 0))
-            return REDLOCK_MASTER_AUTH_FAILED;
-        return REDLOCK_MASTER_ERROR;
+    rl_reply_meaning meaning;
+    rl_reply_read(slot->round->kind, reply, &meaning);
+    *detail = meaning.detail;
+    *detail_len = meaning.detail_len;
+    if (slot->round->kind == RL_ROUND_INSPECT && meaning.outcome == REDLOCK_MASTER_OK) {
+        if (meaning.value != NULL) {
+            slot->value = malloc(meaning.value_len + 1); /* NULL if out of memory: shown absent */
+            if (slot->value != NULL) {
+                memcpy(slot->value, meaning.value, meaning.value_len);
+                slot->value[meaning.value_len] = '\0';
+                slot->value_len = meaning.value_len;
+            }
+        }
+        slot->pttl_ms = meaning.pttl_ms;
     }
-    if (round->kind == RL_ROUND_ACQUIRE) {
-        if (reply->type == REDIS_REPLY_STATUS && reply->len == 2 && memcmp(reply->str, "OK", 2) == 0)
-            return REDLOCK_MASTER_OK;
-        if (reply->type == REDIS_REPLY_NIL)
-            return REDLOCK_MASTER_HELD; /* NX: the key exists */
-    } else if (round->kind == RL_ROUND_PING) {
-        if (reply->type == REDIS_REPLY_STATUS && reply->len == 4 &&
-            memcmp(reply->str, "PONG", 4) == 0)
-            return REDLOCK_MASTER_OK;
-    } else if (round->kind == RL_ROUND_INSPECT) {
-        if (slot_keep_inspection(slot, reply))
-            return REDLOCK_MASTER_OK;
-    } else if (reply->type == REDIS_REPLY_INTEGER) {
-        if (reply->integer == 1)
-            return REDLOCK_MASTER_OK;
-        if (reply->integer == 0)
-            return REDLOCK_MASTER_ABSENT;
-        if (reply->integer == -1)
-            return REDLOCK_MASTER_HELD;
-    }
-    *detail = "unexpected reply";
-    *detail_len = strlen(*detail);
-    return REDLOCK_MASTER_ERROR;
+    return meaning.outcome;
 }
 
 /* Resend slot with EVAL after NOSCRIPT. Returns -1 when resent, else the
@@ -419,7 +377,7 @@ void rl_slot_on_reply(rl_slot *slot, const redisReply *reply, const char *lost_r
         detail_len = strlen(detail);
     } else {
         outcome = classify_reply(slot, reply, &detail, &detail_len);
-        if (outcome < 0) {
+        if (outcome == RL_REPLY_NOSCRIPT) {
             outcome = slot_resend_with_eval(slot);
             if (outcome < 0)
                 return; /* sent again: the slot stays SENT */

@@ -1,0 +1,211 @@
+/* What the masters' replies mean, for rounds and for the handshake. See
+ * reply.h. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* memmem */
+#endif
+
+#include "reply.h"
+
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Bytes of a handshake error reply quoted in a reason. */
+#define RL_REASON_QUOTE_MAX 160
+
+static const char unexpected_reply[] = "unexpected reply";
+
+bool rl_reply_starts_with(const redisReply *reply, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    return reply->len >= n && memcmp(reply->str, prefix, n) == 0;
+}
+
+/* An inspect reply, {value or nil, pttl}: true, with what it says in out. */
+static bool read_inspection(const redisReply *reply, rl_reply_meaning *out)
+{
+    if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
+        reply->element[1]->type != REDIS_REPLY_INTEGER)
+        return false;
+    const redisReply *value = reply->element[0];
+    if (value->type == REDIS_REPLY_STRING) {
+        out->value = value->str;
+        out->value_len = value->len;
+    } else if (value->type != REDIS_REPLY_NIL) {
+        return false;
+    }
+    out->pttl_ms = reply->element[1]->integer;
+    return true;
+}
+
+/* The outcome of a reply that is not an error. */
+static int read_answer(rl_round_kind kind, const redisReply *reply, rl_reply_meaning *out)
+{
+    switch (kind) {
+    case RL_ROUND_ACQUIRE:
+        if (reply->type == REDIS_REPLY_STATUS && reply->len == 2 &&
+            memcmp(reply->str, "OK", 2) == 0)
+            return REDLOCK_MASTER_OK;
+        if (reply->type == REDIS_REPLY_NIL)
+            return REDLOCK_MASTER_HELD; /* NX: the key exists */
+        break;
+    case RL_ROUND_PING:
+        if (reply->type == REDIS_REPLY_STATUS && reply->len == 4 &&
+            memcmp(reply->str, "PONG", 4) == 0)
+            return REDLOCK_MASTER_OK;
+        break;
+    case RL_ROUND_INSPECT:
+        if (read_inspection(reply, out))
+            return REDLOCK_MASTER_OK;
+        break;
+    case RL_ROUND_EXTEND:
+    case RL_ROUND_RELEASE:
+        /* The scripts' 1 / 0 / -1. */
+        if (reply->type != REDIS_REPLY_INTEGER)
+            break;
+        if (reply->integer == 1)
+            return REDLOCK_MASTER_OK;
+        if (reply->integer == 0)
+            return REDLOCK_MASTER_ABSENT;
+        if (reply->integer == -1)
+            return REDLOCK_MASTER_HELD;
+        break;
+    }
+    out->detail = unexpected_reply;
+    out->detail_len = sizeof(unexpected_reply) - 1;
+    return REDLOCK_MASTER_ERROR;
+}
+
+void rl_reply_read(rl_round_kind kind, const redisReply *reply, rl_reply_meaning *out)
+{
+    *out = (rl_reply_meaning){.pttl_ms = -2};
+    if (reply->type != REDIS_REPLY_ERROR) {
+        out->outcome = read_answer(kind, reply, out);
+        return;
+    }
+    out->detail = reply->str;
+    out->detail_len = reply->len;
+    if (kind != RL_ROUND_ACQUIRE && kind != RL_ROUND_PING &&
+        rl_reply_starts_with(reply, "NOSCRIPT"))
+        out->outcome = RL_REPLY_NOSCRIPT;
+    else if (rl_reply_starts_with(reply, "NOAUTH") || rl_reply_starts_with(reply, "WRONGPASS"))
+        out->outcome = REDLOCK_MASTER_AUTH_FAILED;
+    else
+        out->outcome = REDLOCK_MASTER_ERROR;
+}
+
+const char *rl_handshake_step_name(rl_handshake_step step)
+{
+    switch (step) {
+    case RL_HS_AUTH:
+        return "AUTH";
+    case RL_HS_SELECT:
+        return "SELECT";
+    case RL_HS_INFO:
+        return "INFO";
+    default:
+        return "SCRIPT LOAD";
+    }
+}
+
+const rl_script *rl_handshake_script(rl_handshake_step step)
+{
+    switch (step) {
+    case RL_HS_LOAD_RELEASE:
+        return &rl_release_script;
+    case RL_HS_LOAD_EXTEND:
+        return &rl_extend_script;
+    case RL_HS_LOAD_INSPECT:
+        return &rl_inspect_script;
+    default:
+        return NULL;
+    }
+}
+
+/* Appends text[0..len) to reason (which holds used bytes of reason_len)
+ * as one printable ASCII line: controls, non-ASCII bytes and NULs as \xHH
+ * (\n, \t: short forms), backslashes doubled; stops before an escape that
+ * would not fit. */
+static void append_escaped(char *reason, size_t reason_len, size_t used, const char *text,
+                           size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)text[i];
+        char esc[5];
+        if (c == '\\')
+            snprintf(esc, sizeof(esc), "\\\\");
+        else if (c == '\n')
+            snprintf(esc, sizeof(esc), "\\n");
+        else if (c == '\t')
+            snprintf(esc, sizeof(esc), "\\t");
+        else if (c < 0x20 || c > 0x7e)
+            snprintf(esc, sizeof(esc), "\\x%02x", c);
+        else
+            snprintf(esc, sizeof(esc), "%c", c);
+        size_t n = strlen(esc);
+        if (used + n >= reason_len)
+            break;
+        memcpy(reason + used, esc, n + 1);
+        used += n;
+    }
+}
+
+/* "STEP: error text" into reason. The text goes to the log, so it is made
+ * one printable line; and it is withheld whole should a server ever quote
+ * the password, anywhere in the reply (not just in the part shown). */
+static void error_reason(rl_handshake_step step, const redisReply *reply, const char *password,
+                         char *reason, size_t reason_len)
+{
+    const char *what = rl_handshake_step_name(step);
+    if (reason_len == 0)
+        return;
+    size_t pw_len = password != NULL ? strlen(password) : 0;
+    if (pw_len == 0 || memmem(reply->str, reply->len, password, pw_len) == NULL) {
+        int n = snprintf(reason, reason_len, "%s: ", what);
+        if (n > 0 && (size_t)n < reason_len) {
+            size_t shown = reply->len > RL_REASON_QUOTE_MAX ? RL_REASON_QUOTE_MAX : reply->len;
+            append_escaped(reason, reason_len, (size_t)n, reply->str, shown);
+        }
+        /* An escape could spell it out; never mind how unlikely. */
+        if (pw_len == 0 || strstr(reason, password) == NULL)
+            return;
+    }
+    snprintf(reason, reason_len,
+             "%s: the server refused it (reply withheld: it quoted the password)", what);
+}
+
+rl_handshake_verdict rl_reply_handshake(rl_handshake_step step, const redisReply *reply,
+                                        const char *password, char *reason, size_t reason_len)
+{
+    if (reply->type == REDIS_REPLY_ERROR) {
+        bool auth = step == RL_HS_AUTH || rl_reply_starts_with(reply, "NOAUTH") ||
+                    rl_reply_starts_with(reply, "WRONGPASS");
+        if (step == RL_HS_INFO && !auth)
+            return RL_HANDSHAKE_INFO_REFUSED;
+        error_reason(step, reply, password, reason, reason_len);
+        return auth ? RL_HANDSHAKE_AUTH_FAILED : RL_HANDSHAKE_FAILED;
+    }
+    /* SCRIPT LOAD answers with the script's SHA1, which EVALSHA will use. */
+    const rl_script *script = rl_handshake_script(step);
+    if (script != NULL && (reply->type != REDIS_REPLY_STRING || reply->len != 40 ||
+                           memcmp(reply->str, script->sha, 40) != 0)) {
+        snprintf(reason, reason_len, "SCRIPT LOAD %s: unexpected reply", script->name);
+        return RL_HANDSHAKE_FAILED;
+    }
+    return RL_HANDSHAKE_ACCEPTED;
+}
+
+void rl_reply_run_id(const redisReply *reply, char run_id[RL_RUN_ID_SIZE])
+{
+    static const char field[] = "run_id:";
+    const size_t field_len = sizeof(field) - 1;
+    const size_t id_len = RL_RUN_ID_SIZE - 1;
+    run_id[0] = '\0';
+    if (reply->type != REDIS_REPLY_STRING && reply->type != REDIS_REPLY_STATUS)
+        return;
+    const char *at = memmem(reply->str, reply->len, field, field_len);
+    if (at == NULL || (size_t)(reply->str + reply->len - at) < field_len + id_len)
+        return;
+    memcpy(run_id, at + field_len, id_len);
+    run_id[id_len] = '\0';
+}

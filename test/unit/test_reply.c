@@ -1,0 +1,266 @@
+/* What replies mean, for each kind of round and each handshake step. The
+ * replies are parsed from RESP by hiredis's own reader, as on a connection. */
+#include "reply.h"
+
+#include <criterion/criterion.h>
+#include <hiredis/hiredis.h>
+#include <string.h>
+
+/* The one reply in resp (freeReplyObject() it). */
+static redisReply *parse(const char *resp)
+{
+    redisReader *reader = redisReaderCreate();
+    cr_assert_not_null(reader);
+    cr_assert_eq(redisReaderFeed(reader, resp, strlen(resp)), REDIS_OK);
+    void *reply = NULL;
+    cr_assert_eq(redisReaderGetReply(reader, &reply), REDIS_OK, "%s", reader->errstr);
+    cr_assert_not_null(reply, "incomplete reply: %s", resp);
+    redisReaderFree(reader);
+    return reply;
+}
+
+/* The outcome of resp for kind; the meaning in *out when not NULL. */
+static int outcome(rl_round_kind kind, const char *resp, rl_reply_meaning *out)
+{
+    redisReply *reply = parse(resp);
+    rl_reply_meaning meaning;
+    rl_reply_read(kind, reply, &meaning);
+    if (out != NULL) {
+        /* Pointers into the reply are checked before it is freed. */
+        *out = meaning;
+        out->detail = NULL;
+        out->value = NULL;
+    }
+    freeReplyObject(reply);
+    return meaning.outcome;
+}
+
+Test(reply, acquire)
+{
+    cr_assert_eq(outcome(RL_ROUND_ACQUIRE, "+OK\r\n", NULL), REDLOCK_MASTER_OK);
+    cr_assert_eq(outcome(RL_ROUND_ACQUIRE, "$-1\r\n", NULL), REDLOCK_MASTER_HELD);
+    cr_assert_eq(outcome(RL_ROUND_ACQUIRE, "$2\r\nOK\r\n", NULL), REDLOCK_MASTER_ERROR,
+                 "a bulk OK is not SET's status reply");
+    cr_assert_eq(outcome(RL_ROUND_ACQUIRE, "+OKAY\r\n", NULL), REDLOCK_MASTER_ERROR);
+    cr_assert_eq(outcome(RL_ROUND_ACQUIRE, ":1\r\n", NULL), REDLOCK_MASTER_ERROR);
+    cr_assert_eq(outcome(RL_ROUND_ACQUIRE, "-NOSCRIPT x\r\n", NULL), REDLOCK_MASTER_ERROR,
+                 "SET is no script: NOSCRIPT is just an error");
+}
+
+Test(reply, release_and_extend)
+{
+    static const rl_round_kind kinds[] = {RL_ROUND_RELEASE, RL_ROUND_EXTEND};
+    for (size_t i = 0; i < 2; i++) {
+        cr_assert_eq(outcome(kinds[i], ":1\r\n", NULL), REDLOCK_MASTER_OK);
+        cr_assert_eq(outcome(kinds[i], ":0\r\n", NULL), REDLOCK_MASTER_ABSENT);
+        cr_assert_eq(outcome(kinds[i], ":-1\r\n", NULL), REDLOCK_MASTER_HELD);
+        cr_assert_eq(outcome(kinds[i], ":2\r\n", NULL), REDLOCK_MASTER_ERROR);
+        cr_assert_eq(outcome(kinds[i], "+OK\r\n", NULL), REDLOCK_MASTER_ERROR);
+        cr_assert_eq(outcome(kinds[i], "$-1\r\n", NULL), REDLOCK_MASTER_ERROR);
+        cr_assert_eq(outcome(kinds[i], "-NOSCRIPT No matching script\r\n", NULL),
+                     RL_REPLY_NOSCRIPT);
+    }
+}
+
+Test(reply, errors_keep_their_text)
+{
+    redisReply *reply = parse("-READONLY You can't write against a read only replica.\r\n");
+    rl_reply_meaning m;
+    rl_reply_read(RL_ROUND_ACQUIRE, reply, &m);
+    cr_assert_eq(m.outcome, REDLOCK_MASTER_ERROR);
+    cr_assert_eq(m.detail, reply->str);
+    cr_assert_eq(m.detail_len, reply->len);
+    freeReplyObject(reply);
+    cr_assert_eq(outcome(RL_ROUND_RELEASE, "-NOAUTH Authentication required.\r\n", NULL),
+                 REDLOCK_MASTER_AUTH_FAILED);
+    cr_assert_eq(outcome(RL_ROUND_PING, "-WRONGPASS invalid username-password pair\r\n", NULL),
+                 REDLOCK_MASTER_AUTH_FAILED);
+
+    reply = parse(":7\r\n");
+    rl_reply_read(RL_ROUND_EXTEND, reply, &m);
+    cr_assert_eq(m.detail_len, strlen("unexpected reply"));
+    cr_assert_eq(memcmp(m.detail, "unexpected reply", m.detail_len), 0);
+    freeReplyObject(reply);
+}
+
+Test(reply, ping)
+{
+    cr_assert_eq(outcome(RL_ROUND_PING, "+PONG\r\n", NULL), REDLOCK_MASTER_OK);
+    cr_assert_eq(outcome(RL_ROUND_PING, "$4\r\nPONG\r\n", NULL), REDLOCK_MASTER_ERROR);
+    cr_assert_eq(outcome(RL_ROUND_PING, "-LOADING Redis is loading\r\n", NULL),
+                 REDLOCK_MASTER_ERROR);
+}
+
+Test(reply, inspect)
+{
+    redisReply *reply = parse("*2\r\n$3\r\nabc\r\n:500\r\n");
+    rl_reply_meaning m;
+    rl_reply_read(RL_ROUND_INSPECT, reply, &m);
+    cr_assert_eq(m.outcome, REDLOCK_MASTER_OK);
+    cr_assert_eq(m.value_len, 3);
+    cr_assert_eq(memcmp(m.value, "abc", 3), 0);
+    cr_assert_eq(m.pttl_ms, 500);
+    freeReplyObject(reply);
+
+    cr_assert_eq(outcome(RL_ROUND_INSPECT, "*2\r\n$-1\r\n:-2\r\n", &m), REDLOCK_MASTER_OK);
+    cr_assert_eq(m.pttl_ms, -2);
+    cr_assert_eq(m.value_len, 0);
+    cr_assert_eq(outcome(RL_ROUND_INSPECT, "*2\r\n$1\r\nv\r\n:-1\r\n", &m), REDLOCK_MASTER_OK);
+    cr_assert_eq(m.pttl_ms, -1, "no expiry");
+
+    static const char *const bad[] = {
+        "*1\r\n$1\r\nv\r\n",                 /* too short */
+        "*3\r\n$1\r\nv\r\n:1\r\n:1\r\n",     /* too long */
+        "*2\r\n:1\r\n:1\r\n",                /* a number for the value */
+        "*2\r\n$1\r\nv\r\n$1\r\n1\r\n",      /* a string for the PTTL */
+        "*2\r\n*0\r\n:1\r\n",                /* a nested array */
+        "*-1\r\n",
+        "$-1\r\n",
+        ":1\r\n",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        cr_assert_eq(outcome(RL_ROUND_INSPECT, bad[i], &m), REDLOCK_MASTER_ERROR, "%s", bad[i]);
+        cr_assert_eq(m.pttl_ms, -2);
+        cr_assert_eq(m.value_len, 0);
+    }
+}
+
+/* The verdict on resp for step, with its reason in reason. */
+static rl_handshake_verdict handshake(rl_handshake_step step, const char *resp,
+                                      const char *password, char *reason, size_t len)
+{
+    redisReply *reply = parse(resp);
+    reason[0] = '\0';
+    rl_handshake_verdict v = rl_reply_handshake(step, reply, password, reason, len);
+    freeReplyObject(reply);
+    return v;
+}
+
+Test(reply, handshake_accepts_the_expected_replies)
+{
+    char reason[192];
+    cr_assert_eq(handshake(RL_HS_AUTH, "+OK\r\n", "pw", reason, sizeof(reason)),
+                 RL_HANDSHAKE_ACCEPTED);
+    cr_assert_eq(handshake(RL_HS_SELECT, "+OK\r\n", NULL, reason, sizeof(reason)),
+                 RL_HANDSHAKE_ACCEPTED);
+    for (int step = RL_HS_FIRST_LOAD; step <= RL_HS_LAST_LOAD; step++) {
+        const rl_script *script = rl_handshake_script((rl_handshake_step)step);
+        cr_assert_not_null(script);
+        char resp[64];
+        snprintf(resp, sizeof(resp), "$40\r\n%s\r\n", script->sha);
+        cr_assert_eq(handshake((rl_handshake_step)step, resp, NULL, reason, sizeof(reason)),
+                     RL_HANDSHAKE_ACCEPTED);
+    }
+    cr_assert_eq(handshake(RL_HS_INFO, "$16\r\n# Server\r\nrun_id\r\n", NULL, reason,
+                           sizeof(reason)),
+                 RL_HANDSHAKE_ACCEPTED);
+}
+
+Test(reply, handshake_refusals)
+{
+    char reason[192];
+    cr_assert_eq(handshake(RL_HS_AUTH, "-ERR invalid password\r\n", "pw", reason, sizeof(reason)),
+                 RL_HANDSHAKE_AUTH_FAILED, "any error to AUTH is a refusal");
+    cr_assert_str_eq(reason, "AUTH: ERR invalid password");
+    cr_assert_eq(handshake(RL_HS_SELECT, "-NOAUTH Authentication required.\r\n", NULL, reason,
+                           sizeof(reason)),
+                 RL_HANDSHAKE_AUTH_FAILED);
+    cr_assert_eq(handshake(RL_HS_SELECT, "-ERR DB index is out of range\r\n", NULL, reason,
+                           sizeof(reason)),
+                 RL_HANDSHAKE_FAILED);
+    cr_assert_str_eq(reason, "SELECT: ERR DB index is out of range");
+    cr_assert_eq(handshake(RL_HS_INFO, "-NOPERM this user has no permissions\r\n", NULL, reason,
+                           sizeof(reason)),
+                 RL_HANDSHAKE_INFO_REFUSED);
+    cr_assert_eq(handshake(RL_HS_INFO, "-WRONGPASS invalid\r\n", NULL, reason, sizeof(reason)),
+                 RL_HANDSHAKE_AUTH_FAILED);
+    cr_assert_eq(handshake(RL_HS_LOAD_EXTEND, "$40\r\n0000000000000000000000000000000000000000\r\n",
+                           NULL, reason, sizeof(reason)),
+                 RL_HANDSHAKE_FAILED, "not the script's SHA1");
+    cr_assert_str_eq(reason, "SCRIPT LOAD extend: unexpected reply");
+    cr_assert_eq(handshake(RL_HS_LOAD_RELEASE, "+OK\r\n", NULL, reason, sizeof(reason)),
+                 RL_HANDSHAKE_FAILED);
+}
+
+Test(reply, handshake_never_quotes_the_password)
+{
+    char reason[192];
+    cr_assert_eq(handshake(RL_HS_AUTH, "-ERR bad password s3cr3t-pw\r\n", "s3cr3t-pw", reason,
+                           sizeof(reason)),
+                 RL_HANDSHAKE_AUTH_FAILED);
+    cr_assert_null(strstr(reason, "s3cr3t"), "%s", reason);
+    cr_assert_not_null(strstr(reason, "withheld"), "%s", reason);
+}
+
+Test(reply, run_id)
+{
+    static const char info[] = "# Server\r\nredis_version:7.0.15\r\n"
+                               "run_id:0123456789abcdef0123456789abcdef01234567\r\n"
+                               "tcp_port:6379\r\n";
+    char resp[256];
+    snprintf(resp, sizeof(resp), "$%zu\r\n%s\r\n", strlen(info), info);
+    redisReply *reply = parse(resp);
+    char run_id[RL_RUN_ID_SIZE] = "x";
+    rl_reply_run_id(reply, run_id);
+    cr_assert_str_eq(run_id, "0123456789abcdef0123456789abcdef01234567");
+    freeReplyObject(reply);
+
+    static const char *const none[] = {"$10\r\nrun_id:abc\r\n", "$5\r\nhello\r\n", ":1\r\n",
+                                       "$-1\r\n", "*1\r\n$1\r\nx\r\n", "-ERR\r\n"};
+    for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
+        reply = parse(none[i]);
+        strcpy(run_id, "x");
+        rl_reply_run_id(reply, run_id);
+        cr_assert_str_eq(run_id, "", "%s", none[i]);
+        freeReplyObject(reply);
+    }
+}
+
+Test(reply, handshake_withholds_a_password_cut_by_the_quote_limit)
+{
+    /* The password begins just before the 160th byte of the reply: a quote
+     * cut there would show the start of it. */
+    char resp[512];
+    char text[300];
+    memset(text, 'e', sizeof(text));
+    memcpy(text, "ERR ", 4);
+    memcpy(text + 155, " s3cr3t-pw", 10);
+    text[165] = '\0';
+    snprintf(resp, sizeof(resp), "-%s\r\n", text);
+    char reason[192];
+    cr_assert_eq(handshake(RL_HS_AUTH, resp, "s3cr3t-pw", reason, sizeof(reason)),
+                 RL_HANDSHAKE_AUTH_FAILED);
+    cr_assert_null(strstr(reason, "s3cr"), "%s", reason);
+    cr_assert_not_null(strstr(reason, "withheld"), "%s", reason);
+}
+
+Test(reply, handshake_reasons_are_one_printable_line)
+{
+    /* A simple error ends at CRLF, but may hold a lone LF, any byte but CR
+     * LF, and (in a bulk-sized RESP3 error) anything. */
+    char reason[192];
+    cr_assert_eq(handshake(RL_HS_SELECT, "-ERR first\nsecond\rthird\ttab\x01\\\r\n", NULL,
+                           reason, sizeof(reason)),
+                 RL_HANDSHAKE_FAILED);
+    cr_assert_str_eq(reason, "SELECT: ERR first\\nsecond\\x0dthird\\ttab\\x01\\\\");
+
+    /* Bytes after a NUL are shown too: the reply's length counts. */
+    redisReply *reply = parse("-ERR a\r\n");
+    reply->str[4] = '\0';
+    rl_reply_handshake(RL_HS_AUTH, reply, "pw", reason, sizeof(reason));
+    cr_assert_str_eq(reason, "AUTH: ERR \\x00");
+    freeReplyObject(reply);
+}
+
+Test(reply, handshake_reasons_are_cut_whole)
+{
+    /* The quote is cut to fit, never inside an escape. */
+    char resp[256];
+    char text[200];
+    memset(text, '\n', sizeof(text));
+    text[sizeof(text) - 1] = '\0';
+    snprintf(resp, sizeof(resp), "-%s\r\n", text);
+    char reason[32];
+    cr_assert_eq(handshake(RL_HS_SELECT, resp, NULL, reason, sizeof(reason)), RL_HANDSHAKE_FAILED);
+    cr_assert_str_eq(reason, "SELECT: \\n\\n\\n\\n\\n\\n\\n\\n\\n\\n\\n");
+}

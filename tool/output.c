@@ -9,7 +9,7 @@ void cli_error(const char *fmt, ...)
     va_list ap;
     fputs("redlock: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vfprintf(stderr, fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized): started above
     va_end(ap);
     fputc('\n', stderr);
 }

@@ -78,13 +78,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* The error path again, into a small buffer (its size chosen by the
      * input): the same status, the message cut to fit. */
     char small[32];
-    size_t small_len = 1 + size % sizeof(small);
+    size_t small_room = 1 + size % sizeof(small);
     memset(small, 'x', sizeof(small));
     redlock_config *again = NULL;
-    int rc2 = redlock_config_load_string(&again, text, size, "fuzz.yaml", small, small_len);
+    int rc2 = redlock_config_load_string(&again, text, size, "fuzz.yaml", small, small_room);
     FUZZ_CHECK(rc2 == rc);
-    FUZZ_CHECK(memchr(small, '\0', small_len) != NULL);
-    for (size_t i = small_len; i < sizeof(small); i++)
+    FUZZ_CHECK(memchr(small, '\0', small_room) != NULL);
+    for (size_t i = small_room; i < sizeof(small); i++)
         FUZZ_CHECK(small[i] == 'x'); /* nothing written past errlen */
     if (rc2 == REDLOCK_OK) {
         check_config(again);

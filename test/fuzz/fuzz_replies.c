@@ -163,7 +163,8 @@ static void check_same_result(const redlock_result *a, const redlock_result *b)
     FUZZ_CHECK(a->status == b->status && a->validity_ms == b->validity_ms);
     FUZZ_CHECK(a->master_count == b->master_count && a->quorum == b->quorum);
     for (unsigned i = 0; i < a->master_count; i++) {
-        const redlock_master_result *x = &a->masters[i], *y = &b->masters[i];
+        const redlock_master_result *x = &a->masters[i];
+        const redlock_master_result *y = &b->masters[i];
         FUZZ_CHECK(strcmp(x->name, y->name) == 0 && x->outcome == y->outcome);
         FUZZ_CHECK((x->detail == NULL) == (y->detail == NULL));
         FUZZ_CHECK(x->detail == NULL || strcmp(x->detail, y->detail) == 0);
@@ -196,7 +197,8 @@ static void check_result(const op_end *end, const redlock_result *r)
         if (m->outcome == REDLOCK_MASTER_PENDING)
             FUZZ_CHECK(m->detail == NULL && m->latency_us == -1);
     }
-    unsigned q = r->quorum, n = r->master_count;
+    unsigned q = r->quorum;
+    unsigned n = r->master_count;
     unsigned ok = count[REDLOCK_MASTER_OK];
     unsigned refused = count[REDLOCK_MASTER_HELD] + count[REDLOCK_MASTER_ABSENT];
     unsigned pending = count[REDLOCK_MASTER_PENDING];

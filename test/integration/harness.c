@@ -259,11 +259,12 @@ void expect_master(const redlock_result *r, size_t i, int outcome, const char *d
     cr_assert_eq(m->outcome, outcome, "%s: outcome %s, expected %s (detail: %s)", m->name,
                  redlock_master_outcome_name(m->outcome), redlock_master_outcome_name(outcome),
                  shown);
-    if (detail == NULL)
+    if (detail == NULL) {
         cr_assert_null(m->detail, "%s: detail %s", m->name, shown);
-    else
-        cr_assert(m->detail != NULL && strcmp(m->detail, detail) == 0,
-                  "%s: detail \"%s\", expected \"%s\"", m->name, shown, detail);
+        return;
+    }
+    cr_assert(m->detail != NULL && strcmp(m->detail, detail) == 0,
+              "%s: detail \"%s\", expected \"%s\"", m->name, shown, detail);
 }
 
 void expect_master_or_pending(const redlock_result *r, size_t i, int outcome, const char *detail)

@@ -67,7 +67,7 @@ static void send_text(int fd, const char *text)
 static void send_garbage(int fd)
 {
     unsigned char buf[GARBAGE_LEN];
-    uint32_t x = 2463534242u;
+    uint32_t x = 2463534242U;
     buf[0] = FAKE_MASTER_GARBAGE_BYTE;
     for (size_t i = 1; i < sizeof(buf); i++) {
         x ^= x << 13;
@@ -298,11 +298,12 @@ fake_master *fake_master_start(fake_master_mode mode, const char *error_reply)
         return NULL;
     }
     /* Never a run_id a real server could have: ours start with "fa4e". */
-    snprintf(fm->run_id, sizeof(fm->run_id), "fa4e%031u%05d", atomic_fetch_add(&serial, 1) % 1000u,
+    snprintf(fm->run_id, sizeof(fm->run_id), "fa4e%031u%05d", atomic_fetch_add(&serial, 1) % 1000U,
              fm->port);
 
     /* Signals are for the test's own threads. */
-    sigset_t all, old;
+    sigset_t all;
+    sigset_t old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     int rc = pthread_create(&fm->thread, NULL, serve, fm);

@@ -899,7 +899,7 @@ static char *write_ten_mib_file(const char *tail, size_t *lines)
 {
     static const char comment[] = "# padding, as a generated file might carry ............"
                                   "........................\n"; /* 80 bytes */
-    size_t count = (10u << 20) / (sizeof(comment) - 1);
+    size_t count = (10U << 20) / (sizeof(comment) - 1);
     size_t tail_len = strlen(tail);
     char *text = malloc(count * (sizeof(comment) - 1) + tail_len + 1);
     cr_assert_not_null(text);

@@ -1,6 +1,8 @@
 /*
  * CLI-test harness: runs the `redlock` tool as a child process against a
- * fleet of real masters, with bounded waits everywhere.
+ * fleet of real masters, with bounded waits everywhere. Every wait bound
+ * (timeout_ms arguments) is multiplied by the fleet's time scale
+ * (REDLOCK_TEST_TIME_SCALE, see fleet.h).
  *
  * - Every test gets a fleet, a scratch directory inside the fleet's
  *   temporary directory (removed with it, even if the test process dies),
@@ -68,8 +70,8 @@ typedef struct cli_config_options {
     const char *password;     /* written as `password:` on every node */
     const char *password_env; /* written as `password_env:` on every node */
     long ttl_ms;              /* 0: left out (the library's default) */
-    long connect_timeout_ms;  /* 0: 500 */
-    long command_timeout_ms;  /* 0: 500 (generous: a loaded machine) */
+    long connect_timeout_ms;  /* 0: 500 (times the fleet's time scale) */
+    long command_timeout_ms;  /* 0: 500 (generous: a loaded machine; scaled too) */
     long retry_count;         /* 0: 3 */
     long retry_delay_ms;      /* 0: 20 */
     long retry_jitter_ms;     /* 0: 20 */

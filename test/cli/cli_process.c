@@ -356,6 +356,7 @@ static const char *describe_status(bool exited, int wstatus)
 
 const cli_result *cli_wait(cli_proc *p, int timeout_ms)
 {
+    timeout_ms = (int)fleet_scaled_ms(timeout_ms);
     double deadline = cli_now_ms() + timeout_ms;
     while (!p->exited || p->out_fd >= 0 || p->err_fd >= 0) {
         double left = deadline - cli_now_ms();
@@ -432,7 +433,7 @@ int cli_track(pid_t pid)
 bool cli_wait_gone(int pidfd, int timeout_ms, double *at_ms)
 {
     if (pidfd >= 0) {
-        double deadline = cli_now_ms() + timeout_ms;
+        double deadline = cli_now_ms() + (double)fleet_scaled_ms(timeout_ms);
         struct pollfd pfd = {pidfd, POLLIN, 0};
         int rc;
         while ((rc = poll(&pfd, 1, (int)(deadline - cli_now_ms()) + 1)) < 0 && errno == EINTR)

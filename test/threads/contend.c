@@ -82,7 +82,7 @@ static void *contend(void *arg)
     o.retry_jitter_ms = 10;
     for (int round = 0; round < ROUNDS && mono_ms() < deadline_ms; round++) {
         int res = (id + round) % RESOURCES;
-        char name[16];
+        char name[32];
         resource_name(name, sizeof(name), res);
         redlock_lock *lock = NULL;
         count_in_flight();
@@ -150,7 +150,7 @@ void scenario_contention(fleet *masters, redlock_config *cfg)
     CHECK(atomic_load(&max_in_flight) > 1, "never more than one acquire in flight");
     CHECK(atomic_load(&pings) > 0, "no ping completed");
     for (int r = 0; r < RESOURCES; r++) {
-        char name[16];
+        char name[32];
         resource_name(name, sizeof(name), r);
         for (size_t i = 0; i < fleet_size(masters); i++)
             CHECK(fleet_pttl(masters, i, name, strlen(name)) == -2, "master %zu kept %s", i,

@@ -73,7 +73,7 @@ static void *worker(void *arg)
     bool acquired_back = false;
     for (int round = 0; atomic_load(&epoch) / 2 < DONE; round++) {
         int res = (id + round) % RESOURCES;
-        char name[16];
+        char name[32];
         resource_name(name, sizeof(name), res);
         int before = atomic_load(&epoch);
         int start = before / 2;
@@ -179,7 +179,7 @@ void scenario_faults(fleet *masters, redlock_config *cfg)
      * its TTL; nothing outlives that. */
     deadline = mono_ms() + TTL_MS + (double)fleet_scaled_ms(1000);
     for (int r = 0; r < RESOURCES; r++) {
-        char name[16];
+        char name[32];
         resource_name(name, sizeof(name), r);
         for (size_t i = 0; i < fleet_size(masters); i++) {
             while (fleet_pttl(masters, i, name, strlen(name)) != -2 && mono_ms() < deadline)

@@ -27,7 +27,7 @@ static void held_name(char *buf, size_t size, size_t i)
 static void *hold_until_freed(void *arg)
 {
     size_t i = (size_t)(uintptr_t)arg;
-    char name[16];
+    char name[32];
     held_name(name, sizeof(name), i);
     redlock_acquire_options o = acquire_options(HELD_TTL_MS, 0);
     int rc = redlock_sync_acquire(owner, name, strlen(name), &o, &held[i], NULL);
@@ -64,7 +64,7 @@ void scenario_free_releases_locks(fleet *masters, redlock_config *cfg)
 
     pthread_barrier_wait(&all_held);
     for (size_t i = 0; i < HOLDERS; i++) {
-        char name[16];
+        char name[32];
         held_name(name, sizeof(name), i);
         size_t len;
         const char *value = redlock_lock_value(held[i], &len);
@@ -81,7 +81,7 @@ void scenario_free_releases_locks(fleet *masters, redlock_config *cfg)
 
     CHECK(took < (double)fleet_scaled_ms(FREE_BOUND_MS), "redlock_sync_free took %.0f ms", took);
     for (size_t i = 0; i < HOLDERS; i++) {
-        char name[16];
+        char name[32];
         held_name(name, sizeof(name), i);
         for (size_t m = 0; m < fleet_size(masters); m++)
             CHECK(fleet_pttl(masters, m, name, strlen(name)) == -2, "master %zu kept %s", m,

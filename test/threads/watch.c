@@ -53,7 +53,7 @@ static void *hold_and_watch(void *arg)
 {
     size_t i = (size_t)(uintptr_t)arg;
     watched *w = &holders[i];
-    char name[16];
+    char name[32];
     snprintf(name, sizeof(name), "watched-%zu", i);
     redlock_acquire_options o = acquire_options(LOST_TTL_MS, 0);
     int rc = redlock_sync_acquire(watcher, name, strlen(name), &o, &w->lock, NULL);
@@ -150,7 +150,7 @@ static void extended_name(char *buf, size_t size, size_t i)
 static void *extend_then_let_go(void *arg)
 {
     size_t i = (size_t)(uintptr_t)arg;
-    char name[16];
+    char name[32];
     extended_name(name, sizeof(name), i);
     redlock_acquire_options o = acquire_options(EXTENDED_TTL_MS, 0);
     redlock_lock *lock = NULL;
@@ -188,7 +188,7 @@ void scenario_handles_freed_while_extended(fleet *masters, redlock_config *cfg)
     /* Longer than a TTL: a lock still extended would still be there. */
     sleep_ms(fleet_scaled_ms(2 * (int64_t)EXTENDED_TTL_MS));
     for (size_t i = 0; i < EXTENDED; i++) {
-        char name[16];
+        char name[32];
         extended_name(name, sizeof(name), i);
         for (size_t m = 0; m < fleet_size(masters); m++)
             CHECK(fleet_pttl(masters, m, name, strlen(name)) == -2, "master %zu kept %s", m,

@@ -9,6 +9,10 @@
  *   and a config file for the fleet (cli.config).
  * - The tool runs with stdin from /dev/null, stdout and stderr captured,
  *   in its own process group, killed (SIGKILL) if the test process dies.
+ *   With REDLOCK_TEST_TOOL_WRAPPER set in the environment (a program,
+ *   e.g. test/valgrind/memcheck.sh), the harness runs WRAPPER TOOL ARGS...
+ *   instead of TOOL ARGS...; the wrapper must exec the tool in its own
+ *   process, which keeps the pid the tests signal and wait for.
  *   Its environment is the test's, except that HOME and XDG_CONFIG_HOME
  *   point to empty directories and REDLOCK_CONFIG is unset, so no config
  *   of the machine's user is ever read; `env` entries change that.

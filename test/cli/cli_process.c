@@ -237,7 +237,7 @@ static __attribute__((noreturn)) void exec_tool(pid_t parent, int in_fd, int out
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     syscall(SYS_close_range, 3u, ~0u, 0u);
-    execve(REDLOCK_TOOL, argv, envp);
+    execve(argv[0], argv, envp);
     _exit(127);
 }
 
@@ -257,10 +257,15 @@ cli_proc *cli_spawn(const char *const args[], const char *const env[])
     size_t argc = 0;
     while (args[argc] != NULL)
         argc++;
-    char **argv = cli_own(calloc(argc + 2, sizeof(char *)));
-    argv[0] = REDLOCK_TOOL;
+    /* WRAPPER TOOL ARGS..., or TOOL ARGS... */
+    const char *wrapper = getenv("REDLOCK_TEST_TOOL_WRAPPER");
+    size_t first = wrapper != NULL && wrapper[0] != '\0' ? 1 : 0;
+    char **argv = cli_own(calloc(first + argc + 2, sizeof(char *)));
+    if (first > 0)
+        argv[0] = cli_own(strdup(wrapper));
+    argv[first] = REDLOCK_TOOL;
     for (size_t i = 0; i < argc; i++)
-        argv[i + 1] = (char *)args[i];
+        argv[first + 1 + i] = (char *)args[i];
     char **envp = build_env(env);
 
     cli_proc *p = calloc(1, sizeof(*p));

@@ -28,11 +28,11 @@ cd "$(dirname "$0")/.."
 mode=${1:-}
 case "$mode" in
   asan)
-    build=build-asan
+    build="build-asan"
     sanitize=address,undefined
     ;;
   tsan)
-    build=build-tsan
+    build="build-tsan"
     sanitize=thread
     ;;
   *)

@@ -57,13 +57,13 @@ rm -rf "$logs"
 mkdir -p "$logs"
 # halt_on_error: the first report ends the process (UBSan is built not to
 # recover). log_path: reports go to files, one per process, so that none is
-# lost in a child's stderr.
+# lost in a child's stderr; log_exe_name puts the program's name in them.
 if [ "$mode" = asan ]; then
-  export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:log_path=$logs/asan${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
-  export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$logs/ubsan${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+  export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:log_path=$logs/asan:log_exe_name=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+  export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$logs/ubsan:log_exe_name=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
   labels=()
 else
-  export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:log_path=$logs/tsan${TSAN_OPTIONS:+:$TSAN_OPTIONS}"
+  export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:log_path=$logs/tsan:log_exe_name=1${TSAN_OPTIONS:+:$TSAN_OPTIONS}"
   # Only these are registered in a TSan build; named to say so.
   labels=(-L 'threads|failover|bench')
 fi
@@ -75,7 +75,7 @@ end=$(date +%s)
 # A log holding nothing but LeakSanitizer's note that a thread was still
 # running during the leak check (a process exiting while one of its
 # threads winds down) reports nothing: shown, not counted.
-benign='^==[0-9]+==Running thread [0-9]+ was not suspended\. False leaks are possible\.$'
+benign='^(==[^=]+)?==[0-9]+==Running thread [0-9]+ was not suspended\. False leaks are possible\.$'
 reports=0
 for f in $(find "$logs" -type f | sort); do
   if ! grep -qvE "$benign" "$f"; then

@@ -9,7 +9,9 @@
 # integration, CLI and thread tests (labels integration, cli, threads);
 # the unit tests (no I/O, no threads; covered by scripts/sanitize.sh asan)
 # and the failover suite (45 s of load by design) are left out to keep the
-# run to a few minutes. CTEST-ARGS narrow the run further (e.g. -R sync).
+# run to a few minutes. CTEST-ARGS narrow the run further (e.g. -R sync);
+# LABELS changes the set (LABELS='unit|integration|cli|threads': three
+# minutes more).
 #
 # Fails on any failed test and on any memcheck error or definite or
 # indirect leak in any process of ours: each process writes its report to
@@ -18,7 +20,8 @@
 # worker process exits with valgrind's error status after the test passed,
 # so the logs, not the exit statuses, are what count.
 #
-# Environment: JOBS (tests at once, default 2), REDLOCK_TEST_TIME_SCALE,
+# Environment: JOBS (tests at once, default 2), LABELS (a ctest label
+# regex, default integration|cli|threads), REDLOCK_TEST_TIME_SCALE,
 # VALGRIND_OPTS (more valgrind options, e.g. --track-origins=yes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +33,7 @@ fi
 
 build="build-valgrind"
 jobs=${JOBS:-2}
+labels=${LABELS:-integration|cli|threads}
 scale=${REDLOCK_TEST_TIME_SCALE:-10}
 logs="$PWD/$build/valgrind-logs"
 
@@ -45,7 +49,7 @@ rm -rf "$logs"
 mkdir -p "$logs"
 export REDLOCK_VALGRIND_LOG_DIR="$logs"
 status=0
-ctest --test-dir "$build" --output-on-failure -j "$jobs" -L 'integration|cli|threads' "$@" ||
+ctest --test-dir "$build" --output-on-failure -j "$jobs" -L "$labels" "$@" ||
   status=$?
 end=$(date +%s)
 

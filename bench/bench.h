@@ -66,7 +66,8 @@ void stopwatch_start(stopwatch *w);
 void stopwatch_stop(const stopwatch *w, measurement *m);
 long bench_peak_rss_kb(void);
 
-/* From alloc_count.c: every heap allocation in the process. */
+/* From alloc_count.c (alloc_hooks.c under ASan or TSan): every heap
+ * allocation in the process. */
 unsigned long bench_allocations(void);
 long bench_live_bytes(void);
 

@@ -1,9 +1,19 @@
 # Script mode: run EXE --list and write add_test() calls to OUT.
 # Criterion prints "suite: N tests" followed by "├── name" / "└── name".
+# WRAPPER and LABELS are lists with '|' for ';'; TIMEOUT is already scaled.
 execute_process(COMMAND "${EXE}" --list
   OUTPUT_VARIABLE listing RESULT_VARIABLE rc ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "${EXE} --list failed (${rc}): ${err}")
+endif()
+string(REPLACE "|" ";" labels "${LABELS}")
+string(REPLACE "|" ";" wrapper "${WRAPPER}")
+set(prefix "")
+foreach(word IN LISTS wrapper)
+  string(APPEND prefix "[=[${word}]=] ")
+endforeach()
+if(NOT TIME_SCALE)
+  set(TIME_SCALE 1)
 endif()
 string(REPLACE "\n" ";" lines "${listing}")
 set(content "")
@@ -15,8 +25,9 @@ foreach(line IN LISTS lines)
   elseif(line MATCHES "([A-Za-z0-9_]+)$" AND NOT suite STREQUAL "")
     set(test "${CMAKE_MATCH_1}")
     string(APPEND content
-      "add_test([=[${suite}.${test}]=] [=[${EXE}]=] --filter [=[${suite}/${test}]=] --jobs 1 --full-stats)\n"
-      "set_tests_properties([=[${suite}.${test}]=] PROPERTIES TIMEOUT ${TIMEOUT} LABELS [=[${LABELS}]=])\n")
+      "add_test([=[${suite}.${test}]=] ${prefix}[=[${EXE}]=] --filter [=[${suite}/${test}]=] --jobs 1 --full-stats)\n"
+      "set_tests_properties([=[${suite}.${test}]=] PROPERTIES TIMEOUT ${TIMEOUT} LABELS [=[${labels}]=]"
+      " ENVIRONMENT [=[REDLOCK_TEST_TIME_SCALE=${TIME_SCALE}]=])\n")
     math(EXPR count "${count} + 1")
   endif()
 endforeach()

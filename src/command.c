@@ -115,4 +115,5 @@ void rl_command_write(const rl_command *c, char *out)
         out[1] = '\n';
         out += 2;
     }
+    *out = '\0';
 }

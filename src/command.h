@@ -32,9 +32,12 @@ void rl_command_inspect(rl_command *c, const void *key, size_t key_len);
 /* PING */
 void rl_command_ping(rl_command *c);
 
-/* Bytes of the RESP form. */
+/* Bytes of the RESP form, without the terminating NUL. */
 size_t rl_command_size(const rl_command *c);
-/* Write the RESP form: exactly rl_command_size() bytes. */
+/* Write the RESP form, rl_command_size() bytes, and a NUL after them (room
+ * for rl_command_size() + 1 bytes). hiredis takes a formatted command as a
+ * C string: it looks for the first argument with strchr(), and after a
+ * single-argument command (PING) reads the byte past its end. */
 void rl_command_write(const rl_command *c, char *out);
 
 #endif

@@ -241,8 +241,8 @@ rl_round *rl_round_start(redlock_client *client, rl_round_kind kind, const rl_co
 {
     size_t n = client->n;
     size_t cmd_len = rl_command_size(cmd);
-    /* One allocation: the round, its slots and its request. */
-    rl_round *round = calloc(1, sizeof(*round) + n * sizeof(rl_slot) + cmd_len);
+    /* One allocation: the round, its slots and its request (+ 1: its NUL). */
+    rl_round *round = calloc(1, sizeof(*round) + n * sizeof(rl_slot) + cmd_len + 1);
     if (round == NULL)
         return NULL;
     rl_client_ref(client);

@@ -65,7 +65,7 @@ long rl_evalsha_to_eval(const char *cmd, size_t len, const rl_script *script, ch
     static const char eval[] = "$4\r\nEVAL\r\n";
     size_t total = header_len + (sizeof(eval) - 1) + (size_t)length_len + source_len + 2 +
                    (len - rest_at);
-    char *p = malloc(total);
+    char *p = malloc(total + 1);
     if (p == NULL)
         return -1;
     char *w = p;
@@ -75,6 +75,7 @@ long rl_evalsha_to_eval(const char *cmd, size_t len, const rl_script *script, ch
     memcpy(w, script->source, source_len), w += source_len;
     memcpy(w, "\r\n", 2), w += 2;
     memcpy(w, cmd + rest_at, len - rest_at);
+    p[total] = '\0';
     *out = p;
     return (long)total;
 }

@@ -24,8 +24,9 @@ extern const rl_script rl_inspect_script;
 /*
  * The EVAL form of an EVALSHA command (see command.h): the
  * same arguments after the script. Used when a master answers NOSCRIPT (its
- * script cache was flushed). *out is malloc'ed; returns its length, or -1
- * when out of memory or cmd is not such a command.
+ * script cache was flushed). *out is malloc'ed and NUL-terminated, as
+ * hiredis wants a formatted command; returns its length (without the NUL),
+ * or -1 when out of memory or cmd is not such a command.
  */
 long rl_evalsha_to_eval(const char *cmd, size_t len, const rl_script *script, char **out);
 

@@ -239,6 +239,10 @@ static int sync_call(redlock_sync *s, rl_sync_request *req, redlock_result **res
     req->sync = s;
     sem_init(&req->done, 0, 0);
 
+    /* The wake-up is sent under the mutex: once it is unlocked, the I/O
+     * thread may complete req and, if redlock_sync_free() has begun, free s
+     * (the free cancels queued requests). From then on this thread touches
+     * only req. */
     pthread_mutex_lock(&s->mu);
     bool stopping = s->stopping;
     if (!stopping) {
@@ -247,13 +251,13 @@ static int sync_call(redlock_sync *s, rl_sync_request *req, redlock_result **res
         else
             s->head = req;
         s->tail = req;
+        ev_async_send(s->loop, &s->wakeup);
     }
     pthread_mutex_unlock(&s->mu);
 
     if (stopping) {
         req->status = REDLOCK_ECANCELED;
     } else {
-        ev_async_send(s->loop, &s->wakeup);
         while (sem_wait(&req->done) != 0)
             ; /* EINTR: a signal handler ran; keep waiting */
     }

@@ -419,8 +419,9 @@ typedef struct redlock_sync redlock_sync;
 REDLOCK_API int redlock_sync_new(redlock_sync **out, const redlock_config *cfg);
 /* Release the locks it acquired and has not released (see
  * redlock_client_free()), waiting at most one command timeout for them,
- * then stop the I/O thread and free. No other thread may be using it.
- * NULL is allowed. */
+ * then stop the I/O thread and free. Calls of other threads still waiting
+ * when it begins complete with REDLOCK_ECANCELED (an acquire hands out no
+ * lock); no call may start once it has begun. NULL is allowed. */
 REDLOCK_API void redlock_sync_free(redlock_sync *sync);
 
 /*

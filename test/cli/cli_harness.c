@@ -50,7 +50,7 @@ void cli_sleep_ms(int ms)
 
 bool cli_wait_until(bool (*pred)(void *arg), void *arg, int timeout_ms)
 {
-    double deadline = cli_now_ms() + timeout_ms;
+    double deadline = cli_now_ms() + (double)fleet_scaled_ms(timeout_ms);
     while (!pred(arg)) {
         if (cli_now_ms() >= deadline)
             return false;
@@ -186,8 +186,10 @@ const char *cli_write_config(const char *name, const cli_config_options *o)
     FILE *m = open_memstream(&text, &len);
     cr_assert_not_null(m);
     fprintf(m, "# written by the CLI tests\n");
-    fprintf(m, "connect_timeout_ms: %ld\n", o->connect_timeout_ms ? o->connect_timeout_ms : 500);
-    fprintf(m, "command_timeout_ms: %ld\n", o->command_timeout_ms ? o->command_timeout_ms : 500);
+    fprintf(m, "connect_timeout_ms: %ld\n",
+            o->connect_timeout_ms ? o->connect_timeout_ms : (long)fleet_scaled_ms(500));
+    fprintf(m, "command_timeout_ms: %ld\n",
+            o->command_timeout_ms ? o->command_timeout_ms : (long)fleet_scaled_ms(500));
     fprintf(m, "retry_count: %ld\n", o->retry_count ? o->retry_count : 3);
     fprintf(m, "retry_delay_ms: %ld\n", o->retry_delay_ms ? o->retry_delay_ms : 20);
     fprintf(m, "retry_jitter_ms: %ld\n", o->retry_jitter_ms ? o->retry_jitter_ms : 20);

@@ -1,12 +1,18 @@
 /*
  * CLI-test harness: runs the `redlock` tool as a child process against a
- * fleet of real masters, with bounded waits everywhere.
+ * fleet of real masters, with bounded waits everywhere. Every wait bound
+ * (timeout_ms arguments) is multiplied by the fleet's time scale
+ * (REDLOCK_TEST_TIME_SCALE, see fleet.h).
  *
  * - Every test gets a fleet, a scratch directory inside the fleet's
  *   temporary directory (removed with it, even if the test process dies),
  *   and a config file for the fleet (cli.config).
  * - The tool runs with stdin from /dev/null, stdout and stderr captured,
  *   in its own process group, killed (SIGKILL) if the test process dies.
+ *   With REDLOCK_TEST_TOOL_WRAPPER set in the environment (a program,
+ *   e.g. test/valgrind/memcheck.sh), the harness runs WRAPPER TOOL ARGS...
+ *   instead of TOOL ARGS...; the wrapper must exec the tool in its own
+ *   process, which keeps the pid the tests signal and wait for.
  *   Its environment is the test's, except that HOME and XDG_CONFIG_HOME
  *   point to empty directories and REDLOCK_CONFIG is unset, so no config
  *   of the machine's user is ever read; `env` entries change that.
@@ -68,8 +74,8 @@ typedef struct cli_config_options {
     const char *password;     /* written as `password:` on every node */
     const char *password_env; /* written as `password_env:` on every node */
     long ttl_ms;              /* 0: left out (the library's default) */
-    long connect_timeout_ms;  /* 0: 500 */
-    long command_timeout_ms;  /* 0: 500 (generous: a loaded machine) */
+    long connect_timeout_ms;  /* 0: 500 (times the fleet's time scale) */
+    long command_timeout_ms;  /* 0: 500 (generous: a loaded machine; scaled too) */
     long retry_count;         /* 0: 3 */
     long retry_delay_ms;      /* 0: 20 */
     long retry_jitter_ms;     /* 0: 20 */

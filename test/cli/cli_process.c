@@ -238,7 +238,7 @@ static __attribute__((noreturn)) void exec_tool(pid_t parent, int in_fd, int out
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     syscall(SYS_close_range, 3U, ~0U, 0U);
-    execve(REDLOCK_TOOL, argv, envp);
+    execve(argv[0], argv, envp);
     _exit(127);
 }
 
@@ -258,10 +258,15 @@ cli_proc *cli_spawn(const char *const args[], const char *const env[])
     size_t argc = 0;
     while (args[argc] != NULL)
         argc++;
-    char **argv = cli_own(calloc(argc + 2, sizeof(char *)));
-    argv[0] = REDLOCK_TOOL;
+    /* WRAPPER TOOL ARGS..., or TOOL ARGS... */
+    const char *wrapper = getenv("REDLOCK_TEST_TOOL_WRAPPER");
+    size_t first = wrapper != NULL && wrapper[0] != '\0' ? 1 : 0;
+    char **argv = cli_own(calloc(first + argc + 2, sizeof(char *)));
+    if (first > 0)
+        argv[0] = cli_own(strdup(wrapper));
+    argv[first] = REDLOCK_TOOL;
     for (size_t i = 0; i < argc; i++)
-        argv[i + 1] = (char *)args[i];
+        argv[first + 1 + i] = (char *)args[i];
     char **envp = build_env(env);
 
     cli_proc *p = calloc(1, sizeof(*p));
@@ -358,6 +363,7 @@ static const char *describe_status(bool exited, int wstatus)
 
 const cli_result *cli_wait(cli_proc *p, int timeout_ms)
 {
+    timeout_ms = (int)fleet_scaled_ms(timeout_ms);
     double deadline = cli_now_ms() + timeout_ms;
     while (!p->exited || p->out_fd >= 0 || p->err_fd >= 0) {
         double left = deadline - cli_now_ms();
@@ -437,7 +443,7 @@ int cli_track(pid_t pid)
 bool cli_wait_gone(int pidfd, int timeout_ms, double *at_ms)
 {
     if (pidfd >= 0) {
-        double deadline = cli_now_ms() + timeout_ms;
+        double deadline = cli_now_ms() + (double)fleet_scaled_ms(timeout_ms);
         struct pollfd pfd = {pidfd, POLLIN, 0};
         int rc;
         while ((rc = poll(&pfd, 1, (int)(deadline - cli_now_ms()) + 1)) < 0 && errno == EINTR)

@@ -50,7 +50,7 @@ void harness_free_client(harness *h)
     h->client = NULL;
     /* A freed client finishes its releases and closes its connections on
      * the loop, within a command timeout; then no watcher may be left. */
-    double deadline = now_ms() + HARNESS_GUARD_S * 1000;
+    double deadline = now_ms() + HARNESS_GUARD_S * 1000 * fleet_time_scale();
     while (ev_run(h->loop, EVRUN_ONCE))
         cr_assert_lt(now_ms(), deadline, "the freed client left watchers active");
 }
@@ -87,18 +87,19 @@ static void guard_fired(struct ev_loop *loop, ev_timer *w, int revents)
     ev_break(loop, EVBREAK_ONE);
 }
 
-/* Run the loop until *done, failing the test after HARNESS_GUARD_S. */
+/* Run the loop until *done, failing the test after the (scaled) guard. */
 static void run_until_done(harness *h, const bool *done)
 {
     bool expired = false;
+    double guard_s = HARNESS_GUARD_S * fleet_time_scale();
     ev_timer guard;
-    ev_timer_init(&guard, guard_fired, HARNESS_GUARD_S, 0.);
+    ev_timer_init(&guard, guard_fired, guard_s, 0.);
     guard.data = &expired;
     ev_timer_start(h->loop, &guard);
     while (!*done && !expired)
         ev_run(h->loop, EVRUN_ONCE);
     ev_timer_stop(h->loop, &guard);
-    cr_assert(!expired, "operation did not complete within %.0f s", HARNESS_GUARD_S);
+    cr_assert(!expired, "operation did not complete within %.0f s", guard_s);
 }
 
 static void on_acquired(int status, redlock_lock *lock, const redlock_result *result, void *arg)
@@ -196,7 +197,7 @@ void harness_run_for(harness *h, int ms)
 bool harness_wait_until(harness *h, bool (*pred)(harness *h, void *arg), void *arg,
                         int timeout_ms)
 {
-    double deadline = now_ms() + timeout_ms;
+    double deadline = now_ms() + (double)fleet_scaled_ms(timeout_ms);
     while (!pred(h, arg)) {
         if (now_ms() >= deadline)
             return false;

@@ -13,7 +13,8 @@
 #include <redlock/redlock.h>
 #include <stdbool.h>
 
-#define HARNESS_GUARD_S 30.0 /* no single operation may take longer */
+#define HARNESS_GUARD_S 30.0 /* no single operation may take longer (times the
+                                fleet's time scale) */
 
 typedef struct harness {
     fleet *fleet;
@@ -48,7 +49,8 @@ int harness_ping(harness *h, redlock_result **result_out);
 
 /* Run the loop for ms milliseconds (lets connections settle, replies land). */
 void harness_run_for(harness *h, int ms);
-/* Run the loop until pred(arg) is true or timeout_ms passes; returns pred. */
+/* Run the loop until pred(arg) is true or timeout_ms (times the fleet's time
+ * scale) passes; returns pred. */
 bool harness_wait_until(harness *h, bool (*pred)(harness *h, void *arg), void *arg,
                         int timeout_ms);
 

@@ -397,13 +397,17 @@ Test(fleet, config_lists_every_server, .fini = stop_fleet, .timeout = 60)
         snprintf(name, sizeof(name), "127.0.0.1:%d", fleet_port(fl, i));
         cr_expect_str_eq(redlock_config_node_name(cfg, i), name);
     }
-    static const struct {
+    /* The two timeouts are stretched by the time scale (fleet.h). */
+    const struct {
         redlock_setting key;
         int64_t value;
     } expected[] = {
-        {REDLOCK_CONNECT_TIMEOUT_MS, 200}, {REDLOCK_COMMAND_TIMEOUT_MS, 100},
-        {REDLOCK_RECONNECT_MIN_MS, 20},    {REDLOCK_RECONNECT_MAX_MS, 200},
-        {REDLOCK_RETRY_DELAY_MS, 20},      {REDLOCK_RETRY_JITTER_MS, 20},
+        {REDLOCK_CONNECT_TIMEOUT_MS, fleet_scaled_ms(200)},
+        {REDLOCK_COMMAND_TIMEOUT_MS, fleet_scaled_ms(100)},
+        {REDLOCK_RECONNECT_MIN_MS, 20},
+        {REDLOCK_RECONNECT_MAX_MS, 200},
+        {REDLOCK_RETRY_DELAY_MS, 20},
+        {REDLOCK_RETRY_JITTER_MS, 20},
     };
     for (size_t k = 0; k < sizeof(expected) / sizeof(expected[0]); k++) {
         int64_t value = -1;

@@ -114,7 +114,7 @@ static void *contend(void *arg)
     o.retry_jitter_ms = 10;
     for (int round = 0; round < ROUNDS_PER_THREAD && mono_ms() < deadline_ms; round++) {
         int res = (id + round) % RESOURCES;
-        char name[16];
+        char name[32];
         snprintf(name, sizeof(name), "shared-%d", res);
         redlock_lock *lock = NULL;
         int now_in_flight = atomic_fetch_add(&in_flight, 1) + 1;
@@ -161,7 +161,7 @@ Test(sync, sixteen_threads_contend_on_three_resources_without_overlap)
     /* Operations of different threads really were in flight together. */
     cr_assert_gt(atomic_load(&max_in_flight), 1);
     for (int r = 0; r < RESOURCES; r++) {
-        char name[16];
+        char name[32];
         snprintf(name, sizeof(name), "shared-%d", r);
         for (size_t i = 0; i < 5; i++)
             cr_assert_eq(fleet_pttl(masters, i, name, strlen(name)), -2);

@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,10 +32,12 @@
 
 #define START_TRIES 5           /* launches per server within one start */
 #define POLL_MS 10              /* between readiness probes */
+/* These bounds are stretched by the time scale (fleet_scaled_ms()). */
 #define PROBE_TIMEOUT_MS 100    /* one readiness probe's connect and commands */
 #define REAP_TIMEOUT_MS 5000    /* a SIGKILLed server is gone long before */
 #define SIGNAL_TIMEOUT_MS 2000  /* SIGSTOP/SIGCONT take effect long before */
 #define CONNECT_TIMEOUT_MS 1000 /* fleet_connect() and the data helpers */
+#define MAX_TIME_SCALE 100
 #define LOG_TAIL_BYTES 2048     /* of a log printed when a server fails */
 #define MAX_EXTRA_ARGS 64
 #define FALLBACK_MAX_FD 65536   /* closed in the child without close_range */
@@ -121,6 +124,23 @@ static fleet_server *server_for(fleet *f, size_t i, const char *what)
         return NULL;
     }
     return &f->servers[i];
+}
+
+/* ---- Time scale ----------------------------------------------------------- */
+
+int fleet_time_scale(void)
+{
+    const char *text = getenv("REDLOCK_TEST_TIME_SCALE");
+    if (text == NULL || *text == '\0')
+        return 1;
+    char *end;
+    long scale = strtol(text, &end, 10);
+    return *end == '\0' && scale >= 1 && scale <= MAX_TIME_SCALE ? (int)scale : 1;
+}
+
+int64_t fleet_scaled_ms(int64_t ms)
+{
+    return ms * fleet_time_scale();
 }
 
 /* ---- Fleets alive in this process, stopped at exit ------------------------ */
@@ -570,7 +590,7 @@ static int signal_server(const fleet_server *s, int sig)
 /* Reap the forks of a dead server: as a subreaper we inherit them. */
 static void reap_orphans(pid_t group)
 {
-    int64_t deadline = now_ms() + REAP_TIMEOUT_MS;
+    int64_t deadline = now_ms() + fleet_scaled_ms(REAP_TIMEOUT_MS);
     for (;;) {
         int status;
         pid_t r = waitpid(-group, &status, WNOHANG);
@@ -592,7 +612,7 @@ static int kill_server(fleet_server *s, size_t i)
     int rc = 0;
     if (signal_server(s, SIGKILL) != 0 && errno != ESRCH)
         rc = -1;
-    if (rc == 0 && reap(s->pid, REAP_TIMEOUT_MS) != 0)
+    if (rc == 0 && reap(s->pid, (int)fleet_scaled_ms(REAP_TIMEOUT_MS)) != 0)
         rc = -1;
     if (rc == 0)
         reap_orphans(s->pid);
@@ -612,7 +632,7 @@ static int kill_server(fleet_server *s, size_t i)
  */
 static int await_stop_or_continue(fleet_server *s, int event)
 {
-    int64_t deadline = now_ms() + SIGNAL_TIMEOUT_MS;
+    int64_t deadline = now_ms() + fleet_scaled_ms(SIGNAL_TIMEOUT_MS);
     for (;;) {
         int status;
         pid_t r = waitpid(s->pid, &status, event | WNOHANG);
@@ -677,7 +697,7 @@ static long info_process_id(const char *info)
  * first does not count: our child will exit on its bind error instead. */
 static int server_ready(const fleet *f, const fleet_server *s)
 {
-    redisContext *c = connect_port(s->port, f->password, PROBE_TIMEOUT_MS);
+    redisContext *c = connect_port(s->port, f->password, (int)fleet_scaled_ms(PROBE_TIMEOUT_MS));
     if (c == NULL)
         return 0;
     int ready = 0;
@@ -731,7 +751,7 @@ static int launch_and_wait(fleet *f, launch *batch, size_t count, int replica_of
         batch[b].tries = 1;
         batch[b].ready = 0;
     }
-    int64_t deadline = now_ms() + FLEET_START_TIMEOUT_MS;
+    int64_t deadline = now_ms() + fleet_scaled_ms(FLEET_START_TIMEOUT_MS);
     size_t pending = count;
     while (pending > 0) {
         for (size_t b = 0; b < count; b++) {
@@ -905,7 +925,7 @@ void fleet_stop(fleet *f)
         remove_tree(f->dir);
     if (ours && f->janitor != 0) {
         kill(f->janitor, SIGKILL); /* before it sees end of file: nothing to do */
-        if (reap(f->janitor, REAP_TIMEOUT_MS) != 0)
+        if (reap(f->janitor, (int)fleet_scaled_ms(REAP_TIMEOUT_MS)) != 0)
             fprintf(stderr, "fleet: the janitor (pid %ld) did not die\n", (long)f->janitor);
     }
     if (f->janitor_fd >= 0)
@@ -1026,7 +1046,7 @@ redisContext *fleet_connect_timeout(const fleet *f, size_t i, int timeout_ms)
 
 redisContext *fleet_connect(const fleet *f, size_t i)
 {
-    return fleet_connect_timeout(f, i, CONNECT_TIMEOUT_MS);
+    return fleet_connect_timeout(f, i, (int)fleet_scaled_ms(CONNECT_TIMEOUT_MS));
 }
 
 /* Whether a failed call on c ran out of time. hiredis 0.14 reports a read
@@ -1178,19 +1198,23 @@ redlock_config *fleet_config(const fleet *f)
 {
     if (f == NULL)
         return NULL;
+    /* The timeouts bound how long the client waits for its own progress
+     * too, so they stretch with the time scale; the pacing does not. */
     static const struct {
         redlock_setting key;
         int64_t value;
+        bool scaled;
     } settings[] = {
-        {REDLOCK_CONNECT_TIMEOUT_MS, 200}, {REDLOCK_COMMAND_TIMEOUT_MS, 100},
-        {REDLOCK_RECONNECT_MIN_MS, 20},    {REDLOCK_RECONNECT_MAX_MS, 200},
-        {REDLOCK_RETRY_DELAY_MS, 20},      {REDLOCK_RETRY_JITTER_MS, 20},
+        {REDLOCK_CONNECT_TIMEOUT_MS, 200, true}, {REDLOCK_COMMAND_TIMEOUT_MS, 100, true},
+        {REDLOCK_RECONNECT_MIN_MS, 20, false},   {REDLOCK_RECONNECT_MAX_MS, 200, false},
+        {REDLOCK_RETRY_DELAY_MS, 20, false},     {REDLOCK_RETRY_JITTER_MS, 20, false},
     };
     redlock_config *cfg = NULL;
     if (redlock_config_new(&cfg) != REDLOCK_OK)
         goto fail;
     for (size_t k = 0; k < sizeof(settings) / sizeof(settings[0]); k++) {
-        if (redlock_config_set(cfg, settings[k].key, settings[k].value) != REDLOCK_OK)
+        int64_t value = settings[k].scaled ? fleet_scaled_ms(settings[k].value) : settings[k].value;
+        if (redlock_config_set(cfg, settings[k].key, value) != REDLOCK_OK)
             goto fail;
     }
     for (size_t i = 0; i < f->n; i++) {

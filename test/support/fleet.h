@@ -49,6 +49,13 @@
  * (REDLOCK_REDIS_SERVER, default "redis-server"), looked up on PATH when the
  * name has no '/'.
  *
+ * Time scale: under a slow tool (valgrind, a sanitizer) the code under test
+ * runs many times slower than the servers. REDLOCK_TEST_TIME_SCALE in the
+ * environment, an integer 1..100 (anything else counts as 1), stretches
+ * time for tests: the fleet's own waits (starting, reaping, pausing), the
+ * timeouts of fleet_connect() and of fleet_config(), and every bound a test
+ * passes through fleet_scaled_ms(). At 1 (normal runs) nothing changes.
+ *
  * Errors are reported on stderr, prefixed "fleet: ", with the tail of the
  * server's log when a server does not start. Passwords are never printed
  * and never appear on a command line (they go to a 0600 config file).
@@ -60,6 +67,7 @@
 #include <redlock/redlock.h>
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #ifdef __cplusplus
@@ -67,7 +75,8 @@ extern "C" {
 #endif
 
 #define FLEET_MAX_SERVERS 64        /* = REDLOCK_MAX_NODES */
-#define FLEET_START_TIMEOUT_MS 5000 /* until every server of a start answers */
+#define FLEET_START_TIMEOUT_MS 5000 /* until every server of a start answers
+                                       (times the time scale) */
 
 typedef struct fleet fleet;
 
@@ -80,6 +89,13 @@ typedef struct fleet_options {
                                        server ("--name", "value", ...),
                                        NULL-terminated; NULL: none */
 } fleet_options;
+
+/* ---- Time scale ------------------------------------------------------ */
+
+/* REDLOCK_TEST_TIME_SCALE from the environment: 1..100, else 1. */
+int fleet_time_scale(void);
+/* ms times the time scale: for a test's waits and time bounds. */
+int64_t fleet_scaled_ms(int64_t ms);
 
 /* ---- Lifecycle -------------------------------------------------------- */
 
@@ -142,7 +158,7 @@ int fleet_start_replica(fleet *f, size_t i, size_t of);
  * a password; free them with redisFree(). NULL on any failure (no message:
  * failing to connect is often what a test expects). */
 
-/* Connect and command timeouts of 1 s. */
+/* Connect and command timeouts of 1 s (times the time scale). */
 redisContext *fleet_connect(const fleet *f, size_t i);
 /* Connect and command timeouts of timeout_ms (> 0). */
 redisContext *fleet_connect_timeout(const fleet *f, size_t i, int timeout_ms);
@@ -190,7 +206,8 @@ size_t fleet_count_value(const fleet *f, const void *key, size_t keylen, const v
 
 /* A config listing every server, running or not, in index order as
  * "127.0.0.1:port", with the fleet's password, and test-friendly settings:
- * connect_timeout_ms 200, command_timeout_ms 100, reconnect_min_ms 20,
+ * connect_timeout_ms 200, command_timeout_ms 100 (both times the time
+ * scale), reconnect_min_ms 20,
  * reconnect_max_ms 200, retry_delay_ms 20, retry_jitter_ms 20 (the rest at
  * their defaults). Free with redlock_config_free(). NULL on failure. */
 redlock_config *fleet_config(const fleet *f);

@@ -8,14 +8,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* cmd written by us, compared with hiredis's formatting of the same. */
+/* cmd written by us, compared with hiredis's formatting of the same: the
+ * same bytes, and NUL-terminated like hiredis's (which reads its formatted
+ * commands as C strings). */
 static void assert_same_as_hiredis(const rl_command *cmd, const char *expected, int expected_len)
 {
     size_t size = rl_command_size(cmd);
-    char *ours = malloc(size);
+    char *ours = malloc(size + 1);
+    memset(ours, 'x', size + 1);
     rl_command_write(cmd, ours);
     cr_assert_eq(size, (size_t)expected_len, "sizes %zu and %d", size, expected_len);
     cr_assert_eq(memcmp(ours, expected, size), 0, "bytes differ");
+    cr_assert_eq(expected[size], '\0');
+    cr_assert_eq(ours[size], '\0', "not NUL-terminated");
     free(ours);
 }
 
@@ -90,7 +95,7 @@ Test(scripts, lengths_cross_every_digit_boundary)
 static char *written(const rl_command *cmd, size_t *len)
 {
     *len = rl_command_size(cmd);
-    char *out = malloc(*len);
+    char *out = malloc(*len + 1);
     rl_command_write(cmd, out);
     return out;
 }
@@ -110,6 +115,7 @@ Test(scripts, eval_fallback_keeps_binary_arguments)
                                           (size_t)5, 1234LL);
     cr_assert_eq(eval_len, expected_len);
     cr_assert_eq(memcmp(eval, expected, (size_t)eval_len), 0);
+    cr_assert_eq(eval[eval_len], '\0', "not NUL-terminated");
     free(eval);
     free(evalsha);
     redisFreeCommand(expected);

@@ -1,0 +1,39 @@
+# How tests run. For runs under a slow tool (valgrind, sanitizers):
+#
+#   REDLOCK_TEST_WRAPPER     a command every test runs under (a ;-list),
+#                            e.g. test/valgrind/memcheck.sh; empty: none.
+#   REDLOCK_TEST_TIME_SCALE  an integer 1..100 that multiplies every test's
+#                            ctest TIMEOUT, and is handed to the tests as
+#                            REDLOCK_TEST_TIME_SCALE in their environment:
+#                            the test fleet then stretches the client's
+#                            timeouts and the tests' own time bounds by it
+#                            (test/support/fleet.h). 1: as written.
+set(REDLOCK_TEST_WRAPPER "" CACHE STRING
+  "Command every test runs under (a ;-list), e.g. a valgrind wrapper")
+set(REDLOCK_TEST_TIME_SCALE 1 CACHE STRING
+  "Multiplies test timeouts and the tests' own time bounds (1..100), for slow tools")
+if(NOT REDLOCK_TEST_TIME_SCALE MATCHES "^([1-9][0-9]?|100)$")
+  message(FATAL_ERROR "REDLOCK_TEST_TIME_SCALE must be an integer from 1 to 100, "
+    "not '${REDLOCK_TEST_TIME_SCALE}'")
+endif()
+
+# redlock_add_test(NAME COMMAND <program> <args>... TIMEOUT <seconds>
+#                  [LABELS <label>...] [RUN_SERIAL])
+# add_test() under the wrapper, with the scaled timeout and the time scale
+# in the environment. COMMAND takes a path or generator expression
+# ($<TARGET_FILE:...>), not a bare target name.
+function(redlock_add_test name)
+  cmake_parse_arguments(ARG "RUN_SERIAL" "TIMEOUT" "COMMAND;LABELS" ${ARGN})
+  if(NOT ARG_COMMAND OR NOT ARG_TIMEOUT)
+    message(FATAL_ERROR "redlock_add_test(${name}): COMMAND and TIMEOUT are required")
+  endif()
+  add_test(NAME ${name} COMMAND ${REDLOCK_TEST_WRAPPER} ${ARG_COMMAND})
+  math(EXPR timeout "${ARG_TIMEOUT} * ${REDLOCK_TEST_TIME_SCALE}")
+  set_tests_properties(${name} PROPERTIES
+    TIMEOUT ${timeout}
+    LABELS "${ARG_LABELS}"
+    ENVIRONMENT "REDLOCK_TEST_TIME_SCALE=${REDLOCK_TEST_TIME_SCALE}")
+  if(ARG_RUN_SERIAL)
+    set_tests_properties(${name} PROPERTIES RUN_SERIAL TRUE)
+  endif()
+endfunction()

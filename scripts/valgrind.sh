@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Build and test under valgrind's memcheck (docs/sanitizers.md).
+#
+#   scripts/valgrind.sh [CTEST-ARGS...]
+#
+# build-valgrind: no sanitizer, -O1 -g, warnings as errors. Every test runs
+# under test/valgrind/memcheck.sh (REDLOCK_TEST_WRAPPER), with the tests'
+# time stretched (REDLOCK_TEST_TIME_SCALE, default 10). Runs the
+# integration, CLI and thread tests (labels integration, cli, threads);
+# the unit tests (no I/O, no threads; covered by scripts/sanitize.sh asan)
+# and the failover suite (45 s of load by design) are left out to keep the
+# run to a few minutes. CTEST-ARGS narrow the run further (e.g. -R sync);
+# LABELS changes the set (LABELS='unit|integration|cli|threads': three
+# minutes more).
+#
+# Fails on any failed test and on any memcheck error or definite or
+# indirect leak in any process of ours: each process writes its report to
+# build-valgrind/valgrind-logs/vg.PID (empty when clean), and every
+# non-empty one is printed at the end. Criterion does not fail a test whose
+# worker process exits with valgrind's error status after the test passed,
+# so the logs, not the exit statuses, are what count.
+#
+# Environment: JOBS (tests at once, default 2), LABELS (a ctest label
+# regex, default integration|cli|threads), REDLOCK_TEST_TIME_SCALE,
+# VALGRIND_OPTS (more valgrind options, e.g. --track-origins=yes).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v valgrind >/dev/null; then
+  echo "valgrind.sh: valgrind not found (scripts/deps.sh installs it)" >&2
+  exit 2
+fi
+
+build="build-valgrind"
+jobs=${JOBS:-2}
+labels=${LABELS:-integration|cli|threads}
+scale=${REDLOCK_TEST_TIME_SCALE:-10}
+logs="$PWD/$build/valgrind-logs"
+
+start=$(date +%s)
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-g -O1" \
+  -DREDLOCK_SANITIZE= -DREDLOCK_WERROR=ON \
+  -DREDLOCK_TEST_WRAPPER="$PWD/test/valgrind/memcheck.sh" \
+  -DREDLOCK_TEST_TIME_SCALE="$scale" >/dev/null
+cmake --build "$build" -j "$jobs"
+built=$(date +%s)
+
+rm -rf "$logs"
+mkdir -p "$logs"
+export REDLOCK_VALGRIND_LOG_DIR="$logs"
+status=0
+ctest --test-dir "$build" --output-on-failure -j "$jobs" -L "$labels" "$@" ||
+  status=$?
+end=$(date +%s)
+
+reports=0
+for f in $(find "$logs" -type f -size +0 | sort); do
+  echo "==== $f"
+  cat "$f"
+  reports=$((reports + 1))
+done
+if [ "$reports" -gt 0 ]; then
+  echo "valgrind.sh: memcheck reports above ($reports processes)" >&2
+  status=1
+fi
+echo "valgrind.sh: $(find "$logs" -type f | wc -l) process logs; build $((built - start)) s," \
+  "tests $((end - built)) s, $([ "$status" = 0 ] && echo clean || echo FAILED)"
+exit "$status"

@@ -1,0 +1,171 @@
+/*
+ * Freeing the blocking client while other threads use it: threads holding
+ * locks (some auto-extended) watch them become RELEASED while the client
+ * is freed, and threads blocked in an acquire return REDLOCK_ECANCELED.
+ */
+#include "threads.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- Holders ------------------------------------------------------------ */
+
+#define HOLDERS 8
+#define HELD_TTL_MS 30000
+#define FREE_BOUND_MS 2000 /* the releases drain within a command timeout */
+
+static redlock_sync *owner;
+static redlock_lock *held[HOLDERS];
+static pthread_barrier_t all_held, client_freed;
+
+static void held_name(char *buf, size_t size, size_t i)
+{
+    snprintf(buf, size, "held-%zu", i);
+}
+
+static void *hold_until_freed(void *arg)
+{
+    size_t i = (size_t)(uintptr_t)arg;
+    char name[32];
+    held_name(name, sizeof(name), i);
+    redlock_acquire_options o = acquire_options(HELD_TTL_MS, 0);
+    int rc = redlock_sync_acquire(owner, name, strlen(name), &o, &held[i], NULL);
+    REQUIRE(rc == REDLOCK_OK, "acquire %s: %s", name, redlock_status_name(rc));
+    if (i % 2 == 1) {
+        rc = redlock_sync_auto_extend(owner, held[i], NULL, NULL);
+        CHECK(rc == REDLOCK_OK, "auto-extend: %s", redlock_status_name(rc));
+    }
+    pthread_barrier_wait(&all_held);
+
+    /* The state may be read while the I/O thread releases the lock. */
+    double deadline = mono_ms() + (double)fleet_scaled_ms(FREE_BOUND_MS);
+    while (redlock_lock_get_state(held[i]) != REDLOCK_LOCK_RELEASED && mono_ms() < deadline) {
+        int state = redlock_lock_get_state(held[i]);
+        CHECK(state == REDLOCK_LOCK_HELD, "%s: %s before the client was freed", name,
+              redlock_lock_state_name(state));
+        sleep_ms(1);
+    }
+    pthread_barrier_wait(&client_freed);
+    CHECK(redlock_lock_get_state(held[i]) == REDLOCK_LOCK_RELEASED, "%s: %s after the free",
+          name, redlock_lock_state_name(redlock_lock_get_state(held[i])));
+    CHECK(redlock_lock_validity_ms(held[i]) <= 0, "%s: validity left after the free", name);
+    redlock_lock_free(held[i]); /* the handle outlives its client */
+    return NULL;
+}
+
+void scenario_free_releases_locks(fleet *masters, redlock_config *cfg)
+{
+    REQUIRE(redlock_sync_new(&owner, cfg) == REDLOCK_OK, "redlock_sync_new");
+    pthread_barrier_init(&all_held, NULL, HOLDERS + 1);
+    pthread_barrier_init(&client_freed, NULL, HOLDERS + 1);
+    pthread_t threads[HOLDERS];
+    run_threads(threads, HOLDERS, hold_until_freed);
+
+    pthread_barrier_wait(&all_held);
+    for (size_t i = 0; i < HOLDERS; i++) {
+        char name[32];
+        held_name(name, sizeof(name), i);
+        size_t len;
+        const char *value = redlock_lock_value(held[i], &len);
+        CHECK(fleet_count_value(masters, name, strlen(name), value, len) >= 3,
+              "%s not held by a quorum", name);
+    }
+    double t0 = mono_ms();
+    redlock_sync_free(owner);
+    double took = mono_ms() - t0;
+    pthread_barrier_wait(&client_freed);
+    join_threads(threads, HOLDERS);
+    pthread_barrier_destroy(&all_held);
+    pthread_barrier_destroy(&client_freed);
+
+    CHECK(took < (double)fleet_scaled_ms(FREE_BOUND_MS), "redlock_sync_free took %.0f ms", took);
+    for (size_t i = 0; i < HOLDERS; i++) {
+        char name[32];
+        held_name(name, sizeof(name), i);
+        for (size_t m = 0; m < fleet_size(masters); m++)
+            CHECK(fleet_pttl(masters, m, name, strlen(name)) == -2, "master %zu kept %s", m,
+                  name);
+    }
+}
+
+/* ---- Waiters ------------------------------------------------------------ */
+
+#define WAITERS 8
+#define WAIT_LIMIT_MS 30000 /* a bound on the waits, never reached */
+
+static redlock_sync *waited_on;
+static atomic_int first_attempts;
+static atomic_int statuses[WAITERS];
+static atomic_bool got_lock[WAITERS];
+static _Atomic double returned_at[WAITERS];
+
+/* On the client's threads: counts acquires that failed a first attempt,
+ * that is waiters now retrying inside the client. */
+static void count_first_attempts(int level, const char *message, void *arg)
+{
+    (void)level;
+    (void)arg;
+    if (strncmp(message, "acquire attempt 1:", strlen("acquire attempt 1:")) == 0)
+        atomic_fetch_add(&first_attempts, 1);
+}
+
+static void *wait_for_busy(void *arg)
+{
+    size_t i = (size_t)(uintptr_t)arg;
+    redlock_acquire_options o = acquire_options(10000, 1000000);
+    o.retry_delay_ms = 20;
+    o.retry_jitter_ms = 0;
+    o.wait_ms = fleet_scaled_ms(WAIT_LIMIT_MS);
+    redlock_lock *lock = NULL;
+    int rc = redlock_sync_acquire(waited_on, "busy", 4, &o, &lock, NULL);
+    atomic_store(&returned_at[i], mono_ms());
+    atomic_store(&statuses[i], rc);
+    atomic_store(&got_lock[i], lock != NULL);
+    redlock_lock_free(lock);
+    return NULL;
+}
+
+void scenario_free_while_threads_wait(fleet *masters, redlock_config *cfg)
+{
+    /* Someone else holds "busy" on every master for the whole scenario. */
+    for (size_t m = 0; m < fleet_size(masters); m++)
+        REQUIRE(fleet_set(masters, m, "busy", 4, "someone-else", 12, 60000) == 0, "set busy");
+    redlock_config_set_log(cfg, count_first_attempts, NULL, REDLOCK_LOG_DEBUG);
+    REQUIRE(redlock_sync_new(&waited_on, cfg) == REDLOCK_OK, "redlock_sync_new");
+    redlock_lock *kept = NULL;
+    REQUIRE(redlock_sync_acquire(waited_on, "kept", 4, NULL, &kept, NULL) == REDLOCK_OK,
+            "acquire kept");
+
+    pthread_t threads[WAITERS];
+    run_threads(threads, WAITERS, wait_for_busy);
+    /* Every waiter is inside the client, retrying, before the free. */
+    double deadline = mono_ms() + (double)fleet_scaled_ms(5000);
+    while (atomic_load(&first_attempts) < WAITERS && mono_ms() < deadline)
+        sleep_ms(5);
+    REQUIRE(atomic_load(&first_attempts) >= WAITERS, "only %d of %d waiters started",
+            atomic_load(&first_attempts), WAITERS);
+
+    double t0 = mono_ms();
+    redlock_sync_free(waited_on);
+    CHECK(mono_ms() - t0 < (double)fleet_scaled_ms(FREE_BOUND_MS), "redlock_sync_free took %.0f ms",
+          mono_ms() - t0);
+    join_threads(threads, WAITERS);
+
+    for (size_t i = 0; i < WAITERS; i++) {
+        int rc = atomic_load(&statuses[i]);
+        CHECK(rc == REDLOCK_ECANCELED, "waiter %zu: %s", i, redlock_status_name(rc));
+        CHECK(!atomic_load(&got_lock[i]), "waiter %zu got a lock handle", i);
+        double after = atomic_load(&returned_at[i]) - t0;
+        CHECK(after < (double)fleet_scaled_ms(FREE_BOUND_MS),
+              "waiter %zu returned %.0f ms after the free began", i, after);
+    }
+    CHECK(redlock_lock_get_state(kept) == REDLOCK_LOCK_RELEASED, "kept: %s",
+          redlock_lock_state_name(redlock_lock_get_state(kept)));
+    redlock_lock_free(kept);
+    for (size_t m = 0; m < fleet_size(masters); m++)
+        CHECK(fleet_pttl(masters, m, "kept", 4) == -2, "master %zu kept \"kept\"", m);
+    /* The waiters' attempts took nothing from the holder. */
+    CHECK(fleet_count_value(masters, "busy", 4, "someone-else", 12) == fleet_size(masters),
+          "the holder's key was touched");
+}

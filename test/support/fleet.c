@@ -1201,13 +1201,13 @@ redlock_config *fleet_config(const fleet *f)
     /* The timeouts bound how long the client waits for its own progress
      * too, so they stretch with the time scale; the pacing does not. */
     static const struct {
-        redlock_setting key;
         int64_t value;
+        redlock_setting key;
         bool scaled;
     } settings[] = {
-        {REDLOCK_CONNECT_TIMEOUT_MS, 200, true}, {REDLOCK_COMMAND_TIMEOUT_MS, 100, true},
-        {REDLOCK_RECONNECT_MIN_MS, 20, false},   {REDLOCK_RECONNECT_MAX_MS, 200, false},
-        {REDLOCK_RETRY_DELAY_MS, 20, false},     {REDLOCK_RETRY_JITTER_MS, 20, false},
+        {200, REDLOCK_CONNECT_TIMEOUT_MS, true}, {100, REDLOCK_COMMAND_TIMEOUT_MS, true},
+        {20, REDLOCK_RECONNECT_MIN_MS, false},   {200, REDLOCK_RECONNECT_MAX_MS, false},
+        {20, REDLOCK_RETRY_DELAY_MS, false},     {20, REDLOCK_RETRY_JITTER_MS, false},
     };
     redlock_config *cfg = NULL;
     if (redlock_config_new(&cfg) != REDLOCK_OK)

@@ -24,6 +24,7 @@
  */
 #include "internal.h"
 #include "random.h"
+#include "reader_bounds.h"
 #include "reply.h"
 #include "scripts.h"
 
@@ -338,6 +339,11 @@ static void master_connect(rl_master *m)
         snprintf(reason, sizeof(reason), "connect: %s", ac->c.errstr);
         redisAsyncFree(ac);
         master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, reason);
+        return;
+    }
+    if (rl_reader_bound(ac->c.reader) != 0) {
+        redisAsyncFree(ac);
+        master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, "connect: out of memory");
         return;
     }
     /* Our sockets are ours: a program that forks and execs must not hand

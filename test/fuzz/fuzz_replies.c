@@ -31,6 +31,7 @@
  */
 #include "fuzz.h"
 #include "internal.h"
+#include "reader_bounds.h"
 #include "reply.h"
 
 #include <ev.h>
@@ -450,9 +451,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
 
     reply_feed feed = {.count = 0};
+    /* Bounded as every connection's reader is (src/reader_bounds.h). */
     redisReader *reader = redisReaderCreate();
     if (reader == NULL)
         return 0;
+    if (rl_reader_bound(reader) != 0) {
+        redisReaderFree(reader);
+        return 0;
+    }
     if (redisReaderFeed(reader, (const char *)data, size) == REDIS_OK) {
         void *reply = NULL;
         while (feed.count < MAX_REPLIES && redisReaderGetReply(reader, &reply) == REDIS_OK &&

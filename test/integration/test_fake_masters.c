@@ -7,6 +7,7 @@
 #include "harness.h"
 
 #include <criterion/criterion.h>
+#include <hiredis/hiredis.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -230,6 +231,42 @@ Test(fake_masters, a_connection_closed_in_the_middle_of_a_reply)
     redlock_result_free(r);
     for (size_t i = 0; i < MAX_FAKES; i++)
         cr_assert_geq(fake_master_connections(fakes[i]), 2);
+    free_client_within(COMMAND_MS + SLACK_MS);
+}
+
+/* ---- An array too large to be a reply of ours ------------------------------- */
+
+/* hiredis would allocate the announced element table up front; every
+ * connection's reader refuses more than RL_READER_MAX_ELEMENTS elements
+ * instead, at once, without waiting for the command timeout. */
+Test(fake_masters, an_array_header_of_two_billion_elements_is_refused_at_once)
+{
+#if HIREDIS_MAJOR >= 1
+    static const char why[] = "Multi-bulk length out of range";
+#else
+    static const char why[] = "Out of memory";
+#endif
+    char lost[64];
+    snprintf(lost, sizeof(lost), "connection lost: %s", why);
+    start(3, FAKE_MASTER_HUGE_ARRAY, NULL);
+    harness_connect(&h);
+    redlock_result *r = NULL;
+    cr_assert_eq(harness_ping(&h, &r), REDLOCK_OK);
+    expect_fakes(r, REDLOCK_MASTER_NOT_CONNECTED, why);
+    redlock_result_free(r);
+
+    /* The fakes are out now (reconnecting waits a minute). */
+    r = lock_and_release("huge");
+    expect_fakes(r, REDLOCK_MASTER_NOT_CONNECTED, lost);
+    redlock_result_free(r);
+
+    /* A fresh client, one real master fewer: the refused arrays decide. */
+    free_client_within(COMMAND_MS + SLACK_MS);
+    cr_assert_eq(fleet_kill(h.fleet, 2), 0);
+    harness_connect(&h);
+    r = acquire_without_quorum("huge2", REDLOCK_ENOQUORUM);
+    expect_fakes(r, REDLOCK_MASTER_NOT_CONNECTED, why);
+    redlock_result_free(r);
     free_client_within(COMMAND_MS + SLACK_MS);
 }
 

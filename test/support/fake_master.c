@@ -161,6 +161,12 @@ static bool answer(fake_master *fm, fake_client *c, const redisReply *cmd)
         }
         send_text(c->fd, "$10\r\nhalf");
         return false;
+    case FAKE_MASTER_HUGE_ARRAY:
+        if (is_handshake(cmd))
+            answer_handshake(fm, c->fd, cmd);
+        else
+            send_text(c->fd, "*" FAKE_MASTER_HUGE_ELEMENTS "\r\n");
+        return true;
     default:
         return true;
     }

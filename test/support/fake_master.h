@@ -36,8 +36,14 @@ typedef enum fake_master_mode {
      * sent as soon as a connection is accepted and again after every read. */
     FAKE_MASTER_GARBAGE,
     /* Accepts connections and reads them, never writes a byte. */
-    FAKE_MASTER_SILENT
+    FAKE_MASTER_SILENT,
+    /* The handshake is answered; every other command gets the header of an
+     * array of FAKE_MASTER_HUGE_ELEMENTS elements, and nothing more. */
+    FAKE_MASTER_HUGE_ARRAY
 } fake_master_mode;
+
+/* What a FAKE_MASTER_HUGE_ARRAY announces: 16 GB of pointers. */
+#define FAKE_MASTER_HUGE_ELEMENTS "2000000000"
 
 /* The first byte a FAKE_MASTER_GARBAGE fake sends: no RESP type byte. */
 #define FAKE_MASTER_GARBAGE_BYTE 0xff

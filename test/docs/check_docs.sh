@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# Documentation coverage: every public function has its page, every status
+# and per-master outcome is in docs/errors.md, every config key is in
+# docs/config.md, and no page describes a function that is gone.
+#
+#   test/docs/check_docs.sh [SOURCE_DIR]
+#
+# What is documented is read from the sources themselves:
+#   - functions: the REDLOCK_API declarations of include/redlock/redlock.h;
+#   - statuses: the X(NAME, value, "message") rows of REDLOCK_STATUS_MAP;
+#   - outcomes: the members of enum redlock_master_outcome;
+#   - config keys: the setting table of src/config.c (top-level integer
+#     keys), and the top-level and node key names of src/config_yaml.c.
+# Each extraction is checked against a count found independently, and
+# against a minimum, so that a change of layout in the sources fails here
+# instead of silently checking nothing. Exits 0 when complete, else 1 with
+# every problem listed.
+set -u
+
+root=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
+header=$root/include/redlock/redlock.h
+config_c=$root/src/config.c
+config_internal=$root/src/config_internal.h
+config_yaml=$root/src/config_yaml.c
+api=$root/docs/api
+errors_md=$root/docs/errors.md
+config_md=$root/docs/config.md
+
+problems=()
+problem() { problems+=("$*"); }
+
+for f in "$header" "$config_c" "$config_internal" "$config_yaml" "$errors_md" "$config_md" \
+         "$api/README.md"; do
+    [ -f "$f" ] || problem "missing file: ${f#"$root"/}"
+done
+if [ ${#problems[@]} -gt 0 ]; then
+    printf 'docs coverage: %s\n' "${problems[@]}"
+    exit 1
+fi
+
+# Collapse whitespace, and none just inside parentheses: a declaration
+# compares equal however its lines are broken.
+normalize() { tr -s ' \t\n' '   ' | sed -e 's/( /(/g' -e 's/ )/)/g' -e 's/^ //' -e 's/ $//'; }
+
+# --- Extraction ----------------------------------------------------------
+
+# Public declarations: from a line with REDLOCK_API (not a #define) to the
+# line closing it with ");". One per line of output, whitespace collapsed.
+declarations=$(awk '
+    /^[ \t]*#/ { next }
+    /REDLOCK_API/ { collecting = 1; text = "" }
+    collecting { text = text " " $0; if ($0 ~ /\);/) { print text; collecting = 0 } }
+' "$header" | while IFS= read -r line; do printf '%s\n' "$line" | normalize; echo; done |
+    sed '/^$/d')
+functions=$(printf '%s\n' "$declarations" | sed -n 's/^.*[ *]\(redlock_[a-z0-9_]*\)(.*$/\1/p')
+n_functions=$(printf '%s\n' "$functions" | sed '/^$/d' | wc -l)
+n_api_words=$(grep -v '^[ \t]*#' "$header" | grep -o 'REDLOCK_API' | wc -l)
+
+# Statuses: the rows of the X-macro, from its #define to its last
+# continued line.
+status_rows=$(awk '
+    /^#define REDLOCK_STATUS_MAP\(X\)/ { inside = 1; next }
+    inside { print; if ($0 !~ /\\[ \t]*$/) inside = 0 }
+' "$header")
+statuses=$(printf '%s\n' "$status_rows" |
+    sed -n 's/^[ \t]*X(\([A-Z0-9_]*\), *\(-\{0,1\}[0-9]*\), *"\(.*\)")[ \t]*\\\{0,1\}[ \t]*$/\1|\2|\3/p')
+n_statuses=$(printf '%s\n' "$statuses" | sed '/^$/d' | wc -l)
+n_status_rows=$(printf '%s\n' "$status_rows" | grep -c 'X(')
+
+# Per-master outcomes: the members of enum redlock_master_outcome.
+outcomes=$(awk '
+    /^typedef enum redlock_master_outcome/ { inside = 1; next }
+    inside && /^}/ { inside = 0 }
+    inside
+' "$header" | grep -o 'REDLOCK_MASTER_[A-Z_]*')
+n_outcomes=$(printf '%s\n' "$outcomes" | sed '/^$/d' | wc -l)
+
+# Config keys. Top-level integer settings: rl_setting_table's names, whose
+# size is RL_SETTING_COUNT.
+setting_keys=$(awk '
+    /rl_setting_table\[RL_SETTING_COUNT\] = \{/ { inside = 1; next }
+    inside && /^\};/ { inside = 0 }
+    inside
+' "$config_c" | sed -n 's/^[ \t]*\[REDLOCK_[A-Z_]*\] = {"\([a-z_]*\)".*/\1/p')
+n_setting_keys=$(printf '%s\n' "$setting_keys" | sed '/^$/d' | wc -l)
+setting_count=$(sed -n 's/^#define RL_SETTING_COUNT \([0-9]*\).*/\1/p' "$config_internal")
+# The other top-level keys: names[TOP_...] = "..." in config_yaml.c.
+top_keys=$(sed -n 's/^[ \t]*names\[TOP_[A-Z_]*\] = "\([a-z_]*\)";.*/\1/p' "$config_yaml")
+n_top_keys=$(printf '%s\n' "$top_keys" | sed '/^$/d' | wc -l)
+n_top_enum=$(sed -n 's/^enum { *\(TOP_[A-Z_]* = RL_SETTING_COUNT.*\)TOP_KEY_COUNT *};.*/\1/p' \
+    "$config_yaml" | grep -o 'TOP_[A-Z_]*' | wc -l)
+# Node keys: node_key_names, one per member of enum node_key but NK_COUNT.
+node_keys=$(awk '
+    /node_key_names\[NK_COUNT\] = \{/ { inside = 1; next }
+    inside && /^\};/ { inside = 0 }
+    inside
+' "$config_yaml" | sed -n 's/^[ \t]*\[NK_[A-Z_]*\] = "\([a-z_]*\)",.*/\1/p')
+n_node_keys=$(printf '%s\n' "$node_keys" | sed '/^$/d' | wc -l)
+n_node_enum=$(awk '
+    /^enum node_key \{/ { inside = 1; next }
+    inside && /^\};/ { inside = 0 }
+    inside
+' "$config_yaml" | grep -o 'NK_[A-Z_]*' | grep -vc '^NK_COUNT$')
+
+# --- Sanity of the extraction --------------------------------------------
+
+sane() { # what found expected minimum
+    if [ "$2" -lt "$4" ]; then
+        problem "extraction: found $2 $1, fewer than the minimum of $4: has the layout of the sources changed?"
+    elif [ "$2" -ne "$3" ]; then
+        problem "extraction: found $2 $1 where the sources have $3: has the layout of the sources changed?"
+    fi
+}
+min_functions=40
+sane "public functions in include/redlock/redlock.h" "$n_functions" "$n_api_words" "$min_functions"
+sane "statuses in REDLOCK_STATUS_MAP" "$n_statuses" "$n_status_rows" 10
+sane "per-master outcomes" "$n_outcomes" "$n_outcomes" 5
+sane "setting keys in src/config.c" "$n_setting_keys" "${setting_count:-0}" 5
+sane "top-level keys in src/config_yaml.c" "$n_top_keys" "$n_top_enum" 2
+sane "node keys in src/config_yaml.c" "$n_node_keys" "$n_node_enum" 5
+
+# --- Function pages ------------------------------------------------------
+
+sections=("## Name" "## Synopsis" "## Description" "## Ownership" "## Threading" "## Example"
+          "## Return value and errors")
+readme_text=$(cat "$api/README.md")
+while IFS= read -r decl; do
+    [ -n "$decl" ] || continue
+    fn=$(printf '%s\n' "$decl" | sed -n 's/^.*[ *]\(redlock_[a-z0-9_]*\)(.*$/\1/p')
+    page=$api/$fn.md
+    if [ ! -f "$page" ]; then
+        problem "no page for public function $fn: docs/api/$fn.md"
+        continue
+    fi
+    for s in "${sections[@]}"; do
+        grep -qxF "$s" "$page" || problem "docs/api/$fn.md: no \"$s\" section"
+    done
+    grep -qF '#include <redlock/redlock.h>' "$page" ||
+        problem "docs/api/$fn.md: the synopsis does not #include <redlock/redlock.h>"
+    if ! normalize <"$page" | grep -qF -- "$decl"; then
+        problem "docs/api/$fn.md: the synopsis is not the header's declaration: $decl"
+    fi
+    grep -qF "($fn.md)" <<<"$readme_text" || problem "docs/api/README.md: no link to $fn.md"
+done <<<"$declarations"
+
+# Pages for functions that are not (any more) in the header; not when the
+# extraction found too few functions, which would flag every page.
+for page in "$api"/*.md; do
+    [ "$n_functions" -ge "$min_functions" ] || break
+    [ -e "$page" ] || continue
+    name=$(basename "$page" .md)
+    case $name in README | types) continue ;; esac
+    grep -qxF "$name" <<<"$functions" ||
+        problem "docs/api/$name.md documents $name, which include/redlock/redlock.h does not declare"
+done
+
+# --- Statuses and outcomes -----------------------------------------------
+
+while IFS='|' read -r name value message; do
+    [ -n "$name" ] || continue
+    grep -qF "\`REDLOCK_$name\` ($value)" "$errors_md" ||
+        problem "docs/errors.md: no heading for REDLOCK_$name with its value: \`REDLOCK_$name\` ($value)"
+    grep -qF -- "$message" "$errors_md" ||
+        problem "docs/errors.md: REDLOCK_$name's message is not quoted: \"$message\""
+done <<<"$statuses"
+while IFS= read -r name; do
+    [ -n "$name" ] || continue
+    grep -qF "\`$name\`" "$errors_md" || problem "docs/errors.md: per-master outcome $name is missing"
+done <<<"$outcomes"
+
+# --- Config keys ---------------------------------------------------------
+
+while IFS= read -r key; do
+    [ -n "$key" ] || continue
+    grep -qE "^\| *\`$key\` *\|" "$config_md" ||
+        problem "docs/config.md: config key $key has no row in a key table"
+done <<<"$(printf '%s\n%s\n%s\n' "$setting_keys" "$top_keys" "$node_keys")"
+
+# --- Verdict -------------------------------------------------------------
+
+if [ ${#problems[@]} -gt 0 ]; then
+    echo "docs coverage: ${#problems[@]} problem(s):"
+    printf '  - %s\n' "${problems[@]}"
+    exit 1
+fi
+echo "docs coverage: $n_functions functions, $n_statuses statuses, $n_outcomes outcomes," \
+     "$((n_setting_keys + n_top_keys + n_node_keys)) config keys: all documented"

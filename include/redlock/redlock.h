@@ -23,18 +23,23 @@
  *   with redlock_result_copy().
  * - Freeing the client completes every operation still in flight with
  *   REDLOCK_ECANCELED before redlock_client_free() returns.
- * - Callbacks may call any function of this API, including
- *   redlock_client_free() on their own client.
+ * - Callbacks of an asynchronous client may call any function of this API,
+ *   including redlock_client_free() on their own client. Callbacks of a
+ *   blocking client (its on_lost and log callbacks) run on its I/O thread and
+ *   must not call the blocking functions of that same redlock_sync, nor
+ *   redlock_sync_free() on it: those wait for the I/O thread.
  *
  * Threading
  * - A redlock_client (asynchronous) belongs to the thread that runs its loop:
  *   call it only from that thread.
  * - A redlock_sync (blocking) may be shared by any number of threads. It runs
  *   an asynchronous client on its own loop in a private I/O thread; a calling
- *   thread hands its operation over and sleeps on its own condition variable,
- *   so operations of different threads are in flight at the same time and no
+ *   thread hands its operation over and sleeps on its own semaphore, so
+ *   operations of different threads are in flight at the same time and no
  *   lock is held across a network round trip. The log callback of a
- *   redlock_sync is called from its I/O thread.
+ *   redlock_sync is called from its I/O thread, except during
+ *   redlock_sync_new(), which makes the first connection attempts on the
+ *   calling thread.
  * - A redlock_lock handle may be used by one thread at a time. Different
  *   handles may be used from different threads freely. Its state, validity
  *   and lost fd may be read from any thread, also while the blocking
@@ -333,8 +338,9 @@ REDLOCK_API int redlock_client_new(redlock_client **out, const redlock_config *c
  * acquired that was not released yet (their handles stay valid, in state
  * REDLOCK_LOCK_RELEASED, and must still be freed). Returns at once; the
  * releases and the closing of connections finish on the loop within one
- * command timeout, so keep running the loop until ev_run() returns before
- * destroying it. NULL is allowed.
+ * command timeout (a master still in its connection handshake gets the rest
+ * of its connect timeout first), so keep running the loop until ev_run()
+ * returns before destroying it. NULL is allowed.
  */
 REDLOCK_API void redlock_client_free(redlock_client *client);
 
@@ -350,7 +356,9 @@ typedef void (*redlock_done_cb)(int status, const redlock_result *result, void *
  * master in parallel; held when a quorum said OK and validity remains.
  * Failed attempts are released on every master and retried per opts (NULL:
  * the config's policy). Completes with REDLOCK_OK, ECONFLICT, ENOQUORUM,
- * EEXPIRED, EAUTH, EREPLY or ECANCELED.
+ * EEXPIRED, EAUTH, EREPLY or ECANCELED, or (rarely) ENOMEM or ESYS when a
+ * retry cannot be started. Returns REDLOCK_EINVAL, ENOMEM, ESYS (no random
+ * value) or ECANCELED (the client is being freed) without calling cb.
  */
 REDLOCK_API int redlock_acquire_async(redlock_client *client, const void *resource,
                                       size_t resource_len,
@@ -371,8 +379,9 @@ REDLOCK_API int redlock_extend_async(redlock_client *client, redlock_lock *lock,
  * key holding another value). One bounded attempt, no retries. The handle
  * stays valid (its validity becomes 0) and must still be freed. cb may be
  * NULL. Completes with REDLOCK_OK (a quorum confirmed our value gone),
- * ENOTOWNER (our value was on none of them: the lock had already expired),
- * ENOQUORUM, EAUTH, EREPLY or ECANCELED.
+ * ENOTOWNER (our value was on none of the masters that answered before the
+ * outcome was known: the lock had already expired), ENOQUORUM, EAUTH, EREPLY
+ * or ECANCELED.
  */
 REDLOCK_API int redlock_release_async(redlock_client *client, redlock_lock *lock,
                                       redlock_done_cb cb, void *arg);
@@ -414,12 +423,15 @@ REDLOCK_API int redlock_ping_async(redlock_client *client, redlock_done_cb cb, v
 
 typedef struct redlock_sync redlock_sync;
 
-/* Start the I/O thread and begin connecting. REDLOCK_ESYS if a thread or
- * loop cannot be created. */
+/* Start the I/O thread and begin connecting. REDLOCK_EINVAL for NULL
+ * arguments or a config without nodes, REDLOCK_ECONFIG for inconsistent
+ * settings, REDLOCK_ENOMEM, REDLOCK_ESYS if a thread or loop cannot be
+ * created. */
 REDLOCK_API int redlock_sync_new(redlock_sync **out, const redlock_config *cfg);
 /* Release the locks it acquired and has not released (see
- * redlock_client_free()), waiting at most one command timeout for them,
- * then stop the I/O thread and free. Calls of other threads still waiting
+ * redlock_client_free()), waiting for them as long as that says (one command
+ * timeout, after the rest of the connect timeout for a master still in its
+ * handshake), then stop the I/O thread and free. Calls of other threads still waiting
  * when it begins complete with REDLOCK_ECANCELED (an acquire hands out no
  * lock); no call may start once it has begun. NULL is allowed. */
 REDLOCK_API void redlock_sync_free(redlock_sync *sync);

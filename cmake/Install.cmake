@@ -1,0 +1,77 @@
+# What `cmake --install` puts where (GNUInstallDirs), in three components,
+# which are also the three Debian packages (cmake/Packaging.cmake):
+#
+#   runtime      libredlock.so.MAJOR and its versioned file
+#   development  the header, libredlock.so, libredlock.a, redlock.pc, and the
+#                CMake package: find_package(redlock) gives redlock::redlock
+#                (shared) and redlock::redlock_static
+#   cli          the redlock tool and its man page
+include(CMakePackageConfigHelpers)
+
+set(REDLOCK_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/redlock")
+
+install(TARGETS redlock redlock_static
+  EXPORT redlockTargets
+  LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}" COMPONENT runtime
+    NAMELINK_COMPONENT development
+  ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}" COMPONENT development
+  INCLUDES DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
+install(FILES include/redlock/redlock.h
+  DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/redlock" COMPONENT development)
+
+install(EXPORT redlockTargets
+  NAMESPACE redlock::
+  FILE redlockTargets.cmake
+  DESTINATION "${REDLOCK_CMAKE_DIR}" COMPONENT development)
+configure_package_config_file(cmake/redlockConfig.cmake.in
+  "${PROJECT_BINARY_DIR}/redlockConfig.cmake"
+  INSTALL_DESTINATION "${REDLOCK_CMAKE_DIR}")
+# 0.x: every minor version may break the API, so only the same minor
+# matches; from 1.0 on, the same major.
+if(PROJECT_VERSION_MAJOR EQUAL 0)
+  set(_redlock_compat SameMinorVersion)
+else()
+  set(_redlock_compat SameMajorVersion)
+endif()
+write_basic_package_version_file("${PROJECT_BINARY_DIR}/redlockConfigVersion.cmake"
+  VERSION "${PROJECT_VERSION}" COMPATIBILITY ${_redlock_compat})
+install(FILES
+  "${PROJECT_BINARY_DIR}/redlockConfig.cmake"
+  "${PROJECT_BINARY_DIR}/redlockConfigVersion.cmake"
+  cmake/FindHiredis.cmake
+  cmake/FindLibYAML.cmake
+  cmake/FindLibev.cmake
+  DESTINATION "${REDLOCK_CMAKE_DIR}" COMPONENT development)
+
+# pkg-config: hiredis and libyaml have .pc files; libev has none on Debian,
+# so it is a plain -lev for static links. The prefix is found from the .pc
+# file's own place, so a tree installed with `cmake --install --prefix DIR`
+# (or moved) still points at itself.
+file(RELATIVE_PATH REDLOCK_PC_TO_PREFIX
+  "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefix")
+string(REGEX REPLACE "/$" "" REDLOCK_PC_TO_PREFIX "${REDLOCK_PC_TO_PREFIX}")
+if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+  set(REDLOCK_PC_LIBDIR "${CMAKE_INSTALL_LIBDIR}")
+else()
+  set(REDLOCK_PC_LIBDIR "\${prefix}/${CMAKE_INSTALL_LIBDIR}")
+endif()
+if(IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
+  set(REDLOCK_PC_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}")
+else()
+  set(REDLOCK_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
+endif()
+configure_file(cmake/redlock.pc.in "${PROJECT_BINARY_DIR}/redlock.pc" @ONLY)
+install(FILES "${PROJECT_BINARY_DIR}/redlock.pc"
+  DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig" COMPONENT development)
+
+# The tool finds the library through the system's search path when
+# installed there, through a relative RUNPATH when installed elsewhere.
+list(FIND CMAKE_C_IMPLICIT_LINK_DIRECTORIES
+  "${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}" _redlock_system_libdir)
+if(_redlock_system_libdir EQUAL -1)
+  file(RELATIVE_PATH _redlock_bin_to_lib "${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}"
+    "${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}")
+  set_target_properties(redlock-cli PROPERTIES INSTALL_RPATH "\$ORIGIN/${_redlock_bin_to_lib}")
+endif()
+install(TARGETS redlock-cli RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}" COMPONENT cli)
+install(FILES man/redlock.1 DESTINATION "${CMAKE_INSTALL_MANDIR}/man1" COMPONENT cli)

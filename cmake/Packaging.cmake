@@ -1,0 +1,48 @@
+# Debian packages with `cpack -G DEB` (from a build configured with
+# -DCMAKE_INSTALL_PREFIX=/usr), one per install component:
+#
+#   libredlock0      runtime: the shared library
+#   libredlock-dev   development: header, libredlock.so/.a, redlock.pc, CMake package
+#   redlock-tools    cli: the redlock tool and its man page
+#
+# The runtime's dependencies on Debian's libhiredis, libev and libyaml come
+# from dpkg-shlibdeps (dpkg-dev), so they name the sonames the library was
+# really linked against.
+set(CPACK_PACKAGE_NAME redlock)
+set(CPACK_PACKAGE_VERSION "${PROJECT_VERSION}")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}")
+set(CPACK_PACKAGE_CONTACT "libredlock maintainers <maintainers@users.noreply.a-seed-832a4d62.example>")
+set(CPACK_PACKAGE_FILE_NAME "redlock-${PROJECT_VERSION}")
+set(CPACK_PACKAGING_INSTALL_PREFIX "${CMAKE_INSTALL_PREFIX}")
+set(CPACK_COMPONENTS_ALL runtime development cli)
+
+set(CPACK_DEB_COMPONENT_INSTALL ON)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION libs)
+set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
+set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
+
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME "libredlock${PROJECT_VERSION_MAJOR}")
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_GENERATE_SHLIBS ON)
+set(CPACK_DEBIAN_RUNTIME_DESCRIPTION
+  "Redlock distributed lock library\n Locks held on a majority of independent Redis masters (Redlock), with\n parallel requests, per-master timeouts and automatic extension.")
+
+set(_redlock_runtime_dep "libredlock${PROJECT_VERSION_MAJOR} (= ${PROJECT_VERSION}-1)")
+set(CPACK_DEBIAN_DEVELOPMENT_PACKAGE_NAME "libredlock-dev")
+set(CPACK_DEBIAN_DEVELOPMENT_PACKAGE_SECTION libdevel)
+set(CPACK_DEBIAN_DEVELOPMENT_PACKAGE_DEPENDS
+  "${_redlock_runtime_dep}, libhiredis-dev, libev-dev, libyaml-dev, pkg-config")
+set(CPACK_DEBIAN_DEVELOPMENT_DESCRIPTION
+  "Redlock distributed lock library: development files\n The header, the static library, pkg-config and CMake files.")
+
+set(CPACK_DEBIAN_CLI_PACKAGE_NAME "redlock-tools")
+set(CPACK_DEBIAN_CLI_PACKAGE_SECTION utils)
+# The tool links libredlock and libev; dpkg-shlibdeps would look for
+# libredlock in the system, where it is not yet, so the dependencies are
+# stated.
+set(CPACK_DEBIAN_CLI_PACKAGE_DEPENDS "${_redlock_runtime_dep}, libev4 (>= 1:4.11), libc6 (>= 2.34)")
+set(CPACK_DEBIAN_CLI_DESCRIPTION
+  "Redlock distributed lock from the shell\n redlock runs a command while holding a lock on a majority of Redis\n masters, like flock(1) across machines.")
+
+include(CPack)

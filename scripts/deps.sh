@@ -12,6 +12,7 @@ packages=(
   curl xz-utils
   docker-compose
   clang libclang-rt-14-dev llvm valgrind clang-tidy cppcheck
+  man-db groff-base dpkg-dev
 )
 
 missing=()

@@ -51,7 +51,7 @@ static int write_config(const fleet *f, const char *path)
 /* Wait for pid at most timeout_s seconds; its exit status as a shell gives it. */
 static int wait_bounded(pid_t pid, long timeout_s)
 {
-    struct timespec tick = {0, 20 * 1000 * 1000};
+    struct timespec tick = {0, 20L * 1000 * 1000};
     for (long waited_ms = 0; waited_ms < timeout_s * 1000; waited_ms += 20) {
         int st = 0;
         pid_t r = waitpid(pid, &st, WNOHANG);

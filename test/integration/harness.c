@@ -227,23 +227,6 @@ bool harness_wait_key_gone(harness *h, const void *key, size_t len, int timeout_
     return harness_wait_until(h, key_gone, &k, timeout_ms);
 }
 
-redlock_acquire_options harness_options(int64_t ttl_ms, int64_t retry_count)
-{
-    redlock_acquire_options o;
-    redlock_acquire_options_init(&o);
-    o.ttl_ms = ttl_ms;
-    o.retry_count = retry_count;
-    return o;
-}
-
-unsigned result_count(const redlock_result *r, int outcome)
-{
-    unsigned n = 0;
-    for (unsigned i = 0; i < r->master_count; i++)
-        n += r->masters[i].outcome == outcome;
-    return n;
-}
-
 bool result_detail_contains(const redlock_result *r, const char *needle)
 {
     for (unsigned i = 0; i < r->master_count; i++)

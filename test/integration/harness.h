@@ -59,11 +59,6 @@ bool harness_wait_until(harness *h, bool (*pred)(harness *h, void *arg), void *a
  * returns whether it is gone everywhere. */
 bool harness_wait_key_gone(harness *h, const void *key, size_t len, int timeout_ms);
 
-/* Acquire options with every field at its default, then ttl and retries. */
-redlock_acquire_options harness_options(int64_t ttl_ms, int64_t retry_count);
-
-/* Count of masters whose outcome in r is `outcome`. */
-unsigned result_count(const redlock_result *r, int outcome);
 /* Whether any master's detail in r contains needle. */
 bool result_detail_contains(const redlock_result *r, const char *needle);
 

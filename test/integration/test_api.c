@@ -49,11 +49,11 @@ Test(api, bad_arguments_are_refused_and_never_call_back)
                                        count_acquire, NULL),
                  REDLOCK_EINVAL);
     cr_assert_eq(redlock_acquire_async(h.client, "r", 1, NULL, NULL, NULL), REDLOCK_EINVAL);
-    redlock_acquire_options o = harness_options(0, 0);
+    redlock_acquire_options o = fleet_acquire_options(0, 0);
     cr_assert_eq(redlock_acquire_async(h.client, "r", 1, &o, count_acquire, NULL), REDLOCK_EINVAL);
-    o = harness_options(1000, -7);
+    o = fleet_acquire_options(1000, -7);
     cr_assert_eq(redlock_acquire_async(h.client, "r", 1, &o, count_acquire, NULL), REDLOCK_EINVAL);
-    o = harness_options(1000, 0);
+    o = fleet_acquire_options(1000, 0);
     o.wait_ms = -3;
     cr_assert_eq(redlock_acquire_async(h.client, "r", 1, &o, count_acquire, NULL), REDLOCK_EINVAL);
     cr_assert_eq(redlock_extend_async(h.client, NULL, 0, count_done, NULL), REDLOCK_EINVAL);
@@ -101,7 +101,7 @@ Test(api, freeing_the_client_cancels_operations_in_flight_once_each)
     redlock_config_set(h.cfg, REDLOCK_COMMAND_TIMEOUT_MS, 10000);
     harness_connect(&h);
     redlock_lock *lock = NULL;
-    redlock_acquire_options o = harness_options(10000, 0);
+    redlock_acquire_options o = fleet_acquire_options(10000, 0);
     cr_assert_eq(harness_acquire(&h, "held", 4, &o, &lock, NULL), REDLOCK_OK);
     for (size_t i = 0; i < 3; i++)
         cr_assert_eq(fleet_pause(h.fleet, i), 0);
@@ -142,7 +142,7 @@ static void free_client_from_callback(int status, redlock_lock *lock, const redl
 Test(api, the_client_may_be_freed_from_inside_its_callback)
 {
     harness_connect(&h);
-    redlock_acquire_options o = harness_options(10000, 0);
+    redlock_acquire_options o = fleet_acquire_options(10000, 0);
     calls = 0;
     cr_assert_eq(redlock_acquire_async(h.client, "x", 1, &o, free_client_from_callback, NULL),
                  REDLOCK_OK);
@@ -157,7 +157,7 @@ Test(api, a_lock_handle_may_be_freed_while_its_operation_runs)
 {
     harness_connect(&h);
     redlock_lock *lock = NULL;
-    redlock_acquire_options o = harness_options(10000, 0);
+    redlock_acquire_options o = fleet_acquire_options(10000, 0);
     cr_assert_eq(harness_acquire(&h, "handle", 6, &o, &lock, NULL), REDLOCK_OK);
     calls = 0;
     cr_assert_eq(redlock_extend_async(h.client, lock, 20000, count_done, NULL), REDLOCK_OK);
@@ -172,7 +172,7 @@ Test(api, release_without_a_callback)
 {
     harness_connect(&h);
     redlock_lock *lock = NULL;
-    redlock_acquire_options o = harness_options(10000, 0);
+    redlock_acquire_options o = fleet_acquire_options(10000, 0);
     cr_assert_eq(harness_acquire(&h, "quiet", 5, &o, &lock, NULL), REDLOCK_OK);
     cr_assert_eq(redlock_release_async(h.client, lock, NULL, NULL), REDLOCK_OK);
     cr_assert_eq(redlock_release_async(h.client, lock, NULL, NULL), REDLOCK_EBUSY);
@@ -186,7 +186,7 @@ Test(api, a_result_copy_outlives_the_callback)
 {
     harness_connect(&h);
     redlock_result *r = NULL;
-    redlock_acquire_options o = harness_options(10000, 0);
+    redlock_acquire_options o = fleet_acquire_options(10000, 0);
     redlock_lock *lock = NULL;
     cr_assert_eq(harness_acquire(&h, "copy", 4, &o, &lock, &r), REDLOCK_OK);
     redlock_result *again = NULL;

@@ -83,7 +83,7 @@ Test(arguments, resources_are_binary_safe)
     harness_start(&h, 3, NULL);
     harness_connect(&h);
     redlock_lock *lock = NULL;
-    redlock_acquire_options o = harness_options(TTL_MS, 0);
+    redlock_acquire_options o = fleet_acquire_options(TTL_MS, 0);
     cr_assert_eq(harness_acquire(&h, resource, sizeof(resource), &o, &lock, NULL), REDLOCK_OK);
     size_t len = 0;
     const void *res = redlock_lock_resource(lock, &len);
@@ -163,7 +163,7 @@ Test(arguments, a_resource_of_the_largest_size_works_and_one_byte_more_is_refuse
     harness_connect(&h);
 
     redlock_lock *lock = NULL;
-    redlock_acquire_options o = harness_options(TTL_MS, 0);
+    redlock_acquire_options o = fleet_acquire_options(TTL_MS, 0);
     cr_assert_eq(harness_acquire(&h, resource, max, &o, &lock, NULL), REDLOCK_OK);
     const char *value = redlock_lock_value(lock, NULL);
     expect_value_everywhere(resource, max, value, REDLOCK_VALUE_LEN, TTL_MS);
@@ -219,7 +219,7 @@ Test(arguments, an_even_number_of_masters_is_accepted_with_a_warning)
 
     redlock_lock *lock = NULL;
     redlock_result *r = NULL;
-    redlock_acquire_options o = harness_options(TTL_MS, 0);
+    redlock_acquire_options o = fleet_acquire_options(TTL_MS, 0);
     cr_assert_eq(harness_acquire(&h, "even", 4, &o, &lock, &r), REDLOCK_OK);
     cr_assert_eq(r->quorum, 3);
     cr_assert_eq(r->master_count, 4);

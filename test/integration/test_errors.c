@@ -81,7 +81,7 @@ Test(errors, the_right_password_works)
     harness_start(&h, 3, &opts);
     harness_connect(&h);
     redlock_lock *lock = NULL;
-    redlock_acquire_options o = harness_options(5000, 0);
+    redlock_acquire_options o = fleet_acquire_options(5000, 0);
     cr_assert_eq(harness_acquire(&h, "auth", 4, &o, &lock, NULL), REDLOCK_OK);
     cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
     redlock_lock_free(lock);
@@ -97,10 +97,10 @@ Test(errors, a_wrong_password_is_an_auth_error_that_never_shows_the_password)
     set_password_everywhere(NULL, "wrong-" SECRET);
     harness_connect(&h);
     redlock_result *r = NULL;
-    redlock_acquire_options o = harness_options(5000, 1);
+    redlock_acquire_options o = fleet_acquire_options(5000, 1);
     cr_assert_eq(harness_acquire(&h, "auth", 4, &o, NULL, &r), REDLOCK_EAUTH);
     /* Decided as soon as two of three refused: the third may be pending. */
-    cr_assert_geq(result_count(r, REDLOCK_MASTER_AUTH_FAILED), 2);
+    cr_assert_geq(fleet_result_count(r, REDLOCK_MASTER_AUTH_FAILED), 2);
     for (size_t i = 0; i < 3; i++)
         expect_master_or_pending(r, i, REDLOCK_MASTER_AUTH_FAILED, refused);
     expect_elapsed_within(r, 2 * ATTEMPT_MS + SLACK_MS);
@@ -122,7 +122,7 @@ Test(errors, a_wrong_password_on_one_master_of_three_still_locks)
     connect_and_settle();
     redlock_lock *lock = NULL;
     redlock_result *r = NULL;
-    redlock_acquire_options o = harness_options(5000, 0);
+    redlock_acquire_options o = fleet_acquire_options(5000, 0);
     cr_assert_eq(harness_acquire(&h, "auth1", 5, &o, &lock, &r), REDLOCK_OK);
     expect_master(r, 0, REDLOCK_MASTER_OK, NULL);
     expect_master(r, 1, REDLOCK_MASTER_OK, NULL);
@@ -146,9 +146,9 @@ Test(errors, no_password_for_a_master_that_wants_one_is_an_auth_error)
     set_password_everywhere(NULL, NULL);
     harness_connect(&h);
     redlock_result *r = NULL;
-    redlock_acquire_options o = harness_options(5000, 0);
+    redlock_acquire_options o = fleet_acquire_options(5000, 0);
     cr_assert_eq(harness_acquire(&h, "auth", 4, &o, NULL, &r), REDLOCK_EAUTH);
-    cr_assert_geq(result_count(r, REDLOCK_MASTER_AUTH_FAILED), 2);
+    cr_assert_geq(fleet_result_count(r, REDLOCK_MASTER_AUTH_FAILED), 2);
     for (size_t i = 0; i < 3; i++)
         expect_master_or_pending(r, i, REDLOCK_MASTER_AUTH_FAILED, refused);
     expect_elapsed_within(r, ATTEMPT_MS + SLACK_MS);
@@ -169,7 +169,7 @@ Test(errors, acl_username_and_password)
     set_password_everywhere("locker", SECRET);
     harness_connect(&h);
     redlock_lock *lock = NULL;
-    redlock_acquire_options o = harness_options(5000, 0);
+    redlock_acquire_options o = fleet_acquire_options(5000, 0);
     cr_assert_eq(harness_acquire(&h, "acl", 3, &o, &lock, NULL), REDLOCK_OK);
     cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
     redlock_lock_free(lock);
@@ -201,7 +201,7 @@ Test(errors, wrongtype_on_the_key_is_an_error_reply_not_a_crash)
     harness_connect(&h);
     /* SET NX sees an existing key of any type: held by someone else. */
     redlock_result *r = NULL;
-    redlock_acquire_options o = harness_options(5000, 0);
+    redlock_acquire_options o = fleet_acquire_options(5000, 0);
     cr_assert_eq(harness_acquire(&h, "typed", 5, &o, NULL, &r), REDLOCK_ECONFLICT);
     for (size_t i = 0; i < 3; i++)
         expect_master_or_pending(r, i, REDLOCK_MASTER_HELD, NULL);
@@ -210,7 +210,7 @@ Test(errors, wrongtype_on_the_key_is_an_error_reply_not_a_crash)
     redlock_lock *lock = NULL;
     cr_assert_eq(redlock_lock_new(&lock, "typed", 5, "some-value", 10, 5000), REDLOCK_OK);
     cr_assert_eq(harness_extend(&h, lock, 0, &r), REDLOCK_EREPLY);
-    cr_assert_geq(result_count(r, REDLOCK_MASTER_ERROR), 2);
+    cr_assert_geq(fleet_result_count(r, REDLOCK_MASTER_ERROR), 2);
     for (size_t i = 0; i < 3; i++)
         expect_master_or_pending(r, i, REDLOCK_MASTER_ERROR, on_extend);
     redlock_result_free(r);
@@ -237,7 +237,7 @@ Test(errors, a_read_only_replica_answers_readonly)
     cr_assert_eq(fleet_start_replica(h.fleet, 4, 0), 0);
     char *readonly = error_text("", fleet_command(h.fleet, 4, "SET probe x"));
     harness_connect(&h);
-    redlock_acquire_options o = harness_options(5000, 0);
+    redlock_acquire_options o = fleet_acquire_options(5000, 0);
     /* One replica among five: the lock still holds; the replica's answer
      * (if it came before the decision) is READONLY. */
     redlock_lock *lock = NULL;
@@ -254,7 +254,7 @@ Test(errors, a_read_only_replica_answers_readonly)
     cr_assert_eq(fleet_start_replica(h.fleet, 3, 1), 0);
     harness_run_for(&h, 600); /* the client reconnects to the restarted ones */
     cr_assert_eq(harness_acquire(&h, "ro2", 3, &o, &lock, &r), REDLOCK_EREPLY);
-    cr_assert_eq(result_count(r, REDLOCK_MASTER_ERROR), 3);
+    cr_assert_eq(fleet_result_count(r, REDLOCK_MASTER_ERROR), 3);
     for (size_t i = 2; i < 5; i++)
         expect_master(r, i, REDLOCK_MASTER_ERROR, readonly);
     expect_elapsed_within(r, ATTEMPT_MS + SLACK_MS);
@@ -280,7 +280,7 @@ Test(errors, a_master_out_of_memory_refuses_new_locks_and_lets_holders_finish)
 {
     harness_start(&h, 3, NULL);
     harness_connect(&h);
-    redlock_acquire_options o = harness_options(10000, 0);
+    redlock_acquire_options o = fleet_acquire_options(10000, 0);
     redlock_lock *lock = NULL;
     redlock_result *r = NULL;
     cr_assert_eq(harness_acquire(&h, "before", 6, &o, &lock, NULL), REDLOCK_OK);
@@ -290,7 +290,7 @@ Test(errors, a_master_out_of_memory_refuses_new_locks_and_lets_holders_finish)
     cr_assert_eq(strncmp(oom, "OOM ", 4), 0, "%s", oom);
     /* A holder can still extend and release. */
     cr_assert_eq(harness_extend(&h, lock, 10000, &r), REDLOCK_OK);
-    cr_assert_eq(result_count(r, REDLOCK_MASTER_ERROR), 0);
+    cr_assert_eq(fleet_result_count(r, REDLOCK_MASTER_ERROR), 0);
     redlock_result_free(r);
     cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
     redlock_lock_free(lock);
@@ -326,7 +326,7 @@ Test(errors, a_select_of_a_missing_db_is_reported)
         cr_assert_eq(redlock_config_node_set_db(h.cfg, i, 99), REDLOCK_OK);
     harness_connect(&h);
     redlock_result *r = NULL;
-    redlock_acquire_options o = harness_options(5000, 0);
+    redlock_acquire_options o = fleet_acquire_options(5000, 0);
     cr_assert_eq(harness_acquire(&h, "db", 2, &o, NULL, &r), REDLOCK_ENOQUORUM);
     cr_assert(result_detail_contains(r, "SELECT"), "detail: %s", r->masters[0].detail);
     redlock_result_free(r);
@@ -339,7 +339,7 @@ Test(errors, a_selected_db_holds_the_keys)
         cr_assert_eq(redlock_config_node_set_db(h.cfg, i, 3), REDLOCK_OK);
     harness_connect(&h);
     redlock_lock *lock = NULL;
-    redlock_acquire_options o = harness_options(5000, 0);
+    redlock_acquire_options o = fleet_acquire_options(5000, 0);
     cr_assert_eq(harness_acquire(&h, "indb", 4, &o, &lock, NULL), REDLOCK_OK);
     harness_run_for(&h, 50);
     cr_assert_eq(fleet_pttl(h.fleet, 0, "indb", 4), -2, "the key must not be in db 0");
@@ -365,7 +365,7 @@ Test(errors, two_names_for_one_server_count_once)
     cr_assert_eq(fleet_kill(h.fleet, 1), 0);
     harness_connect(&h);
     redlock_result *r = NULL;
-    redlock_acquire_options o = harness_options(5000, 0);
+    redlock_acquire_options o = fleet_acquire_options(5000, 0);
     cr_assert_eq(harness_acquire(&h, "twice", 5, &o, NULL, &r), REDLOCK_ENOQUORUM);
     cr_assert_leq(r->masters_locked, 1, "one server, one vote");
     cr_assert(result_detail_contains(r, "same Redis server"));

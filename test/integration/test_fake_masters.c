@@ -96,7 +96,7 @@ static redlock_result *lock_and_release(const char *resource)
 {
     redlock_lock *lock = NULL;
     redlock_result *r = NULL;
-    redlock_acquire_options o = harness_options(TTL_MS, 0);
+    redlock_acquire_options o = fleet_acquire_options(TTL_MS, 0);
     cr_assert_eq(harness_acquire(&h, resource, strlen(resource), &o, &lock, &r), REDLOCK_OK);
     cr_assert_eq(r->masters_locked, reals, "only the real masters can lock");
     for (size_t i = 0; i < reals; i++)
@@ -116,7 +116,7 @@ static redlock_result *lock_and_release(const char *resource)
 static redlock_result *acquire_without_quorum(const char *resource, int status)
 {
     redlock_result *r = NULL;
-    redlock_acquire_options o = harness_options(TTL_MS, 0);
+    redlock_acquire_options o = fleet_acquire_options(TTL_MS, 0);
     cr_assert_eq(harness_acquire(&h, resource, strlen(resource), &o, NULL, &r), status,
                  "status %s", redlock_status_name(r ? r->status : 0));
     cr_assert_leq(r->masters_locked, reals - 1);
@@ -173,7 +173,7 @@ Test(fake_masters, loading_after_the_handshake_is_an_error_reply)
     harness_connect(&h);
     redlock_lock *lock = NULL;
     redlock_result *r = NULL;
-    redlock_acquire_options o = harness_options(TTL_MS, 0);
+    redlock_acquire_options o = fleet_acquire_options(TTL_MS, 0);
     cr_assert_eq(harness_acquire(&h, "loaded", 6, &o, &lock, &r), REDLOCK_OK);
     cr_assert_eq(r->masters_locked, 3);
     expect_fakes_or_pending(r, REDLOCK_MASTER_ERROR, LOADING);
@@ -209,7 +209,7 @@ Test(fake_masters, a_connection_closed_in_the_middle_of_a_reply)
     harness_connect(&h);
     redlock_lock *lock = NULL;
     redlock_result *r = NULL;
-    redlock_acquire_options o = harness_options(TTL_MS, 0);
+    redlock_acquire_options o = fleet_acquire_options(TTL_MS, 0);
     cr_assert_eq(harness_acquire(&h, "cut", 3, &o, &lock, &r), REDLOCK_OK);
     cr_assert_eq(r->masters_locked, 3);
     expect_fakes_or_pending(r, REDLOCK_MASTER_NOT_CONNECTED, cut);

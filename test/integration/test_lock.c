@@ -45,7 +45,7 @@ Test(lock, all_five_up_acquires_and_release_removes_every_key)
     harness_connect(&h);
     redlock_lock *lock = NULL;
     redlock_result *r = NULL;
-    redlock_acquire_options o = harness_options(10000, 0);
+    redlock_acquire_options o = fleet_acquire_options(10000, 0);
     cr_assert_eq(harness_acquire(&h, "job", 3, &o, &lock, &r), REDLOCK_OK);
     cr_assert_not_null(lock);
     cr_assert_eq(r->status, REDLOCK_OK);
@@ -82,7 +82,7 @@ Test(lock, two_of_five_down_still_acquires)
     harness_connect(&h);
     redlock_lock *lock = NULL;
     redlock_result *r = NULL;
-    redlock_acquire_options o = harness_options(5000, 0);
+    redlock_acquire_options o = fleet_acquire_options(5000, 0);
     cr_assert_eq(harness_acquire(&h, "two-down", 8, &o, &lock, &r), REDLOCK_OK);
     for (size_t i = 1; i < 5; i += 2) {
         int outcome = r->masters[i].outcome;
@@ -104,13 +104,13 @@ Test(lock, three_of_five_down_fails_and_leaves_no_key_behind)
     harness_connect(&h);
     redlock_result *r = NULL;
     redlock_lock *lock = NULL;
-    redlock_acquire_options o = harness_options(30000, 2);
+    redlock_acquire_options o = fleet_acquire_options(30000, 2);
     double t0 = now_ms();
     cr_assert_eq(harness_acquire(&h, "three-down", 10, &o, &lock, &r), REDLOCK_ENOQUORUM);
     double took = now_ms() - t0;
     cr_assert_null(lock);
     cr_assert_eq(r->attempts, 3);
-    cr_assert_eq(result_count(r, REDLOCK_MASTER_NOT_CONNECTED), 3);
+    cr_assert_eq(fleet_result_count(r, REDLOCK_MASTER_NOT_CONNECTED), 3);
     redlock_result_free(r);
     /* Dead masters fail fast: three attempts cost the retry delays, not
      * connect or command timeouts. */
@@ -128,7 +128,7 @@ Test(lock, a_stopped_master_costs_a_round_trip_not_its_timeout)
     redlock_config_set(h.cfg, REDLOCK_COMMAND_TIMEOUT_MS, 2000);
     harness_connect(&h);
     redlock_lock *lock = NULL;
-    redlock_acquire_options o = harness_options(10000, 0);
+    redlock_acquire_options o = fleet_acquire_options(10000, 0);
     cr_assert_eq(harness_acquire(&h, "warmup", 6, &o, &lock, NULL), REDLOCK_OK);
     cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
     redlock_lock_free(lock);
@@ -163,11 +163,11 @@ Test(lock, held_by_another_on_a_majority_is_a_conflict_that_leaves_nothing_of_ou
     harness_connect(&h);
     redlock_result *r = NULL;
     redlock_lock *lock = NULL;
-    redlock_acquire_options o = harness_options(10000, 2);
+    redlock_acquire_options o = fleet_acquire_options(10000, 2);
     cr_assert_eq(harness_acquire(&h, "busy", 4, &o, &lock, &r), REDLOCK_ECONFLICT);
     cr_assert_null(lock);
     cr_assert_eq(r->attempts, 3);
-    cr_assert_geq(result_count(r, REDLOCK_MASTER_HELD), 1);
+    cr_assert_geq(fleet_result_count(r, REDLOCK_MASTER_HELD), 1);
     redlock_result_free(r);
     harness_run_for(&h, 100);
     for (size_t i = 0; i < 3; i++) {
@@ -184,7 +184,7 @@ Test(lock, extend_before_expiry_renews_every_master)
 {
     harness_connect(&h);
     redlock_lock *lock = NULL;
-    redlock_acquire_options o = harness_options(2000, 0);
+    redlock_acquire_options o = fleet_acquire_options(2000, 0);
     cr_assert_eq(harness_acquire(&h, "ext", 3, &o, &lock, NULL), REDLOCK_OK);
     cr_assert(wait_value_count("ext", 3, redlock_lock_value(lock, NULL), 5));
     redlock_result *r = NULL;
@@ -209,7 +209,7 @@ Test(lock, extend_after_expiry_fails)
 {
     harness_connect(&h);
     redlock_lock *lock = NULL;
-    redlock_acquire_options o = harness_options(150, 0);
+    redlock_acquire_options o = fleet_acquire_options(150, 0);
     cr_assert_eq(harness_acquire(&h, "short", 5, &o, &lock, NULL), REDLOCK_OK);
     harness_run_for(&h, 300);
     cr_assert_leq(redlock_lock_validity_ms(lock), 0);
@@ -225,7 +225,9 @@ Test(lock, extend_after_expiry_fails)
     cr_assert_eq(redlock_lock_validity_ms(adopted), 0);
     redlock_result *r = NULL;
     cr_assert_eq(harness_extend(&h, adopted, 0, &r), REDLOCK_ENOTOWNER);
-    cr_assert_eq(result_count(r, REDLOCK_MASTER_ABSENT) + result_count(r, REDLOCK_MASTER_PENDING), 5);
+    cr_assert_eq(fleet_result_count(r, REDLOCK_MASTER_ABSENT) +
+                     fleet_result_count(r, REDLOCK_MASTER_PENDING),
+                 5);
     redlock_result_free(r);
     cr_assert_eq(harness_release(&h, adopted, NULL), REDLOCK_ENOTOWNER);
     redlock_lock_free(adopted);
@@ -237,7 +239,7 @@ Test(lock, release_never_deletes_another_holders_key)
     harness_connect(&h);
     redlock_lock *first = NULL;
     redlock_lock *second = NULL;
-    redlock_acquire_options o = harness_options(200, 0);
+    redlock_acquire_options o = fleet_acquire_options(200, 0);
     cr_assert_eq(harness_acquire(&h, "handoff", 7, &o, &first, NULL), REDLOCK_OK);
     harness_run_for(&h, 350); /* the first lock expires on every master */
     o.ttl_ms = 30000;
@@ -248,7 +250,7 @@ Test(lock, release_never_deletes_another_holders_key)
     redlock_result *r = NULL;
     cr_assert_eq(harness_release(&h, first, &r), REDLOCK_ENOTOWNER);
     cr_assert_eq(r->masters_locked, 0);
-    cr_assert_geq(result_count(r, REDLOCK_MASTER_HELD), 3);
+    cr_assert_geq(fleet_result_count(r, REDLOCK_MASTER_HELD), 3);
     redlock_result_free(r);
     harness_run_for(&h, 50);
     cr_assert_eq(fleet_count_value(h.fleet, "handoff", 7, v2, strlen(v2)), 5,
@@ -277,7 +279,7 @@ Test(lock, a_restarted_master_is_reconnected_and_used_again)
 {
     harness_connect(&h);
     redlock_lock *lock = NULL;
-    redlock_acquire_options o = harness_options(10000, 0);
+    redlock_acquire_options o = fleet_acquire_options(10000, 0);
     cr_assert_eq(harness_acquire(&h, "r1", 2, &o, &lock, NULL), REDLOCK_OK);
     cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
     redlock_lock_free(lock);
@@ -317,7 +319,7 @@ Test(lock, every_attempt_is_timed_on_its_own)
     for (size_t i = 0; i < 5; i++)
         cr_assert_eq(fleet_set(h.fleet, i, "slow", 4, "theirs", 6, 400), 0);
     harness_connect(&h);
-    redlock_acquire_options o = harness_options(1000, 50);
+    redlock_acquire_options o = fleet_acquire_options(1000, 50);
     o.retry_delay_ms = 100;
     o.retry_jitter_ms = 0;
     redlock_lock *lock = NULL;
@@ -339,7 +341,7 @@ Test(lock, wait_ms_bounds_the_retries)
     for (size_t i = 0; i < 5; i++)
         cr_assert_eq(fleet_set(h.fleet, i, "held", 4, "theirs", 6, 60000), 0);
     harness_connect(&h);
-    redlock_acquire_options o = harness_options(1000, 1000000);
+    redlock_acquire_options o = fleet_acquire_options(1000, 1000000);
     o.retry_delay_ms = 50;
     o.retry_jitter_ms = 10;
     o.wait_ms = 300;
@@ -355,7 +357,7 @@ Test(lock, wait_ms_bounds_the_retries)
 Test(lock, a_ttl_shorter_than_the_drift_allowance_expires_during_acquisition)
 {
     harness_connect(&h);
-    redlock_acquire_options o = harness_options(2, 0);
+    redlock_acquire_options o = fleet_acquire_options(2, 0);
     redlock_lock *lock = NULL;
     redlock_result *r = NULL;
     cr_assert_eq(harness_acquire(&h, "tiny", 4, &o, &lock, &r), REDLOCK_EEXPIRED);
@@ -386,7 +388,7 @@ Test(lock, release_falls_back_to_eval_after_the_script_cache_is_flushed)
 {
     harness_connect(&h);
     redlock_lock *lock = NULL;
-    redlock_acquire_options o = harness_options(10000, 0);
+    redlock_acquire_options o = fleet_acquire_options(10000, 0);
     cr_assert_eq(harness_acquire(&h, "flushed", 7, &o, &lock, NULL), REDLOCK_OK);
     const char *value = redlock_lock_value(lock, NULL);
     cr_assert(wait_value_count("flushed", 7, value, 5));
@@ -453,7 +455,7 @@ Test(lock, an_acquire_canceled_by_freeing_the_client_leaves_no_key)
     redlock_config_set(h.cfg, REDLOCK_COMMAND_TIMEOUT_MS, 1000);
     harness_connect(&h);
     redlock_lock *warm = NULL;
-    redlock_acquire_options o = harness_options(30000, 0);
+    redlock_acquire_options o = fleet_acquire_options(30000, 0);
     cr_assert_eq(harness_acquire(&h, "warm", 4, &o, &warm, NULL), REDLOCK_OK);
     cr_assert_eq(harness_release(&h, warm, NULL), REDLOCK_OK);
     redlock_lock_free(warm);

@@ -50,7 +50,7 @@ static outcome second_holder(redlock_lock *a_lock, int limit_ms)
     cr_assert_eq(redlock_client_new(&b, h.cfg, h.loop), REDLOCK_OK);
     redlock_client *a = h.client;
     h.client = b; /* the harness's blocking helpers act on h.client */
-    redlock_acquire_options o = harness_options(TTL_MS, 0);
+    redlock_acquire_options o = fleet_acquire_options(TTL_MS, 0);
     double deadline = now_ms() + limit_ms;
     while (now_ms() < deadline) {
         redlock_lock *b_lock = NULL;
@@ -81,7 +81,7 @@ static outcome crash_and_restart(restart_policy policy)
     harness_connect(&h);
     redlock_lock *a_lock = NULL;
     redlock_result *r = NULL;
-    redlock_acquire_options o = harness_options(TTL_MS, 0);
+    redlock_acquire_options o = fleet_acquire_options(TTL_MS, 0);
     cr_assert_eq(harness_acquire(&h, "shared", 6, &o, &a_lock, &r), REDLOCK_OK);
     cr_assert_eq(r->masters_locked, 3, "A should hold exactly masters 0, 1, 2");
     redlock_result_free(r);

@@ -47,7 +47,7 @@ static bool lost_called(harness *hh, void *arg)
 static redlock_lock *acquire(const char *resource, int64_t ttl_ms)
 {
     redlock_lock *lock = NULL;
-    redlock_acquire_options o = harness_options(ttl_ms, 0);
+    redlock_acquire_options o = fleet_acquire_options(ttl_ms, 0);
     cr_assert_eq(harness_acquire(&h, resource, strlen(resource), &o, &lock, NULL), REDLOCK_OK);
     return lock;
 }

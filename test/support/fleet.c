@@ -1232,3 +1232,20 @@ fail:
     redlock_config_free(cfg);
     return NULL;
 }
+
+redlock_acquire_options fleet_acquire_options(int64_t ttl_ms, int64_t retry_count)
+{
+    redlock_acquire_options o;
+    redlock_acquire_options_init(&o);
+    o.ttl_ms = ttl_ms;
+    o.retry_count = retry_count;
+    return o;
+}
+
+unsigned fleet_result_count(const redlock_result *r, int outcome)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < r->master_count; i++)
+        n += r->masters[i].outcome == outcome;
+    return n;
+}

@@ -212,6 +212,12 @@ size_t fleet_count_value(const fleet *f, const void *key, size_t keylen, const v
  * their defaults). Free with redlock_config_free(). NULL on failure. */
 redlock_config *fleet_config(const fleet *f);
 
+/* Acquire options with every field at its default, then ttl and retries. */
+redlock_acquire_options fleet_acquire_options(int64_t ttl_ms, int64_t retry_count);
+
+/* How many masters in r ended with outcome. */
+unsigned fleet_result_count(const redlock_result *r, int outcome);
+
 #ifdef __cplusplus
 }
 #endif

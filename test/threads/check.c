@@ -74,20 +74,3 @@ void join_threads(pthread_t *threads, size_t n)
     for (size_t i = 0; i < n; i++)
         pthread_join(threads[i], NULL);
 }
-
-redlock_acquire_options acquire_options(int64_t ttl_ms, int64_t retry_count)
-{
-    redlock_acquire_options o;
-    redlock_acquire_options_init(&o);
-    o.ttl_ms = ttl_ms;
-    o.retry_count = retry_count;
-    return o;
-}
-
-unsigned result_count(const redlock_result *r, int outcome)
-{
-    unsigned n = 0;
-    for (unsigned i = 0; i < r->master_count; i++)
-        n += r->masters[i].outcome == outcome;
-    return n;
-}

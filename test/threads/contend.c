@@ -77,7 +77,7 @@ static void use_lock(redlock_lock *lock, const char *name)
 static void *contend(void *arg)
 {
     int id = (int)(uintptr_t)arg + 1;
-    redlock_acquire_options o = acquire_options(TTL_MS, 1000);
+    redlock_acquire_options o = fleet_acquire_options(TTL_MS, 1000);
     o.retry_delay_ms = 5;
     o.retry_jitter_ms = 10;
     for (int round = 0; round < ROUNDS && mono_ms() < deadline_ms; round++) {
@@ -116,8 +116,8 @@ static void *ping_along(void *arg)
         int rc = redlock_sync_ping(shared, &r);
         CHECK(rc == REDLOCK_OK, "ping: %s", redlock_status_name(rc));
         if (r != NULL) {
-            CHECK(result_count(r, REDLOCK_MASTER_OK) == r->master_count, "ping: %u of %u ok",
-                  result_count(r, REDLOCK_MASTER_OK), r->master_count);
+            CHECK(fleet_result_count(r, REDLOCK_MASTER_OK) == r->master_count, "ping: %u of %u ok",
+                  fleet_result_count(r, REDLOCK_MASTER_OK), r->master_count);
             redlock_result_free(r);
         }
         atomic_fetch_add(&pings, 1);

@@ -78,7 +78,7 @@ static void *worker(void *arg)
         int before = atomic_load(&epoch);
         int start = before / 2;
         /* Without a quorum, one attempt shows the failure. */
-        redlock_acquire_options o = acquire_options(TTL_MS, start == THREE_DOWN ? 0 : 1000);
+        redlock_acquire_options o = fleet_acquire_options(TTL_MS, start == THREE_DOWN ? 0 : 1000);
         o.retry_delay_ms = 5;
         o.retry_jitter_ms = 10;
         o.wait_ms = fleet_scaled_ms(WAIT_MS);

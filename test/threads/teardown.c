@@ -29,7 +29,7 @@ static void *hold_until_freed(void *arg)
     size_t i = (size_t)(uintptr_t)arg;
     char name[32];
     held_name(name, sizeof(name), i);
-    redlock_acquire_options o = acquire_options(HELD_TTL_MS, 0);
+    redlock_acquire_options o = fleet_acquire_options(HELD_TTL_MS, 0);
     int rc = redlock_sync_acquire(owner, name, strlen(name), &o, &held[i], NULL);
     REQUIRE(rc == REDLOCK_OK, "acquire %s: %s", name, redlock_status_name(rc));
     if (i % 2 == 1) {
@@ -113,7 +113,7 @@ static void count_first_attempts(int level, const char *message, void *arg)
 static void *wait_for_busy(void *arg)
 {
     size_t i = (size_t)(uintptr_t)arg;
-    redlock_acquire_options o = acquire_options(10000, 1000000);
+    redlock_acquire_options o = fleet_acquire_options(10000, 1000000);
     o.retry_delay_ms = 20;
     o.retry_jitter_ms = 0;
     o.wait_ms = fleet_scaled_ms(WAIT_LIMIT_MS);

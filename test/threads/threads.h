@@ -68,10 +68,4 @@ void sleep_ms(int64_t ms);
 void run_threads(pthread_t *threads, size_t n, void *(*fn)(void *));
 void join_threads(pthread_t *threads, size_t n);
 
-/* Acquire options with every field at its default, then ttl and retries. */
-redlock_acquire_options acquire_options(int64_t ttl_ms, int64_t retry_count);
-
-/* Count of masters whose outcome in r is outcome. */
-unsigned result_count(const redlock_result *r, int outcome);
-
 #endif

@@ -55,7 +55,7 @@ static void *hold_and_watch(void *arg)
     watched *w = &holders[i];
     char name[32];
     snprintf(name, sizeof(name), "watched-%zu", i);
-    redlock_acquire_options o = acquire_options(LOST_TTL_MS, 0);
+    redlock_acquire_options o = fleet_acquire_options(LOST_TTL_MS, 0);
     int rc = redlock_sync_acquire(watcher, name, strlen(name), &o, &w->lock, NULL);
     REQUIRE(rc == REDLOCK_OK, "acquire %s: %s", name, redlock_status_name(rc));
 
@@ -152,7 +152,7 @@ static void *extend_then_let_go(void *arg)
     size_t i = (size_t)(uintptr_t)arg;
     char name[32];
     extended_name(name, sizeof(name), i);
-    redlock_acquire_options o = acquire_options(EXTENDED_TTL_MS, 0);
+    redlock_acquire_options o = fleet_acquire_options(EXTENDED_TTL_MS, 0);
     redlock_lock *lock = NULL;
     int rc = redlock_sync_acquire(extender, name, strlen(name), &o, &lock, NULL);
     REQUIRE(rc == REDLOCK_OK, "acquire %s: %s", name, redlock_status_name(rc));

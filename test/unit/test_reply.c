@@ -126,14 +126,20 @@ Test(reply, inspect)
 }
 
 /* The verdict on resp for step, with its reason in reason. */
-static rl_handshake_verdict handshake(rl_handshake_step step, const char *resp,
-                                      const char *password, char *reason, size_t len)
+/* The verdict on reply for step (reply is freed), its reason in reason. */
+static rl_handshake_verdict judge(rl_handshake_step step, redisReply *reply,
+                                  const char *password, char *reason, size_t len)
 {
-    redisReply *reply = parse(resp);
     reason[0] = '\0';
     rl_handshake_verdict v = rl_reply_handshake(step, reply, password, reason, len);
     freeReplyObject(reply);
     return v;
+}
+
+static rl_handshake_verdict handshake(rl_handshake_step step, const char *resp,
+                                      const char *password, char *reason, size_t len)
+{
+    return judge(step, parse(resp), password, reason, len);
 }
 
 Test(reply, handshake_accepts_the_expected_replies)
@@ -254,11 +260,7 @@ static redisReply *error_reply(const char *text)
 static rl_handshake_verdict handshake_error(rl_handshake_step step, const char *text,
                                             char *reason, size_t len)
 {
-    redisReply *reply = error_reply(text);
-    reason[0] = '\0';
-    rl_handshake_verdict v = rl_reply_handshake(step, reply, NULL, reason, len);
-    freeReplyObject(reply);
-    return v;
+    return judge(step, error_reply(text), NULL, reason, len);
 }
 
 Test(reply, handshake_reasons_are_one_printable_line)

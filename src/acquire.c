@@ -13,6 +13,7 @@
  */
 #include "internal.h"
 #include "random.h"
+#include "timer.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -120,8 +121,7 @@ static void acquire_retry_or_fail(rl_acquire *a, int status)
         int64_t next_start_us = rl_now_us() + delay_ms * 1000;
         if (a->wait_ms < 0 || next_start_us - a->start_us <= a->wait_ms * 1000) {
             a->retries_left--;
-            ev_timer_set(&a->retry_timer, (double)delay_ms / 1000.0, 0.);
-            ev_timer_start(a->client->loop, &a->retry_timer);
+            rl_timer_arm_at(a->client->loop, &a->retry_timer, next_start_us);
             return;
         }
     }

@@ -27,6 +27,7 @@
 #include "reader_bounds.h"
 #include "reply.h"
 #include "scripts.h"
+#include "timer.h"
 
 #include <hiredis/adapters/libev.h>
 #include <hiredis/async.h>
@@ -53,11 +54,6 @@ static void master_on_stall_timer(struct ev_loop *loop, ev_timer *w, int revents
 static rl_logger *master_log(rl_master *m)
 {
     return &m->client->log;
-}
-
-static double seconds(int64_t us)
-{
-    return (double)us / 1e6;
 }
 
 void rl_master_init(rl_master *m, redlock_client *client, const rl_node *node)
@@ -122,9 +118,7 @@ static void master_schedule_reconnect(rl_master *m)
     int64_t delay_ms = m->backoff_ms + rl_random_jitter(m->backoff_ms / 4);
     int64_t max_ms = rl_client_setting(m->client, REDLOCK_RECONNECT_MAX_MS);
     m->backoff_ms = m->backoff_ms * 2 > max_ms ? max_ms : m->backoff_ms * 2;
-    ev_timer_stop(m->client->loop, &m->reconnect_timer);
-    ev_timer_set(&m->reconnect_timer, (double)delay_ms / 1000.0, 0.);
-    ev_timer_start(m->client->loop, &m->reconnect_timer);
+    rl_timer_arm_in(m->client->loop, &m->reconnect_timer, delay_ms * 1000);
 }
 
 /*
@@ -367,8 +361,7 @@ static void master_connect(rl_master *m)
         master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, "handshake: out of memory");
         return;
     }
-    ev_timer_set(&m->connect_timer, seconds(m->connect_timeout_us), 0.);
-    ev_timer_start(client->loop, &m->connect_timer);
+    rl_timer_arm_at(client->loop, &m->connect_timer, m->connect_deadline_us);
     rl_log(master_log(m), REDLOCK_LOG_DEBUG, "master %s: connecting", node->name);
 }
 
@@ -397,9 +390,7 @@ static void master_on_reconnect_timer(struct ev_loop *loop, ev_timer *w, int rev
 
 static void master_arm_stall_timer(rl_master *m, int64_t after_us)
 {
-    ev_timer_stop(m->client->loop, &m->stall_timer);
-    ev_timer_set(&m->stall_timer, seconds(after_us), 0.);
-    ev_timer_start(m->client->loop, &m->stall_timer);
+    rl_timer_arm_in(m->client->loop, &m->stall_timer, after_us);
 }
 
 static void master_on_stall_timer(struct ev_loop *loop, ev_timer *w, int revents)
@@ -512,9 +503,7 @@ static void master_hold_until(rl_master *m, int64_t timeout_us)
         m->holds_client_ref = true;
         rl_client_ref(m->client);
     }
-    ev_timer_stop(m->client->loop, &m->connect_timer);
-    ev_timer_set(&m->connect_timer, timeout_us > 0 ? seconds(timeout_us) : 0., 0.);
-    ev_timer_start(m->client->loop, &m->connect_timer);
+    rl_timer_arm_in(m->client->loop, &m->connect_timer, timeout_us);
 }
 
 /* Wait for the replies in flight, then close (CLOSING). */

@@ -3,6 +3,7 @@
 #include "internal.h"
 #include "reply.h"
 #include "scripts.h"
+#include "timer.h"
 
 #include <hiredis/hiredis.h>
 #include <stdio.h>
@@ -170,10 +171,7 @@ static void round_arm_timer(rl_round *round)
     }
     if (next == INT64_MAX)
         return;
-    struct ev_loop *loop = round->client->loop;
-    ev_timer_stop(loop, &round->timer);
-    ev_timer_set(&round->timer, next > now ? (double)(next - now) / 1e6 : 0., 0.);
-    ev_timer_start(loop, &round->timer);
+    rl_timer_arm_at(round->client->loop, &round->timer, next);
 }
 
 /* A WAITING or SENT slot is finished: hiredis will not call back for it. */

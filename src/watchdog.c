@@ -12,6 +12,7 @@
  */
 #include "random.h"
 #include "round_op.h"
+#include "timer.h"
 
 #include <stdlib.h>
 
@@ -47,10 +48,7 @@ static int64_t margin_us(const rl_watchdog *wd)
 
 static void arm_at(rl_watchdog *wd, ev_timer *timer, int64_t at_us)
 {
-    int64_t delay = at_us - rl_now_us();
-    ev_timer_stop(wd->client->loop, timer);
-    ev_timer_set(timer, delay > 0 ? (double)delay / 1e6 : 0., 0.);
-    ev_timer_start(wd->client->loop, timer);
+    rl_timer_arm_at(wd->client->loop, timer, at_us);
 }
 
 /* Schedule the regular extension and the guard from the lock's deadline:

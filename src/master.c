@@ -18,6 +18,9 @@
  * in progress completes and sends its queue, replies in flight are awaited
  * (CLOSING), all within a bounded time, before the connection is closed.
  *
+ * Each timer's handler checks the monotonic clock itself and waits on if
+ * libev fired it early.
+ *
  * hiredis calls back with the context; ac->data points at the master while
  * the context is current and is cleared before we free it, so callbacks from
  * a context being torn down are recognised and ignored.
@@ -118,7 +121,8 @@ static void master_schedule_reconnect(rl_master *m)
     int64_t delay_ms = m->backoff_ms + rl_random_jitter(m->backoff_ms / 4);
     int64_t max_ms = rl_client_setting(m->client, REDLOCK_RECONNECT_MAX_MS);
     m->backoff_ms = m->backoff_ms * 2 > max_ms ? max_ms : m->backoff_ms * 2;
-    rl_timer_arm_in(m->client->loop, &m->reconnect_timer, delay_ms * 1000);
+    m->reconnect_at_us = rl_now_us() + delay_ms * 1000;
+    rl_timer_arm_at(m->client->loop, &m->reconnect_timer, m->reconnect_at_us);
 }
 
 /*
@@ -361,13 +365,18 @@ static void master_connect(rl_master *m)
         master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, "handshake: out of memory");
         return;
     }
-    rl_timer_arm_at(client->loop, &m->connect_timer, m->connect_deadline_us);
+    m->deadline_us = m->connect_deadline_us;
+    rl_timer_arm_at(client->loop, &m->connect_timer, m->deadline_us);
     rl_log(master_log(m), REDLOCK_LOG_DEBUG, "master %s: connecting", node->name);
 }
 
 static void master_on_connect_timeout(struct ev_loop *loop, ev_timer *w, int revents)
 {
     rl_master *m = w->data;
+    if (rl_now_us() < m->deadline_us) {
+        rl_timer_arm_at(loop, w, m->deadline_us); /* early by the loop's clock */
+        return;
+    }
     if (m->state == RL_MASTER_CLOSING) {
         master_finish_close(m); /* replies overdue: stop draining */
         return;
@@ -384,8 +393,13 @@ static void master_on_connect_timeout(struct ev_loop *loop, ev_timer *w, int rev
 static void master_on_reconnect_timer(struct ev_loop *loop, ev_timer *w, int revents)
 {
     rl_master *m = w->data;
-    if (m->state == RL_MASTER_IDLE && !m->client->closing)
-        master_connect(m);
+    if (m->state != RL_MASTER_IDLE || m->client->closing)
+        return;
+    if (rl_now_us() < m->reconnect_at_us) {
+        rl_timer_arm_at(loop, w, m->reconnect_at_us); /* early by the loop's clock */
+        return;
+    }
+    master_connect(m);
 }
 
 static void master_arm_stall_timer(rl_master *m, int64_t after_us)
@@ -503,7 +517,8 @@ static void master_hold_until(rl_master *m, int64_t timeout_us)
         m->holds_client_ref = true;
         rl_client_ref(m->client);
     }
-    rl_timer_arm_in(m->client->loop, &m->connect_timer, timeout_us);
+    m->deadline_us = rl_now_us() + timeout_us;
+    rl_timer_arm_at(m->client->loop, &m->connect_timer, m->deadline_us);
 }
 
 /* Wait for the replies in flight, then close (CLOSING). */

@@ -32,6 +32,8 @@ typedef struct rl_master {
     int64_t command_timeout_us;
     int64_t stall_timeout_us;     /* no reply for this long: drop the connection */
     int64_t connect_deadline_us;  /* while CONNECTING */
+    int64_t deadline_us;          /* when connect_timer is due (rl_now_us() time) */
+    int64_t reconnect_at_us;      /* when reconnect_timer is due */
     int64_t backoff_ms;           /* the next reconnect delay */
     unsigned handshake_left;      /* handshake replies still expected */
     bool ever_ready;              /* to log "reconnected" rather than "connected" */

@@ -38,6 +38,11 @@
  * on if it fired early. FLUSHING and DRAINING hold a client reference,
  * dropped last when they reach CLOSED (master_close).
  *
+ * The log callback and the owners of requests (through the rounds) may run
+ * user code that frees the client, which closes every master: code that
+ * calls them holds a client reference, has finished its own state change
+ * first, and checks the state again afterwards.
+ *
  * hiredis calls back with the context; ac->data points at the master while
  * the context is current and is cleared before we free it, so callbacks from
  * a context being torn down are recognised and ignored.
@@ -231,9 +236,10 @@ static int master_drop_level(const rl_master *m, int outcome, const char *reason
  * A connection (or an attempt) failed: from IDLE, CONNECTING or READY back
  * to IDLE. Log why, free the context (hiredis completes our requests on it
  * with no reply; they read m->failure), schedule a reconnect and fail the
- * queued slots. Any of that may run user code that frees the client, so
- * each step checks the state again. In FLUSHING the client was freed
- * already: what was queued cannot go out, so close.
+ * queued slots. The log callback and the slots' owners may free the client:
+ * the master is IDLE before either runs, so that closes it, and the steps
+ * after check the state again. In FLUSHING the client was freed already:
+ * what was queued cannot go out, so close.
  */
 static void master_drop(rl_master *m, int outcome, const char *reason)
 {
@@ -248,8 +254,6 @@ static void master_drop(rl_master *m, int outcome, const char *reason)
     rl_client_ref(client);
     int level = master_drop_level(m, outcome, reason);
     master_set_failure(m, outcome, reason);
-    rl_log(master_log(m), level, "master %s: %s; retrying in %lld ms", m->node->name, m->failure,
-           (long long)m->backoff_ms);
     struct redisAsyncContext *ac = m->ac;
     if (ac != NULL)
         ac->data = NULL;
@@ -257,6 +261,8 @@ static void master_drop(rl_master *m, int outcome, const char *reason)
     m->in_flight = 0;
     m->run_id[0] = '\0';
     master_enter(m, RL_MASTER_IDLE);
+    rl_log(master_log(m), level, "master %s: %s; retrying in %lld ms", m->node->name, m->failure,
+           (long long)m->backoff_ms);
     if (ac != NULL)
         redisAsyncFree(ac); /* deferred by hiredis when inside its callback */
     master_schedule_reconnect(m);
@@ -307,18 +313,21 @@ static void master_on_handshake_done(rl_master *m)
         master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, reason);
         return;
     }
+    redlock_client *client = m->client;
+    rl_client_ref(client);
     bool again = m->ever_ready;
     m->ever_ready = true;
-    m->backoff_ms = rl_client_setting(m->client, REDLOCK_RECONNECT_MIN_MS);
+    m->backoff_ms = rl_client_setting(client, REDLOCK_RECONNECT_MIN_MS);
     if (m->state == RL_MASTER_CONNECTING) {
         master_set_failure(m, REDLOCK_MASTER_NOT_CONNECTED, "connection lost");
         master_enter(m, RL_MASTER_READY);
     }
+    master_send_waiting(m);
     rl_log(master_log(m), REDLOCK_LOG_INFO, "master %s: %s", m->node->name,
            again ? "reconnected" : "connected");
-    master_send_waiting(m);
     if (m->state == RL_MASTER_FLUSHING)
         master_finish(m);
+    rl_client_unref(client);
 }
 
 /* A handshake reply (privdata is the step): on to the next step, done
@@ -337,10 +346,17 @@ static void master_on_handshake_reply(redisAsyncContext *ac, void *r, void *priv
         if (step == RL_HS_INFO)
             rl_reply_run_id(reply, m->run_id);
         break;
-    case RL_HANDSHAKE_INFO_REFUSED:
+    case RL_HANDSHAKE_INFO_REFUSED: {
+        redlock_client *client = m->client;
+        rl_client_ref(client); /* the log callback may free the client */
         rl_log(master_log(m), REDLOCK_LOG_DEBUG,
                "master %s: INFO refused; cannot check for duplicate servers", m->node->name);
+        bool closed = !master_in_handshake(m->state);
+        rl_client_unref(client);
+        if (closed)
+            return;
         break;
+    }
     case RL_HANDSHAKE_AUTH_FAILED:
         master_drop(m, REDLOCK_MASTER_AUTH_FAILED, reason);
         return;

@@ -1,7 +1,8 @@
 /* A master's connection over its life: timeouts measured from when they
  * start, however long the loop sat idle before; a freed client that leaves
  * no timer behind, even when what it queued behind a handshake goes out and
- * is never answered. */
+ * is never answered; a client freed from its own log callback while a
+ * master drops or connects, which still finishes and frees everything. */
 #include "fake_master.h"
 #include "harness.h"
 
@@ -171,4 +172,121 @@ Test(connection, a_freed_client_whose_last_requests_go_unanswered_leaves_no_time
     redlock_lock_free(lock);
     for (size_t i = 0; i < 3; i++)
         cr_assert_eq(fleet_pttl(h.fleet, i, "unanswered", 10), -2);
+}
+
+/* ---- Freed from the log callback -------------------------------------------- */
+
+static const char *free_on; /* the log line (a part of it) that frees the client */
+static unsigned freed_from_log;
+
+static void free_client_on_line(harness *hh, const char *message)
+{
+    if (hh->client == NULL || strstr(message, free_on) == NULL)
+        return;
+    redlock_client_free(hh->client);
+    hh->client = NULL;
+    freed_from_log++;
+}
+
+/* The client is freed from the log callback on a line containing line;
+ * to be called before harness_connect(). */
+static void free_client_when_logged(const char *line)
+{
+    free_on = line;
+    freed_from_log = 0;
+    h.on_log = free_client_on_line;
+}
+
+static bool client_freed_from_log(harness *hh, void *arg)
+{
+    (void)hh;
+    (void)arg;
+    return freed_from_log > 0;
+}
+
+/* Run the loop until the log callback has freed the client, then until the
+ * client has finished; it must be freed, with nothing left on the loop. */
+static void expect_freed_from_the_log(unsigned frees_before)
+{
+    cr_assert(harness_wait_until(&h, client_freed_from_log, NULL, 10000),
+              "\"%s\" was never logged; log:\n%s", free_on, h.log);
+    harness_free_client(&h); /* runs the loop until no watcher is left */
+    cr_assert_eq(freed_from_log, 1);
+    cr_assert_eq(harness_configs_freed(), frees_before + 1,
+                 "the client, its masters and its config copy were not freed; log:\n%s", h.log);
+}
+
+/* A master killed while the client holds a lock: the drop's message frees
+ * the client. */
+Test(connection, freed_from_the_log_when_a_killed_master_drops)
+{
+    harness_start(&h, 3, NULL);
+    never_reconnect();
+    free_client_when_logged(": connection lost");
+    harness_connect(&h);
+    redlock_lock *lock = acquire_held("killed");
+    unsigned frees = harness_configs_freed();
+    cr_assert_eq(fleet_kill(h.fleet, 2), 0);
+    expect_freed_from_the_log(frees);
+    redlock_lock_free(lock);
+    for (size_t i = 0; i < 2; i++)
+        cr_assert_eq(fleet_pttl(h.fleet, i, "killed", 6), -2);
+}
+
+/* The same master's reconnect is refused: it was connecting, with the lock's
+ * release queued by the free, when the message came. */
+Test(connection, freed_from_the_log_when_a_reconnect_is_refused)
+{
+    harness_start(&h, 3, NULL);
+    free_client_when_logged(": connect: ");
+    harness_connect(&h);
+    redlock_lock *lock = acquire_held("refused");
+    unsigned frees = harness_configs_freed();
+    cr_assert_eq(fleet_kill(h.fleet, 2), 0); /* reconnects after 20 ms, refused */
+    expect_freed_from_the_log(frees);
+    redlock_lock_free(lock);
+    for (size_t i = 0; i < 2; i++)
+        cr_assert_eq(fleet_pttl(h.fleet, i, "refused", 7), -2);
+}
+
+/* A stopped master with a request in flight is dropped as stalled. */
+Test(connection, freed_from_the_log_when_a_stalled_master_is_dropped)
+{
+    harness_start(&h, 3, NULL);
+    never_reconnect();
+    free_client_when_logged(": no reply for ");
+    harness_connect(&h);
+    redlock_lock *lock = acquire_held("stalled");
+    cr_assert_eq(fleet_pause(h.fleet, 2), 0);
+    redlock_result *r = NULL;
+    cr_assert_eq(harness_extend(&h, lock, TTL_MS, &r), REDLOCK_OK); /* 2 of 3 */
+    redlock_result_free(r);
+    unsigned frees = harness_configs_freed();
+    expect_freed_from_the_log(frees);
+    redlock_lock_free(lock);
+    for (size_t i = 0; i < 2; i++)
+        cr_assert_eq(fleet_pttl(h.fleet, i, "stalled", 7), -2);
+}
+
+/* Masters that never answer their handshake time out. */
+Test(connection, freed_from_the_log_when_a_handshake_times_out)
+{
+    harness_start(&h, 3, NULL);
+    never_reconnect();
+    add_fakes(FAKE_MASTER_SILENT, false);
+    free_client_when_logged(": handshake timed out");
+    unsigned frees = harness_configs_freed();
+    harness_connect(&h);
+    expect_freed_from_the_log(frees);
+}
+
+/* A master's handshake completes: the "connected" message frees the
+ * client, with nothing else holding it. */
+Test(connection, freed_from_the_log_when_a_master_connects)
+{
+    harness_start(&h, 3, NULL);
+    free_client_when_logged(": connected");
+    unsigned frees = harness_configs_freed();
+    harness_connect(&h);
+    expect_freed_from_the_log(frees);
 }

@@ -6,17 +6,42 @@
  *     +---- backoff <-----+-- refused, timeout, -------+-- lost, stalled
  *                             auth or handshake error
  *
+ * Freeing the client (rl_master_close) takes every state to CLOSED, but
+ * first lets what was already submitted go out, within a bounded time:
+ *
+ *   CONNECTING --requests queued--> FLUSHING --handshake done, queue sent--+
+ *                                       |                                  |
+ *   READY --replies in flight-----------|--------------------> DRAINING <--+
+ *                                       |                          |
+ *               refused, timeout, error,|                          | replies in,
+ *               or nothing sent         |                          | lost or overdue
+ *                                       v                          |
+ *   IDLE, CONNECTING, READY -------> CLOSED <----------------------+
+ *   with nothing to wait for
+ *
  * The handshake (AUTH, SELECT, SCRIPT LOAD of each script, INFO) is pipelined
  * right after the connect, so a new connection costs one round trip. INFO's
  * run_id keeps two config entries that reach the same server from both
- * voting. Requests submitted while
- * CONNECTING wait in a queue and go out once READY; while IDLE they fail at
- * once, so a dead master costs nothing. A master that leaves requests
- * unanswered for stall_timeout (a stopped process, a black-holed network)
- * is disconnected: its pending requests fail and it reconnects with backoff.
- * When the client is freed, what was submitted still goes out: a handshake
- * in progress completes and sends its queue, replies in flight are awaited
- * (CLOSING), all within a bounded time, before the connection is closed.
+ * voting. Requests submitted while CONNECTING (or FLUSHING) wait in a queue
+ * and go out once the handshake is done; while IDLE they fail at once, so a
+ * dead master costs nothing. A master that leaves requests unanswered for
+ * stall_timeout (a stopped process, a black-holed network) is disconnected:
+ * its pending requests fail and it reconnects with backoff.
+ *
+ * Timers belong to states. master_enter(), the one place the state changes,
+ * stops all three and starts the deadline of the state it enters:
+ *   reconnect_timer  IDLE: the backoff before the next connect
+ *   deadline_timer   CONNECTING: the connect timeout; FLUSHING: that plus
+ *                    one command timeout; DRAINING: one command timeout
+ *   stall_timer      READY, while requests are in flight
+ * CLOSED has none. Each handler checks the monotonic clock itself and waits
+ * on if it fired early. FLUSHING and DRAINING hold a client reference,
+ * dropped last when they reach CLOSED (master_close).
+ *
+ * The log callback and the owners of requests (through the rounds) may run
+ * user code that frees the client, which closes every master: code that
+ * calls them holds a client reference, has finished its own state change
+ * first, and checks the state again afterwards.
  *
  * hiredis calls back with the context; ac->data points at the master while
  * the context is current and is cleared before we free it, so callbacks from
@@ -45,15 +70,61 @@
 _Static_assert(sizeof(((rl_master *)0)->run_id) == RL_RUN_ID_SIZE, "run_id holds 40 hex digits");
 
 static void master_connect(rl_master *m);
-static void master_finish_close(rl_master *m);
-static void master_drain(rl_master *m);
-static void master_on_connect_timeout(struct ev_loop *loop, ev_timer *w, int revents);
+static bool master_send(rl_master *m, rl_slot *slot);
+static void master_on_deadline(struct ev_loop *loop, ev_timer *w, int revents);
 static void master_on_reconnect_timer(struct ev_loop *loop, ev_timer *w, int revents);
 static void master_on_stall_timer(struct ev_loop *loop, ev_timer *w, int revents);
 
 static rl_logger *master_log(rl_master *m)
 {
     return &m->client->log;
+}
+
+/* The states a freed client's master finishes in, holding the client. */
+static bool master_holds_client(rl_master_state state)
+{
+    return state == RL_MASTER_FLUSHING || state == RL_MASTER_DRAINING;
+}
+
+/* The states whose handshake is under way. */
+static bool master_in_handshake(rl_master_state state)
+{
+    return state == RL_MASTER_CONNECTING || state == RL_MASTER_FLUSHING;
+}
+
+/*
+ * The one place the state changes. Stops every timer, then arms the
+ * deadline of the state entered (the reconnect and stall timers are armed
+ * within IDLE and READY by what needs them), and takes the client reference
+ * that FLUSHING and DRAINING hold; master_close() drops it.
+ */
+static void master_enter(rl_master *m, rl_master_state to)
+{
+    struct ev_loop *loop = m->client->loop;
+    bool held = master_holds_client(m->state);
+    m->state = to;
+    ev_timer_stop(loop, &m->reconnect_timer);
+    ev_timer_stop(loop, &m->deadline_timer);
+    ev_timer_stop(loop, &m->stall_timer);
+    bool deadline = true;
+    switch (to) {
+    case RL_MASTER_CONNECTING:
+        m->deadline_us = m->connect_deadline_us;
+        break;
+    case RL_MASTER_FLUSHING:
+        m->deadline_us = m->connect_deadline_us + m->command_timeout_us;
+        break;
+    case RL_MASTER_DRAINING:
+        m->deadline_us = rl_now_us() + m->command_timeout_us;
+        break;
+    default:
+        deadline = false;
+        break;
+    }
+    if (deadline)
+        rl_timer_arm_at(loop, &m->deadline_timer, m->deadline_us);
+    if (!held && master_holds_client(to))
+        rl_client_ref(m->client);
 }
 
 void rl_master_init(rl_master *m, redlock_client *client, const rl_node *node)
@@ -71,10 +142,10 @@ void rl_master_init(rl_master *m, redlock_client *client, const rl_node *node)
     m->failure_outcome = REDLOCK_MASTER_NOT_CONNECTED;
     snprintf(m->failure, sizeof(m->failure), "not connected yet");
     rl_list_init(&m->waiting);
-    ev_timer_init(&m->connect_timer, master_on_connect_timeout, 0., 0.);
+    ev_timer_init(&m->deadline_timer, master_on_deadline, 0., 0.);
     ev_timer_init(&m->reconnect_timer, master_on_reconnect_timer, 0., 0.);
     ev_timer_init(&m->stall_timer, master_on_stall_timer, 0., 0.);
-    m->connect_timer.data = m->reconnect_timer.data = m->stall_timer.data = m;
+    m->deadline_timer.data = m->reconnect_timer.data = m->stall_timer.data = m;
 }
 
 void rl_master_start(rl_master *m)
@@ -87,17 +158,11 @@ const char *rl_master_failure(const rl_master *m)
     return m->failure;
 }
 
-/* Remember why requests cannot go out; log when the reason changes. */
+/* Remember why requests cannot go out. */
 static void master_set_failure(rl_master *m, int outcome, const char *reason)
 {
-    int level = strcmp(m->failure, reason) != 0 || m->state == RL_MASTER_READY
-                    ? (outcome == REDLOCK_MASTER_AUTH_FAILED ? REDLOCK_LOG_ERROR : REDLOCK_LOG_WARN)
-                    : REDLOCK_LOG_DEBUG;
     m->failure_outcome = outcome;
     snprintf(m->failure, sizeof(m->failure), "%s", reason);
-    if (m->state != RL_MASTER_CLOSED && m->state != RL_MASTER_CLOSING)
-        rl_log(master_log(m), level, "master %s: %s; retrying in %lld ms", m->node->name,
-               m->failure, (long long)m->backoff_ms);
 }
 
 /* Fail every queued slot with the current failure. A slot's owner may run
@@ -111,6 +176,42 @@ static void master_fail_waiting(rl_master *m)
     }
 }
 
+/* Close for good (CLOSED): free the context if we still hold it, fail what
+ * is still queued, and drop the reference FLUSHING or DRAINING held (last:
+ * it may free the client, and m with it). */
+static void master_close(rl_master *m)
+{
+    if (m->state == RL_MASTER_CLOSED)
+        return;
+    redlock_client *client = m->client;
+    bool held = master_holds_client(m->state);
+    struct redisAsyncContext *ac = m->ac;
+    m->ac = NULL;
+    m->in_flight = 0;
+    master_enter(m, RL_MASTER_CLOSED);
+    if (ac != NULL) {
+        ac->data = NULL;
+        redisAsyncFree(ac); /* requests still pending complete with no reply */
+    }
+    master_fail_waiting(m);
+    if (held)
+        rl_client_unref(client);
+}
+
+/* The client was freed while m is connected: wait for the replies in flight
+ * (DRAINING), or close at once when there are none. */
+static void master_finish(rl_master *m)
+{
+    if (m->in_flight == 0) {
+        master_close(m);
+        return;
+    }
+    master_enter(m, RL_MASTER_DRAINING);
+    /* hiredis closes once every pending reply is in, then calls
+     * master_on_disconnect; no new request is accepted meanwhile. */
+    redisAsyncDisconnect(m->ac);
+}
+
 static void master_schedule_reconnect(rl_master *m)
 {
     if (m->state != RL_MASTER_IDLE || m->client->closing)
@@ -118,47 +219,56 @@ static void master_schedule_reconnect(rl_master *m)
     int64_t delay_ms = m->backoff_ms + rl_random_jitter(m->backoff_ms / 4);
     int64_t max_ms = rl_client_setting(m->client, REDLOCK_RECONNECT_MAX_MS);
     m->backoff_ms = m->backoff_ms * 2 > max_ms ? max_ms : m->backoff_ms * 2;
-    rl_timer_arm_in(m->client->loop, &m->reconnect_timer, delay_ms * 1000);
+    m->reconnect_at_us = rl_now_us() + delay_ms * 1000;
+    rl_timer_arm_at(m->client->loop, &m->reconnect_timer, m->reconnect_at_us);
+}
+
+/* How loud a drop is: a new reason, or a ready connection lost, is news;
+ * the same failure again while reconnecting is not. */
+static int master_drop_level(const rl_master *m, int outcome, const char *reason)
+{
+    if (strcmp(m->failure, reason) == 0 && m->state != RL_MASTER_READY)
+        return REDLOCK_LOG_DEBUG;
+    return outcome == REDLOCK_MASTER_AUTH_FAILED ? REDLOCK_LOG_ERROR : REDLOCK_LOG_WARN;
 }
 
 /*
- * Leave CONNECTING or READY for IDLE: free the context (hiredis completes our
- * requests on it with no reply; they read m->failure), fail queued slots and
- * schedule a reconnect. Any of that may run user code that frees the client,
- * so each step checks the state again.
+ * A connection (or an attempt) failed: from IDLE, CONNECTING or READY back
+ * to IDLE. Log why, free the context (hiredis completes our requests on it
+ * with no reply; they read m->failure), schedule a reconnect and fail the
+ * queued slots. The log callback and the slots' owners may free the client:
+ * the master is IDLE before either runs, so that closes it, and the steps
+ * after check the state again. In FLUSHING the client was freed already:
+ * what was queued cannot go out, so close.
  */
 static void master_drop(rl_master *m, int outcome, const char *reason)
 {
-    redlock_client *client = m->client;
-    struct redisAsyncContext *ac = m->ac;
-    if (m->state == RL_MASTER_CLOSED || m->state == RL_MASTER_CLOSING)
-        return;
-    if (m->closing) {
-        /* Freed while connecting: what was queued cannot go out. */
-        m->failure_outcome = outcome;
-        snprintf(m->failure, sizeof(m->failure), "%s", reason);
-        master_finish_close(m);
+    if (m->state == RL_MASTER_FLUSHING) {
+        master_set_failure(m, outcome, reason);
+        master_close(m);
         return;
     }
+    if (m->state == RL_MASTER_DRAINING || m->state == RL_MASTER_CLOSED)
+        return;
+    redlock_client *client = m->client;
     rl_client_ref(client);
+    int level = master_drop_level(m, outcome, reason);
     master_set_failure(m, outcome, reason);
+    struct redisAsyncContext *ac = m->ac;
+    if (ac != NULL)
+        ac->data = NULL;
     m->ac = NULL;
-    m->state = RL_MASTER_IDLE;
     m->in_flight = 0;
     m->run_id[0] = '\0';
-    ev_timer_stop(client->loop, &m->connect_timer);
-    ev_timer_stop(client->loop, &m->stall_timer);
-    if (ac != NULL) {
-        ac->data = NULL;
+    master_enter(m, RL_MASTER_IDLE);
+    rl_log(master_log(m), level, "master %s: %s; retrying in %lld ms", m->node->name, m->failure,
+           (long long)m->backoff_ms);
+    if (ac != NULL)
         redisAsyncFree(ac); /* deferred by hiredis when inside its callback */
-    }
-    if (m->state == RL_MASTER_IDLE)
-        master_schedule_reconnect(m);
+    master_schedule_reconnect(m);
     master_fail_waiting(m);
     rl_client_unref(client);
 }
-
-static bool master_send(rl_master *m, rl_slot *slot);
 
 /* Another master of this client connected to the same server, if any: two
  * config entries naming one server (say localhost and 127.0.0.1) must not
@@ -176,7 +286,22 @@ static const rl_master *master_same_server(const rl_master *m)
     return NULL;
 }
 
-static void master_ready(rl_master *m)
+/* Send what waited for the handshake. A slot that cannot be sent fails, and
+ * its owner may free the client: the loop stops when the state changes. */
+static void master_send_waiting(rl_master *m)
+{
+    rl_link *link;
+    while ((m->state == RL_MASTER_READY || m->state == RL_MASTER_FLUSHING) &&
+           (link = rl_list_pop_front(&m->waiting)) != NULL) {
+        rl_slot *slot = rl_container_of(link, rl_slot, link);
+        if (!master_send(m, slot))
+            rl_slot_on_failure(slot, REDLOCK_MASTER_NOT_CONNECTED, "the request could not be sent");
+    }
+}
+
+/* The last handshake reply is in: READY, with the queue sent. FLUSHING
+ * sends its queue, then finishes (the client was freed meanwhile). */
+static void master_on_handshake_done(rl_master *m)
 {
     const rl_master *twin = master_same_server(m);
     if (twin != NULL) {
@@ -188,37 +313,30 @@ static void master_ready(rl_master *m)
         master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, reason);
         return;
     }
-    m->state = RL_MASTER_READY;
-    ev_timer_stop(m->client->loop, &m->connect_timer);
-    m->backoff_ms = rl_client_setting(m->client, REDLOCK_RECONNECT_MIN_MS);
-    rl_log(master_log(m), REDLOCK_LOG_INFO, "master %s: %s", m->node->name,
-           m->ever_ready ? "reconnected" : "connected");
+    redlock_client *client = m->client;
+    rl_client_ref(client);
+    bool again = m->ever_ready;
     m->ever_ready = true;
-    m->failure_outcome = REDLOCK_MASTER_NOT_CONNECTED;
-    snprintf(m->failure, sizeof(m->failure), "connection lost");
-
-    rl_link *link;
-    while (m->state == RL_MASTER_READY && (link = rl_list_pop_front(&m->waiting)) != NULL) {
-        rl_slot *slot = rl_container_of(link, rl_slot, link);
-        if (!master_send(m, slot))
-            rl_slot_on_failure(slot, REDLOCK_MASTER_NOT_CONNECTED, "the request could not be sent");
+    m->backoff_ms = rl_client_setting(client, REDLOCK_RECONNECT_MIN_MS);
+    if (m->state == RL_MASTER_CONNECTING) {
+        master_set_failure(m, REDLOCK_MASTER_NOT_CONNECTED, "connection lost");
+        master_enter(m, RL_MASTER_READY);
     }
-    if (m->closing && m->state == RL_MASTER_READY) {
-        /* The client was freed during the handshake: the queue is out. */
-        if (m->in_flight > 0)
-            master_drain(m);
-        else
-            master_finish_close(m);
-    }
+    master_send_waiting(m);
+    rl_log(master_log(m), REDLOCK_LOG_INFO, "master %s: %s", m->node->name,
+           again ? "reconnected" : "connected");
+    if (m->state == RL_MASTER_FLUSHING)
+        master_finish(m);
+    rl_client_unref(client);
 }
 
-/* A handshake reply (privdata is the step): on to the next step, READY
+/* A handshake reply (privdata is the step): on to the next step, done
  * after the last one, or drop the connection with the reason. */
 static void master_on_handshake_reply(redisAsyncContext *ac, void *r, void *privdata)
 {
     rl_master *m = ac->data;
     redisReply *reply = r;
-    if (m == NULL || m->ac != ac || m->state != RL_MASTER_CONNECTING || reply == NULL)
+    if (m == NULL || m->ac != ac || !master_in_handshake(m->state) || reply == NULL)
         return; /* a stale context, or the connection died: its own callback handles it */
     rl_handshake_step step = (rl_handshake_step)(uintptr_t)privdata;
     char reason[sizeof(m->failure)];
@@ -228,10 +346,17 @@ static void master_on_handshake_reply(redisAsyncContext *ac, void *r, void *priv
         if (step == RL_HS_INFO)
             rl_reply_run_id(reply, m->run_id);
         break;
-    case RL_HANDSHAKE_INFO_REFUSED:
+    case RL_HANDSHAKE_INFO_REFUSED: {
+        redlock_client *client = m->client;
+        rl_client_ref(client); /* the log callback may free the client */
         rl_log(master_log(m), REDLOCK_LOG_DEBUG,
                "master %s: INFO refused; cannot check for duplicate servers", m->node->name);
+        bool closed = !master_in_handshake(m->state);
+        rl_client_unref(client);
+        if (closed)
+            return;
         break;
+    }
     case RL_HANDSHAKE_AUTH_FAILED:
         master_drop(m, REDLOCK_MASTER_AUTH_FAILED, reason);
         return;
@@ -240,7 +365,7 @@ static void master_on_handshake_reply(redisAsyncContext *ac, void *r, void *priv
         return;
     }
     if (--m->handshake_left == 0)
-        master_ready(m);
+        master_on_handshake_done(m);
 }
 
 static bool master_send_handshake(rl_master *m)
@@ -300,19 +425,16 @@ static void master_on_disconnect(const redisAsyncContext *cac, int status)
     rl_master *m = ac->data;
     if (m == NULL || m->ac != ac)
         return; /* we dropped it ourselves */
-    if (m->state == RL_MASTER_CLOSING) {
-        /* Drained (or lost while draining): hiredis frees the context. */
-        ac->data = NULL;
-        m->ac = NULL;
-        master_finish_close(m);
-        return;
-    }
+    /* hiredis frees the context after this callback. */
     char reason[sizeof(m->failure)];
     snprintf(reason, sizeof(reason), "connection lost: %s",
              status == REDIS_OK || !ac->c.errstr[0] ? "closed" : ac->c.errstr);
     ac->data = NULL;
     m->ac = NULL;
-    master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, reason);
+    if (m->state == RL_MASTER_DRAINING)
+        master_close(m); /* drained, or lost while draining */
+    else
+        master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, reason);
 }
 
 static void master_connect(rl_master *m)
@@ -352,28 +474,33 @@ static void master_connect(rl_master *m)
     }
     ac->data = m;
     m->ac = ac;
-    m->state = RL_MASTER_CONNECTING;
     m->in_flight = 0;
     m->connect_deadline_us = rl_now_us() + m->connect_timeout_us;
     redisAsyncSetConnectCallback(ac, master_on_connect);
     redisAsyncSetDisconnectCallback(ac, master_on_disconnect);
+    master_enter(m, RL_MASTER_CONNECTING);
     if (!master_send_handshake(m)) {
         master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, "handshake: out of memory");
         return;
     }
-    rl_timer_arm_at(client->loop, &m->connect_timer, m->connect_deadline_us);
     rl_log(master_log(m), REDLOCK_LOG_DEBUG, "master %s: connecting", node->name);
 }
 
-static void master_on_connect_timeout(struct ev_loop *loop, ev_timer *w, int revents)
+/* The deadline of CONNECTING, FLUSHING or DRAINING (leaving them stops the
+ * timer). */
+static void master_on_deadline(struct ev_loop *loop, ev_timer *w, int revents)
 {
     rl_master *m = w->data;
-    if (m->state == RL_MASTER_CLOSING) {
-        master_finish_close(m); /* replies overdue: stop draining */
+    if (!master_in_handshake(m->state) && m->state != RL_MASTER_DRAINING)
+        return;
+    if (rl_now_us() < m->deadline_us) {
+        rl_timer_arm_at(loop, w, m->deadline_us); /* early by the loop's clock */
         return;
     }
-    if (m->state != RL_MASTER_CONNECTING)
+    if (m->state == RL_MASTER_DRAINING) {
+        master_close(m); /* replies overdue: stop draining */
         return;
+    }
     char reason[sizeof(m->failure)];
     bool tcp_up = m->ac != NULL && (m->ac->c.flags & REDIS_CONNECTED);
     snprintf(reason, sizeof(reason), "%s timed out after %lld ms", tcp_up ? "handshake" : "connect",
@@ -384,13 +511,13 @@ static void master_on_connect_timeout(struct ev_loop *loop, ev_timer *w, int rev
 static void master_on_reconnect_timer(struct ev_loop *loop, ev_timer *w, int revents)
 {
     rl_master *m = w->data;
-    if (m->state == RL_MASTER_IDLE && !m->client->closing)
-        master_connect(m);
-}
-
-static void master_arm_stall_timer(rl_master *m, int64_t after_us)
-{
-    rl_timer_arm_in(m->client->loop, &m->stall_timer, after_us);
+    if (m->state != RL_MASTER_IDLE || m->client->closing)
+        return;
+    if (rl_now_us() < m->reconnect_at_us) {
+        rl_timer_arm_at(loop, w, m->reconnect_at_us); /* early by the loop's clock */
+        return;
+    }
+    master_connect(m);
 }
 
 static void master_on_stall_timer(struct ev_loop *loop, ev_timer *w, int revents)
@@ -400,7 +527,7 @@ static void master_on_stall_timer(struct ev_loop *loop, ev_timer *w, int revents
         return;
     int64_t silent_us = rl_now_us() - m->last_progress_us;
     if (silent_us < m->stall_timeout_us) {
-        master_arm_stall_timer(m, m->stall_timeout_us - silent_us);
+        rl_timer_arm_in(loop, w, m->stall_timeout_us - silent_us);
         return;
     }
     char reason[sizeof(m->failure)];
@@ -430,6 +557,8 @@ static void master_on_command_reply(redisAsyncContext *ac, void *r, void *privda
     rl_slot_on_reply(slot, r, lost_reason);
 }
 
+/* Hand slot's command to hiredis. Replies are watched for a stall while
+ * READY; a freed client's last requests have their own deadline. */
 static bool master_send(rl_master *m, rl_slot *slot)
 {
     size_t len;
@@ -440,7 +569,8 @@ static bool master_send(rl_master *m, rl_slot *slot)
     slot->state = RL_SLOT_SENT;
     if (m->in_flight++ == 0) {
         m->last_progress_us = rl_now_us();
-        master_arm_stall_timer(m, m->stall_timeout_us);
+        if (m->state == RL_MASTER_READY)
+            rl_timer_arm_in(m->client->loop, &m->stall_timer, m->stall_timeout_us);
     }
     return true;
 }
@@ -453,6 +583,7 @@ int rl_master_submit(rl_master *m, rl_slot *slot)
             return -1;
         return REDLOCK_MASTER_NOT_CONNECTED;
     case RL_MASTER_CONNECTING:
+    case RL_MASTER_FLUSHING:
         slot->state = RL_SLOT_WAITING;
         rl_list_push_back(&m->waiting, &slot->link);
         return -1;
@@ -470,70 +601,20 @@ void rl_master_withdraw(rl_master *m, rl_slot *slot)
 int64_t rl_master_reply_deadline(const rl_master *m, int64_t now_us)
 {
     int64_t from = now_us;
-    if (m->state == RL_MASTER_CONNECTING && m->connect_deadline_us > now_us)
+    if (master_in_handshake(m->state) && m->connect_deadline_us > now_us)
         from = m->connect_deadline_us;
     return from + m->command_timeout_us;
 }
 
-/* Close for good: free the context if we still hold it, fail what is still
- * queued, and drop the reference taken while finishing (last: it may free
- * the client, and m with it). */
-static void master_finish_close(rl_master *m)
-{
-    ev_timer_stop(m->client->loop, &m->connect_timer);
-    m->state = RL_MASTER_CLOSED;
-    struct redisAsyncContext *ac = m->ac;
-    m->ac = NULL;
-    m->in_flight = 0;
-    if (ac != NULL) {
-        ac->data = NULL;
-        redisAsyncFree(ac); /* requests still pending complete with no reply */
-    }
-    master_fail_waiting(m);
-    if (m->holds_client_ref) {
-        m->holds_client_ref = false;
-        rl_client_unref(m->client);
-    }
-}
-
-/* Hold the client until closed, and close no later than timeout_us. */
-static void master_hold_until(rl_master *m, int64_t timeout_us)
-{
-    if (!m->holds_client_ref) {
-        m->holds_client_ref = true;
-        rl_client_ref(m->client);
-    }
-    rl_timer_arm_in(m->client->loop, &m->connect_timer, timeout_us);
-}
-
-/* Wait for the replies in flight, then close (CLOSING). */
-static void master_drain(rl_master *m)
-{
-    m->state = RL_MASTER_CLOSING;
-    master_hold_until(m, m->command_timeout_us);
-    /* hiredis closes once every pending reply is in, then calls
-     * master_on_disconnect; no new request is accepted meanwhile. */
-    redisAsyncDisconnect(m->ac);
-}
-
 void rl_master_close(rl_master *m)
 {
-    if (m->closing || m->state == RL_MASTER_CLOSED)
-        return;
-    m->closing = true;
-    struct ev_loop *loop = m->client->loop;
-    ev_timer_stop(loop, &m->reconnect_timer);
-    ev_timer_stop(loop, &m->stall_timer);
-    snprintf(m->failure, sizeof(m->failure), "the client was freed");
-    m->failure_outcome = REDLOCK_MASTER_NOT_CONNECTED;
-    if (m->state == RL_MASTER_CONNECTING && !rl_list_empty(&m->waiting)) {
-        /* Queued requests (releases) go out when the handshake completes. */
-        master_hold_until(m, m->connect_deadline_us - rl_now_us() + m->command_timeout_us);
-        return;
-    }
-    if (m->state == RL_MASTER_READY && m->in_flight > 0) {
-        master_drain(m);
-        return;
-    }
-    master_finish_close(m);
+    if (master_holds_client(m->state) || m->state == RL_MASTER_CLOSED)
+        return; /* closing already */
+    master_set_failure(m, REDLOCK_MASTER_NOT_CONNECTED, "the client was freed");
+    if (m->state == RL_MASTER_CONNECTING && !rl_list_empty(&m->waiting))
+        master_enter(m, RL_MASTER_FLUSHING); /* the queue (releases) goes out after the handshake */
+    else if (m->state == RL_MASTER_READY)
+        master_finish(m);
+    else
+        master_close(m);
 }

@@ -1,6 +1,20 @@
 /* One master's connection: connect with a timeout, handshake (AUTH, SELECT,
  * SCRIPT LOAD), reconnect with capped exponential backoff, and close a
- * connection whose replies stall. Requests are quorum slots (quorum.h). */
+ * connection whose replies stall. Requests are quorum slots (quorum.h).
+ *
+ *   IDLE --connect--> CONNECTING --handshake done--> READY
+ *     ^                   |                            |
+ *     +---- backoff <-----+-- refused, timeout, -------+-- lost, stalled
+ *
+ * and, once the client is freed (rl_master_close):
+ *
+ *   CONNECTING, requests queued --> FLUSHING --handshake done--> DRAINING
+ *   READY, replies in flight ---------------------------------> DRAINING
+ *   FLUSHING, DRAINING --done, failed or overdue--> CLOSED
+ *   IDLE, CONNECTING, READY, nothing to wait for --> CLOSED
+ *
+ * master.c draws it in full and says which timer belongs to which state.
+ */
 #ifndef REDLOCK_MASTER_H
 #define REDLOCK_MASTER_H
 
@@ -17,35 +31,37 @@ typedef struct redlock_client redlock_client;
 
 typedef enum rl_master_state {
     RL_MASTER_IDLE,       /* no connection; the reconnect timer may be armed */
-    RL_MASTER_CONNECTING, /* TCP connect and handshake under way */
+    RL_MASTER_CONNECTING, /* TCP connect and handshake under way; requests queue */
     RL_MASTER_READY,      /* handshake done: requests go straight out */
-    RL_MASTER_CLOSING,    /* the client was freed: draining requests in flight */
-    RL_MASTER_CLOSED      /* the client was freed: no connection */
+    RL_MASTER_FLUSHING,   /* the client was freed during the handshake: the
+                             queue goes out when it completes */
+    RL_MASTER_DRAINING,   /* the client was freed: awaiting the replies in flight */
+    RL_MASTER_CLOSED      /* the client was freed: no connection, no timer */
 } rl_master_state;
 
 typedef struct rl_master {
     redlock_client *client;
     const rl_node *node;          /* in the client's config copy */
     rl_master_state state;
-    struct redisAsyncContext *ac; /* NULL unless CONNECTING or READY */
+    struct redisAsyncContext *ac; /* NULL unless CONNECTING, READY, FLUSHING or DRAINING */
     int64_t connect_timeout_us;
     int64_t command_timeout_us;
     int64_t stall_timeout_us;     /* no reply for this long: drop the connection */
-    int64_t connect_deadline_us;  /* while CONNECTING */
+    int64_t connect_deadline_us;  /* while CONNECTING or FLUSHING */
+    int64_t deadline_us;          /* when deadline_timer is due (rl_now_us() time) */
+    int64_t reconnect_at_us;      /* when reconnect_timer is due */
     int64_t backoff_ms;           /* the next reconnect delay */
     unsigned handshake_left;      /* handshake replies still expected */
     bool ever_ready;              /* to log "reconnected" rather than "connected" */
-    bool closing;                 /* the client was freed: finish, then close */
-    bool holds_client_ref;        /* while finishing after the client was freed */
-    rl_link waiting;              /* slots queued until READY */
+    rl_link waiting;              /* slots queued until the handshake is done */
     size_t in_flight;             /* our requests sent on ac, not yet answered */
     int64_t last_progress_us;     /* last reply, or first send after silence */
     int failure_outcome;          /* for requests while IDLE: NOT_CONNECTED or AUTH_FAILED */
     char failure[192];            /* why the master is not connected */
     char run_id[41];              /* the server's INFO run_id, "" when unknown */
-    ev_timer connect_timer;       /* connect + handshake deadline; drain deadline */
-    ev_timer reconnect_timer;     /* backoff before the next connect */
-    ev_timer stall_timer;         /* watches replies while in_flight > 0 */
+    ev_timer deadline_timer;      /* CONNECTING, FLUSHING, DRAINING: the state's deadline */
+    ev_timer reconnect_timer;     /* IDLE: backoff before the next connect */
+    ev_timer stall_timer;         /* READY: watches replies while in_flight > 0 */
 } rl_master;
 
 /* Set up m for node; no I/O yet. */
@@ -54,9 +70,10 @@ void rl_master_init(rl_master *m, redlock_client *client, const rl_node *node);
 void rl_master_start(rl_master *m);
 /* For the client being freed: stop reconnecting and close, but first let
  * what is already submitted reach the master. Requests queued behind a
- * handshake in progress go out once it completes, and replies in flight are
- * awaited (CLOSING), within the connect deadline plus one command timeout;
- * then the connection is closed. Holds a client reference meanwhile.
+ * handshake in progress go out once it completes (FLUSHING, until the
+ * connect deadline plus one command timeout), and replies in flight are
+ * awaited (DRAINING, one command timeout); then the connection is closed
+ * (CLOSED, no timer left). Holds a client reference meanwhile.
  * Idempotent. */
 void rl_master_close(rl_master *m);
 

@@ -25,6 +25,27 @@ static void capture_log(int level, const char *message, void *arg)
     h->log[h->log_len++] = '\n';
     h->log[h->log_len] = '\0';
     (void)level;
+    if (h->on_log != NULL)
+        h->on_log(h, message);
+}
+
+/* The program is linked with --wrap=redlock_config_free: every call comes
+ * here first. */
+static unsigned configs_freed;
+
+void __real_redlock_config_free(redlock_config *cfg); // NOLINT(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp)
+void __wrap_redlock_config_free(redlock_config *cfg); // NOLINT(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp)
+
+void __wrap_redlock_config_free(redlock_config *cfg) // NOLINT(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp)
+{
+    if (cfg != NULL)
+        configs_freed++;
+    __real_redlock_config_free(cfg);
+}
+
+unsigned harness_configs_freed(void)
+{
+    return configs_freed;
 }
 
 void harness_start(harness *h, size_t n, const fleet_options *opts)

@@ -23,6 +23,9 @@ typedef struct harness {
     redlock_client *client;
     char *log;             /* every log line so far, '\n'-separated */
     size_t log_len;
+    /* If set, called with each log line once it is captured; it may free
+     * the client (then set h->client to NULL). */
+    void (*on_log)(struct harness *h, const char *message);
 } harness;
 
 /* Start n masters (opts may be NULL) and a config for them. Aborts the test
@@ -71,5 +74,10 @@ void expect_master_or_pending(const redlock_result *r, size_t i, int outcome, co
 
 /* Milliseconds of CLOCK_MONOTONIC. */
 double now_ms(void);
+
+/* How many configs the program has freed so far (every
+ * redlock_config_free() is counted): a client frees its private copy when
+ * it is freed at last, so the count going up tells that it was. */
+unsigned harness_configs_freed(void);
 
 #endif

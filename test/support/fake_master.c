@@ -37,11 +37,16 @@ struct fake_master {
     char run_id[41];     /* INFO's run_id: 40 hex digits of our own */
     int listen_fd;
     int port;
-    int wake[2];         /* a byte on wake[1] tells the thread to stop */
+    int wake[2];         /* a byte on wake[1] wakes the thread: stopping or paused changed */
+    atomic_bool stopping;
+    atomic_bool paused;
+    atomic_uint wakes;   /* wake-ups asked for... */
+    atomic_uint woken;   /* ...and the last one the thread started a turn after */
     pthread_t thread;
     fake_client clients[MAX_CLIENTS];
     atomic_uint connections;
     atomic_uint commands;
+    atomic_uint requests; /* commands outside the handshake */
 };
 
 static int64_t now_ms(void)
@@ -144,6 +149,8 @@ static bool answer(fake_master *fm, fake_client *c, const redisReply *cmd)
     atomic_fetch_add(&fm->commands, 1);
     if (cmd->type != REDIS_REPLY_ARRAY || cmd->elements == 0)
         return false; /* not a request as clients send them */
+    if (!is_handshake(cmd))
+        atomic_fetch_add(&fm->requests, 1);
     switch (fm->mode) {
     case FAKE_MASTER_ERROR:
         send_text(c->fd, fm->error_reply);
@@ -166,6 +173,10 @@ static bool answer(fake_master *fm, fake_client *c, const redisReply *cmd)
             answer_handshake(fm, c->fd, cmd);
         else
             send_text(c->fd, "*" FAKE_MASTER_HUGE_ELEMENTS "\r\n");
+        return true;
+    case FAKE_MASTER_SILENT_AFTER_HANDSHAKE:
+        if (is_handshake(cmd))
+            answer_handshake(fm, c->fd, cmd);
         return true;
     default:
         return true;
@@ -229,17 +240,42 @@ static void accept_client(fake_master *fm)
         send_garbage(fd); /* at once, as a server with a banner would */
 }
 
+/* Read the wake-up bytes; whether to stop. */
+static bool woken_to_stop(fake_master *fm)
+{
+    char buf[64];
+    while (read(fm->wake[0], buf, sizeof(buf)) > 0)
+        ;
+    return atomic_load(&fm->stopping);
+}
+
+static void wake(fake_master *fm)
+{
+    (void)!write(fm->wake[1], "x", 1);
+}
+
+/* Wake the thread and wait (a second at most) until it has begun a new
+ * turn, which sees every change made before. */
+static void wake_and_wait(fake_master *fm)
+{
+    unsigned ticket = atomic_fetch_add(&fm->wakes, 1) + 1;
+    wake(fm);
+    for (int i = 0; i < 1000 && atomic_load(&fm->woken) < ticket; i++)
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+}
+
 static void *serve(void *arg)
 {
     fake_master *fm = arg;
     int64_t end = now_ms() + FAKE_MASTER_LIFETIME_MS;
     for (int64_t now = now_ms(); now < end; now = now_ms()) {
+        atomic_store(&fm->woken, atomic_load(&fm->wakes));
         struct pollfd pfd[2 + MAX_CLIENTS];
         fake_client *polled[2 + MAX_CLIENTS];
         nfds_t n = 0;
         pfd[n++] = (struct pollfd){fm->wake[0], POLLIN, 0};
-        pfd[n++] = (struct pollfd){fm->listen_fd, POLLIN, 0};
-        for (size_t i = 0; i < MAX_CLIENTS; i++) {
+        pfd[n++] = (struct pollfd){fm->listen_fd, atomic_load(&fm->paused) ? 0 : POLLIN, 0};
+        for (size_t i = 0; i < MAX_CLIENTS && !atomic_load(&fm->paused); i++) {
             if (fm->clients[i].fd >= 0) {
                 polled[n] = &fm->clients[i];
                 pfd[n++] = (struct pollfd){fm->clients[i].fd, POLLIN, 0};
@@ -248,8 +284,10 @@ static void *serve(void *arg)
         int64_t left = end - now;
         if (poll(pfd, n, left < POLL_MS ? (int)left : POLL_MS) < 0 && errno != EINTR)
             break;
-        if (pfd[0].revents != 0)
-            break; /* told to stop */
+        if (pfd[0].revents != 0 && woken_to_stop(fm))
+            break;
+        if (atomic_load(&fm->paused))
+            continue; /* paused while polling: serve nothing more */
         if (pfd[1].revents & POLLIN)
             accept_client(fm);
         for (nfds_t i = 2; i < n; i++)
@@ -298,7 +336,7 @@ fake_master *fake_master_start(fake_master_mode mode, const char *error_reply)
         return NULL;
     }
     fm->listen_fd = listen_loopback(&fm->port);
-    if (fm->listen_fd < 0 || pipe2(fm->wake, O_CLOEXEC) != 0) {
+    if (fm->listen_fd < 0 || pipe2(fm->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
         fprintf(stderr, "fake_master: cannot listen on 127.0.0.1: %s\n", strerror(errno));
         fake_master_stop(fm);
         return NULL;
@@ -340,12 +378,30 @@ unsigned fake_master_commands(const fake_master *fm)
     return atomic_load(&fm->commands);
 }
 
+unsigned fake_master_requests(const fake_master *fm)
+{
+    return atomic_load(&fm->requests);
+}
+
+void fake_master_pause(fake_master *fm)
+{
+    atomic_store(&fm->paused, true);
+    wake_and_wait(fm);
+}
+
+void fake_master_resume(fake_master *fm)
+{
+    atomic_store(&fm->paused, false);
+    wake_and_wait(fm);
+}
+
 void fake_master_stop(fake_master *fm)
 {
     if (fm == NULL)
         return;
     if (fm->wake[1] >= 0) {
-        (void)!write(fm->wake[1], "x", 1);
+        atomic_store(&fm->stopping, true);
+        wake(fm);
         pthread_join(fm->thread, NULL);
     }
     if (fm->wake[0] >= 0)

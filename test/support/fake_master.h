@@ -10,6 +10,8 @@
  *   answered as Redis would, where the mode says so: any password is
  *   accepted, SCRIPT LOAD returns the script's SHA1, and INFO gives a run_id
  *   of the fake's own, so it never passes for another server.
+ * - It can be paused and resumed, as a stopped process: connections still
+ *   complete in the kernel and requests wait in its buffers, unanswered.
  * - Replies are small and written without blocking; a client that stops
  *   reading may miss some.
  * - Bounded: fake_master_stop() ends it; one left running stops serving by
@@ -39,7 +41,10 @@ typedef enum fake_master_mode {
     FAKE_MASTER_SILENT,
     /* The handshake is answered; every other command gets the header of an
      * array of FAKE_MASTER_HUGE_ELEMENTS elements, and nothing more. */
-    FAKE_MASTER_HUGE_ARRAY
+    FAKE_MASTER_HUGE_ARRAY,
+    /* The handshake is answered; every other command is read and never
+     * answered. */
+    FAKE_MASTER_SILENT_AFTER_HANDSHAKE
 } fake_master_mode;
 
 /* What a FAKE_MASTER_HUGE_ARRAY announces: 16 GB of pointers. */
@@ -60,6 +65,14 @@ int fake_master_port(const fake_master *fm);
 unsigned fake_master_connections(const fake_master *fm);
 /* Commands read so far, the handshake's included. */
 unsigned fake_master_commands(const fake_master *fm);
+/* Of those, the ones that are not part of the handshake (modes that read
+ * requests as RESP). */
+unsigned fake_master_requests(const fake_master *fm);
+/* Stop serving until fake_master_resume(): nothing is accepted, read or
+ * answered once this returns. */
+void fake_master_pause(fake_master *fm);
+/* Serve again: what waited is read and answered now. */
+void fake_master_resume(fake_master *fm);
 /* Close every connection and the listener, join the thread, free. NULL is
  * allowed. */
 void fake_master_stop(fake_master *fm);

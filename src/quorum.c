@@ -251,8 +251,10 @@ static void round_on_timer(struct ev_loop *loop, ev_timer *w, int revents)
         if (slot->state == RL_SLOT_WAITING) {
             slot_count(slot, REDLOCK_MASTER_NOT_CONNECTED, "still connecting",
                        strlen("still connecting"));
-            /* Never sent: drop it rather than send a stale request later. */
-            slot_withdraw(slot);
+            /* Never sent: drop it rather than send a stale request later.
+             * A release stays: it may follow a request it must undo. */
+            if (round->kind != RL_ROUND_RELEASE)
+                slot_withdraw(slot);
         } else if (slot->state == RL_SLOT_SENT) {
             /* Stays SENT: a late reply is still processed. */
             slot_count(slot, REDLOCK_MASTER_TIMEOUT, NULL, 0);
@@ -322,13 +324,14 @@ rl_round *rl_round_start(redlock_client *client, rl_round_kind kind, const rl_co
 void rl_round_detach(rl_round *round, bool keep_ref)
 {
     /* An owner leaving before the decision (canceled) needs nothing that has
-     * not gone out yet. Decided and ownerless rounds (releases) keep their
-     * queued requests. */
+     * not gone out yet. Decided and ownerless rounds keep their queued
+     * requests, and so does a release: it may be queued behind a request of
+     * ours it must undo, which goes out anyway. */
     bool abandoned = round->on_decided != NULL && !round->decided;
     round->on_decided = NULL;
     round->owner = NULL;
     ev_timer_stop(round->client->loop, &round->timer);
-    if (abandoned)
+    if (abandoned && round->kind != RL_ROUND_RELEASE)
         rl_round_withdraw_unsent(round); /* the owner's reference keeps the round */
     if (!keep_ref)
         rl_round_unref(round);

@@ -17,8 +17,10 @@
  * deadline (TIMEOUT while SENT, NOT_CONNECTED while WAITING). A deadline
  * does not end the request: a SENT slot stays SENT, and its reply, when it
  * comes, is LATE -- shown in the result as what the master said, never
- * counted. WAITING slots are withdrawn at their deadline. LOST requests
- * may have taken effect. DONE, LATE and LOST are final.
+ * counted. WAITING slots are withdrawn at their deadline, except a
+ * release's: it may have to undo a request queued before it on the same
+ * master, so it goes out whenever that one does. LOST requests may have
+ * taken effect. DONE, LATE and LOST are final.
  *
  * Round lifecycle: collecting -> decided -> settled (freed).
  */
@@ -141,8 +143,8 @@ struct rl_round {
 rl_round *rl_round_start(redlock_client *client, rl_round_kind kind, const rl_command *cmd,
                          const bool *target, rl_round_decided_fn on_decided, void *owner);
 /* The owner lets go: no decision callback any more; the round finishes on
- * its own (before a decision, its requests not yet sent are withdrawn).
- * Drops the owner's reference unless keep_ref. */
+ * its own (before a decision, its requests not yet sent are withdrawn,
+ * except a release's). Drops the owner's reference unless keep_ref. */
 void rl_round_detach(rl_round *round, bool keep_ref);
 void rl_round_unref(rl_round *round);
 /* Withdraw the round's requests still queued behind a handshake: they will

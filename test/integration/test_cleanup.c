@@ -204,3 +204,37 @@ Test(cleanup, an_expired_attempt_sends_no_queued_set)
     wait_connected(2);
     expect_nothing_of_ours("expired");
 }
+
+static void record_status(int status, const redlock_result *r, void *arg)
+{
+    *(int *)arg = status;
+}
+
+/*
+ * A lock taken while C was still in its handshake: its SET waits for C. The
+ * release, started and at once canceled by freeing the client (as a
+ * command-line tool does), queues behind that SET: it must go out after it,
+ * not be withdrawn while the SET still goes.
+ */
+Test(cleanup, a_release_queued_behind_a_set_survives_freeing_the_client)
+{
+    three_masters();
+    slow_master(2, SLOW_CONNECT_MS, 0);
+    cr_assert_eq(fleet_pause(h.fleet, 2), 0);
+    harness_connect(&h);
+    wait_connected(0);
+    wait_connected(1);
+
+    redlock_lock *lock = NULL;
+    redlock_acquire_options o = fleet_acquire_options(TTL_MS, 0);
+    cr_assert_eq(harness_acquire(&h, "queued", 6, &o, &lock, NULL), REDLOCK_OK);
+    int status = 1;
+    cr_assert_eq(redlock_release_async(h.client, lock, record_status, &status), REDLOCK_OK);
+    redlock_client_free(h.client);
+    h.client = NULL;
+    cr_assert_eq(status, REDLOCK_ECANCELED);
+    cr_assert_eq(fleet_resume(h.fleet, 2), 0);
+    harness_free_client(&h); /* C's handshake completes, its queue goes out */
+    redlock_lock_free(lock);
+    expect_nothing_of_ours("queued");
+}

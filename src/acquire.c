@@ -11,7 +11,8 @@
  * Cleaning up leaves nothing of the attempt behind: the SETs still queued
  * behind a handshake are withdrawn, and every master that may hold the
  * value (it said OK, in time or late; its SET is in flight; or its
- * connection was lost with the SET unanswered) gets a release.
+ * connection was lost with the SET unanswered) gets a release, at once or
+ * when it reconnects (owed_release.h).
  *
  * Each attempt has its own random value and its own clock: elapsed time and
  * validity count from before that attempt's first send, never from the
@@ -71,7 +72,8 @@ static int64_t option_or_default(int64_t value, const redlock_client *client,
 }
 
 /* Leave nothing of the attempt behind: withdraw the SETs not sent yet, and
- * release the value on every master that may hold it. */
+ * release the value on every master that may hold it, now or when it
+ * reconnects. */
 static void acquire_clean_up(rl_acquire *a)
 {
     rl_round *round = a->round;
@@ -84,8 +86,8 @@ static void acquire_clean_up(rl_acquire *a)
         any = any || target[i];
     }
     if (any)
-        rl_release_unattended(a->client, a->resource, a->resource_len, a->value,
-                              REDLOCK_VALUE_LEN, target);
+        rl_owed_release_send(a->client, a->resource, a->resource_len, a->value,
+                             REDLOCK_VALUE_LEN, target, a->ttl_ms);
 }
 
 /* The one place the state changes. Leaving an attempt other than with a

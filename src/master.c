@@ -196,6 +196,7 @@ static void master_ready(rl_master *m)
     m->ever_ready = true;
     m->failure_outcome = REDLOCK_MASTER_NOT_CONNECTED;
     snprintf(m->failure, sizeof(m->failure), "connection lost");
+    rl_owed_release_on_ready(m);
 
     rl_link *link;
     while (m->state == RL_MASTER_READY && (link = rl_list_pop_front(&m->waiting)) != NULL) {

@@ -72,6 +72,7 @@ void rl_round_unref(rl_round *round)
         free(round->slots[i].value);
     }
     free(round->eval_cmd);
+    free(round->owed);
     redlock_client *client = round->client;
     free(round);
     rl_client_unref(client);
@@ -183,11 +184,18 @@ static void round_arm_timer(rl_round *round)
 }
 
 /* A WAITING or SENT slot is finished (DONE, LATE or LOST): neither hiredis
- * nor the master's queue will give it back again. */
+ * nor the master's queue will give it back again. A release that did not
+ * reach its master is owed to it, if the round keeps such debts. */
 static void slot_finish(rl_slot *slot, rl_slot_state final)
 {
+    rl_round *round = slot->round;
     slot->state = final;
-    rl_round_unref(slot->round);
+    bool unreached = final == RL_SLOT_LOST ||
+                     (final == RL_SLOT_DONE && slot->latency_us < 0 &&
+                      slot->outcome == REDLOCK_MASTER_NOT_CONNECTED);
+    if (round->owed != NULL && unreached)
+        rl_owed_release_add(slot->master, round->owed);
+    rl_round_unref(round);
 }
 
 /* Take a queued slot back: it will not be sent, and stays uncounted. */
@@ -266,16 +274,20 @@ static void round_on_timer(struct ev_loop *loop, ev_timer *w, int revents)
     rl_round_unref(round);
 }
 
-rl_round *rl_round_start(redlock_client *client, rl_round_kind kind, const rl_command *cmd,
-                         const bool *target, rl_round_decided_fn on_decided, void *owner)
+static rl_round *round_start(redlock_client *client, rl_round_kind kind, const rl_command *cmd,
+                             const bool *target, rl_round_decided_fn on_decided, void *owner,
+                             rl_owed_release *owed)
 {
     size_t n = client->n;
     size_t cmd_len = rl_command_size(cmd);
     /* One allocation: the round, its slots and its request (+ 1: its NUL). */
     rl_round *round = calloc(1, sizeof(*round) + n * sizeof(rl_slot) + cmd_len + 1);
-    if (round == NULL)
+    if (round == NULL) {
+        free(owed);
         return NULL;
+    }
     rl_client_ref(client);
+    round->owed = owed;
     round->client = client;
     round->kind = kind;
     round->refs = 1;
@@ -319,6 +331,18 @@ rl_round *rl_round_start(redlock_client *client, rl_round_kind kind, const rl_co
     if (on_decided != NULL)
         round_arm_timer(round);
     return round;
+}
+
+rl_round *rl_round_start(redlock_client *client, rl_round_kind kind, const rl_command *cmd,
+                         const bool *target, rl_round_decided_fn on_decided, void *owner)
+{
+    return round_start(client, kind, cmd, target, on_decided, owner, NULL);
+}
+
+rl_round *rl_round_start_owing(redlock_client *client, const rl_command *cmd, const bool *target,
+                               rl_owed_release *owed)
+{
+    return round_start(client, RL_ROUND_RELEASE, cmd, target, NULL, NULL, owed);
 }
 
 void rl_round_detach(rl_round *round, bool keep_ref)

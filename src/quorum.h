@@ -94,6 +94,7 @@ typedef enum rl_slot_state {
 #define RL_LATE_DETAIL "late reply, not counted"
 
 typedef struct rl_round rl_round;
+typedef struct rl_owed_release rl_owed_release;
 
 typedef struct rl_slot {
     rl_round *round;
@@ -130,6 +131,7 @@ struct rl_round {
     size_t cmd_len;
     char *eval_cmd;         /* EVAL form, built on the first NOSCRIPT */
     size_t eval_len;
+    rl_owed_release *owed;  /* a release's: owed to masters it cannot reach, or NULL */
     size_t n;
     rl_slot slots[];
 };
@@ -142,6 +144,15 @@ struct rl_round {
  */
 rl_round *rl_round_start(redlock_client *client, rl_round_kind kind, const rl_command *cmd,
                          const bool *target, rl_round_decided_fn on_decided, void *owner);
+/*
+ * Start an ownerless release round sending cmd to the masters with
+ * target[i] true. A master it cannot reach (not connected, or the
+ * connection lost before the reply) is owed the release on its next
+ * connection (owed_release.h); the round takes owed. Returns NULL (owed
+ * freed) when out of memory.
+ */
+rl_round *rl_round_start_owing(redlock_client *client, const rl_command *cmd, const bool *target,
+                               rl_owed_release *owed);
 /* The owner lets go: no decision callback any more; the round finishes on
  * its own (before a decision, its requests not yet sent are withdrawn,
  * except a release's). Drops the owner's reference unless keep_ref. */

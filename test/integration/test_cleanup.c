@@ -238,3 +238,43 @@ Test(cleanup, a_release_queued_behind_a_set_survives_freeing_the_client)
     redlock_lock_free(lock);
     expect_nothing_of_ours("queued");
 }
+
+/* ---- A reply lost with its connection ----------------------------------------- */
+
+/*
+ * A stops with our SET unanswered; after ten command timeouts (at least a
+ * second) its connection is closed as stalled, so the SET's reply is lost,
+ * but the SET itself is still in A's socket and runs when A resumes. The
+ * attempt fails (C holds the key for another) while A waits to reconnect:
+ * A must get the release once it is connected again.
+ */
+Test(cleanup, a_set_whose_reply_was_lost_is_released_after_reconnecting)
+{
+    three_masters();
+    /* A reconnects 1.5 to 1.9 s after it was dropped: after C decides. */
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_RECONNECT_MIN_MS, fleet_scaled_ms(1500)),
+                 REDLOCK_OK);
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_RECONNECT_MAX_MS, fleet_scaled_ms(3000)),
+                 REDLOCK_OK);
+    slow_master(2, 0, SLOW_COMMAND_MS);
+    give_to_another(2, "lost");
+    harness_connect(&h);
+    cr_assert_eq(harness_ping(&h, NULL), REDLOCK_OK);
+
+    cr_assert_eq(fleet_pause(h.fleet, 0), 0);
+    cr_assert_eq(fleet_pause(h.fleet, 2), 0);
+    resume_timer c;
+    resume_in(&c, 2, 2000); /* after A's connection was closed as stalled */
+    redlock_result *r = NULL;
+    redlock_acquire_options o = fleet_acquire_options(TTL_MS, 0);
+    cr_assert_eq(harness_acquire(&h, "lost", 4, &o, NULL, &r), REDLOCK_ENOQUORUM, "status %s",
+                 redlock_status_name(r->status));
+    expect_master(r, 0, REDLOCK_MASTER_TIMEOUT, NULL);
+    redlock_result_free(r);
+    cr_assert(strstr(h.log, "no reply for") != NULL, "A was not dropped as stalled; log:\n%s",
+              h.log);
+    cr_assert_eq(fleet_resume(h.fleet, 0), 0); /* runs the SET, then accepts us again */
+    expect_nothing_of_ours("lost");
+    cr_assert(strstr(h.log, "a release waits for its next connection") != NULL, "log:\n%s",
+              h.log);
+}

@@ -83,16 +83,26 @@ static void wait_connected(size_t i)
     cr_assert(harness_wait_until(&h, master_connected, &i, 3000), "master %zu never connected", i);
 }
 
+/* Master i holds key with a value of ours (not another holder's): 1 yes,
+ * 0 no, -1 cannot tell. value (NUL-terminated) gets what it holds. */
+static int holds_ours(const fleet *f, size_t i, const char *key, char value[64])
+{
+    size_t len = 0;
+    int found = fleet_get(f, i, key, strlen(key), value, 63, &len);
+    value[found == 1 && len < 63 ? len : 0] = '\0';
+    if (found <= 0)
+        return found;
+    return strcmp(value, THEIRS) != 0;
+}
+
 /* No running master holds key, except with another holder's value. */
 static bool nothing_of_ours(harness *hh, void *arg)
 {
     const char *key = arg;
     for (size_t i = 0; i < fleet_size(hh->fleet); i++) {
         char value[64];
-        if (fleet_pid(hh->fleet, i) == 0 || fleet_is_paused(hh->fleet, i))
-            continue;
-        int found = fleet_get(hh->fleet, i, key, strlen(key), value, sizeof(value), NULL);
-        if (found != 0 && (found < 0 || strcmp(value, THEIRS) != 0))
+        if (fleet_pid(hh->fleet, i) != 0 && !fleet_is_paused(hh->fleet, i) &&
+            holds_ours(hh->fleet, i, key, value) != 0)
             return false;
     }
     return true;
@@ -102,10 +112,9 @@ static void expect_nothing_of_ours(const char *key)
 {
     bool clean = harness_wait_until(&h, nothing_of_ours, (void *)key, 3000);
     for (size_t i = 0; !clean && i < fleet_size(h.fleet); i++) {
-        char value[64] = "";
-        if (fleet_get(h.fleet, i, key, strlen(key), value, sizeof(value), NULL) == 1)
-            cr_assert_str_eq(value, THEIRS, "master %zu kept %s=%s (PTTL %lld ms)", i, key, value,
-                             fleet_pttl(h.fleet, i, key, strlen(key)));
+        char value[64];
+        cr_assert_eq(holds_ours(h.fleet, i, key, value), 0, "master %zu kept %s=%s (PTTL %lld ms)",
+                     i, key, value, fleet_pttl(h.fleet, i, key, strlen(key)));
     }
     cr_assert(clean);
 }

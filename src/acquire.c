@@ -1,11 +1,18 @@
 /*
  * Acquire: attempts of SET resource value NX PX ttl on every master.
  *
- *   ATTEMPT --quorum, validity left--> done (lock)
+ *   ATTEMPT --quorum, validity left--> DONE (the lock)
  *      |
- *      +-- no quorum / expired --> release what may have been set
- *                                   --> WAIT (delay + jitter) --> ATTEMPT
- *                                   --> done (failure) when out of retries
+ *      +-- no quorum, or expired --> clean up --> WAIT (delay + jitter) --> ATTEMPT
+ *      |                                 \--> DONE (failure): no retry or time left
+ *      +-- out of memory, or canceled --> clean up --> DONE (failure)
+ *   WAIT --canceled, or the next attempt cannot start--> DONE (failure)
+ *
+ * Cleaning up leaves nothing of the attempt behind: the SETs still queued
+ * behind a handshake are withdrawn, and every master that may hold the
+ * value (it said OK, in time or late; its SET is in flight; or its
+ * connection was lost with the SET unanswered) gets a release, at once or
+ * when it reconnects (owed_release.h).
  *
  * Each attempt has its own random value and its own clock: elapsed time and
  * validity count from before that attempt's first send, never from the
@@ -18,11 +25,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+typedef enum rl_acquire_state {
+    RL_ACQUIRE_ATTEMPT, /* a->round is in flight, undecided */
+    RL_ACQUIRE_WAIT,    /* between attempts: the retry timer runs */
+    RL_ACQUIRE_DONE     /* the callback was called; a is freed */
+} rl_acquire_state;
+
 typedef struct rl_acquire {
     rl_op op; /* first */
     redlock_client *client;
     redlock_acquire_cb cb;
     void *arg;
+    rl_acquire_state state;
     int64_t ttl_ms;
     int64_t retries_left;
     int64_t retry_delay_ms;
@@ -57,8 +71,38 @@ static int64_t option_or_default(int64_t value, const redlock_client *client,
     return value >= min && value <= max ? value : -2;
 }
 
+/* Leave nothing of the attempt behind: withdraw the SETs not sent yet, and
+ * release the value on every master that may hold it, now or when it
+ * reconnects. */
+static void acquire_clean_up(rl_acquire *a)
+{
+    rl_round *round = a->round;
+    rl_round_detach(round, true); /* no decision any more; a->round keeps the reference */
+    rl_round_withdraw_unsent(round);
+    bool target[REDLOCK_MAX_NODES];
+    bool any = false;
+    for (size_t i = 0; i < round->n; i++) {
+        target[i] = rl_slot_may_have_acted(&round->slots[i]);
+        any = any || target[i];
+    }
+    if (any)
+        rl_owed_release_send(a->client, a->resource, a->resource_len, a->value,
+                             REDLOCK_VALUE_LEN, target, a->ttl_ms);
+}
+
+/* The one place the state changes. Leaving an attempt other than with a
+ * lock (failed or canceled) cleans it up. */
+static void acquire_set_state(rl_acquire *a, rl_acquire_state next, bool locked)
+{
+    if (a->state == RL_ACQUIRE_ATTEMPT && next != RL_ACQUIRE_ATTEMPT && !locked)
+        acquire_clean_up(a);
+    a->state = next;
+}
+
+/* DONE: call back with the outcome and free a. */
 static void acquire_complete(rl_acquire *a, int status, redlock_lock *lock, int64_t validity_ms)
 {
+    acquire_set_state(a, RL_ACQUIRE_DONE, lock != NULL);
     redlock_client *client = a->client;
     rl_result_info info = {
         .status = status,
@@ -85,25 +129,28 @@ static void acquire_complete(rl_acquire *a, int status, redlock_lock *lock, int6
         rl_round_unref(round);
 }
 
-/* Release the attempt's value on every master that may hold it: those that
- * said OK and those that have not answered (the SET may have reached them;
- * the release queues behind it on the same connection). */
-static void acquire_release_attempt(rl_acquire *a, const rl_round *round)
-{
-    bool target[REDLOCK_MAX_NODES];
-    bool any = false;
-    for (size_t i = 0; i < round->n; i++) {
-        const rl_slot *slot = &round->slots[i];
-        target[i] = slot->state == RL_SLOT_SENT ||
-                    (slot->counted && slot->outcome == REDLOCK_MASTER_OK);
-        any = any || target[i];
-    }
-    if (any)
-        rl_release_unattended(a->client, a->resource, a->resource_len, a->value,
-                              REDLOCK_VALUE_LEN, target);
-}
+static void acquire_on_decided(rl_round *round, void *owner);
 
-static int acquire_attempt(rl_acquire *a);
+/* ATTEMPT: a fresh value, sent to every master. Returns the status when it
+ * cannot start (the state is unchanged then). */
+static int acquire_attempt(rl_acquire *a)
+{
+    if (rl_random_pool_value(&a->client->random, a->value) != 0)
+        return REDLOCK_ESYS;
+    rl_command cmd;
+    rl_command_acquire(&cmd, a->resource, a->resource_len, a->value, REDLOCK_VALUE_LEN,
+                       a->ttl_ms);
+    rl_round *round = rl_round_start(a->client, RL_ROUND_ACQUIRE, &cmd, NULL,
+                                     acquire_on_decided, a);
+    if (round == NULL)
+        return REDLOCK_ENOMEM;
+    if (a->round != NULL)
+        rl_round_unref(a->round);
+    a->round = round;
+    a->attempts++;
+    acquire_set_state(a, RL_ACQUIRE_ATTEMPT, false);
+    return REDLOCK_OK;
+}
 
 static void acquire_on_retry_timer(struct ev_loop *loop, ev_timer *w, int revents)
 {
@@ -113,7 +160,7 @@ static void acquire_on_retry_timer(struct ev_loop *loop, ev_timer *w, int revent
         acquire_complete(a, rc, NULL, 0);
 }
 
-/* After a failed attempt: wait and try again, or give up with status. */
+/* After a failed attempt: WAIT and try again, or DONE with status. */
 static void acquire_retry_or_fail(rl_acquire *a, int status)
 {
     if (a->retries_left > 0) {
@@ -121,6 +168,7 @@ static void acquire_retry_or_fail(rl_acquire *a, int status)
         int64_t next_start_us = rl_now_us() + delay_ms * 1000;
         if (a->wait_ms < 0 || next_start_us - a->start_us <= a->wait_ms * 1000) {
             a->retries_left--;
+            acquire_set_state(a, RL_ACQUIRE_WAIT, false);
             rl_timer_arm_at(a->client->loop, &a->retry_timer, next_start_us);
             return;
         }
@@ -149,7 +197,6 @@ static void acquire_on_decided(rl_round *round, void *owner)
                 acquire_complete(a, REDLOCK_OK, lock, validity_ms);
                 return;
             }
-            acquire_release_attempt(a, round);
             acquire_complete(a, REDLOCK_ENOMEM, NULL, 0);
             return;
         }
@@ -159,37 +206,12 @@ static void acquire_on_decided(rl_round *round, void *owner)
     }
     rl_log(&client->log, REDLOCK_LOG_DEBUG, "acquire attempt %u: %s (%u of %u masters said OK)",
            a->attempts, redlock_strerror(status), round->tally.ok, (unsigned)round->n);
-    acquire_release_attempt(a, round);
     acquire_retry_or_fail(a, status);
-}
-
-static int acquire_attempt(rl_acquire *a)
-{
-    if (rl_random_pool_value(&a->client->random, a->value) != 0)
-        return REDLOCK_ESYS;
-    rl_command cmd;
-    rl_command_acquire(&cmd, a->resource, a->resource_len, a->value, REDLOCK_VALUE_LEN,
-                       a->ttl_ms);
-    rl_round *round = rl_round_start(a->client, RL_ROUND_ACQUIRE, &cmd, NULL,
-                                     acquire_on_decided, a);
-    if (round == NULL)
-        return REDLOCK_ENOMEM;
-    if (a->round != NULL)
-        rl_round_unref(a->round);
-    a->round = round;
-    a->attempts++;
-    return REDLOCK_OK;
 }
 
 static void acquire_cancel(rl_op *op)
 {
-    rl_acquire *a = (rl_acquire *)op;
-    /* An attempt cut short may have set the key on some masters already. */
-    if (a->round != NULL && !a->round->decided) {
-        rl_round_detach(a->round, true);
-        acquire_release_attempt(a, a->round);
-    }
-    acquire_complete(a, REDLOCK_ECANCELED, NULL, 0);
+    acquire_complete((rl_acquire *)op, REDLOCK_ECANCELED, NULL, 0);
 }
 
 int redlock_acquire_async(redlock_client *client, const void *resource, size_t resource_len,
@@ -233,6 +255,7 @@ int redlock_acquire_async(redlock_client *client, const void *resource, size_t r
     memcpy(a->resource, resource, resource_len);
     ev_timer_init(&a->retry_timer, acquire_on_retry_timer, 0., 0.);
     a->retry_timer.data = a;
+    a->state = RL_ACQUIRE_WAIT; /* before the first attempt, as between two */
 
     int rc = acquire_attempt(a);
     if (rc != REDLOCK_OK) {

@@ -14,6 +14,7 @@ void rl_client_unref(redlock_client *client)
 {
     if (--client->refs > 0)
         return;
+    rl_owed_release_clear(client);
     free(client->masters);
     redlock_config_free(client->cfg);
     pthread_mutex_destroy(&client->locks_mu);
@@ -65,6 +66,7 @@ int redlock_client_new(redlock_client **out, const redlock_config *cfg, struct e
     client->quorum = rl_quorum_of((unsigned)client->n);
     client->refs = 1;
     rl_list_init(&client->ops);
+    rl_list_init(&client->owed);
     rl_list_init(&client->locks);
     pthread_mutex_init(&client->locks_mu, NULL);
     rl_random_pool_init(&client->random);

@@ -7,6 +7,7 @@
 #include "list.h"
 #include "log.h"
 #include "master.h"
+#include "owed_release.h"
 #include "quorum.h"
 #include "random.h"
 #include "redlock/redlock.h"
@@ -35,6 +36,7 @@ struct redlock_client {
     unsigned refs;       /* the user's + one per live round or closing master */
     bool closing;        /* redlock_client_free() has begun */
     rl_link ops;         /* rl_op in flight */
+    rl_link owed;        /* rl_owed_release waiting for masters to reconnect */
     /* Locks this client acquired and will release when freed. Guarded by
      * locks_mu: a blocking client's callers free handles on their own
      * threads while the I/O thread adds new ones. */

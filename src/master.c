@@ -321,6 +321,7 @@ static void master_on_handshake_done(rl_master *m)
     if (m->state == RL_MASTER_CONNECTING) {
         master_set_failure(m, REDLOCK_MASTER_NOT_CONNECTED, "connection lost");
         master_enter(m, RL_MASTER_READY);
+        rl_owed_release_on_ready(m);
     }
     master_send_waiting(m);
     rl_log(master_log(m), REDLOCK_LOG_INFO, "master %s: %s", m->node->name,

@@ -72,6 +72,7 @@ void rl_round_unref(rl_round *round)
         free(round->slots[i].value);
     }
     free(round->eval_cmd);
+    free(round->owed);
     redlock_client *client = round->client;
     free(round);
     rl_client_unref(client);
@@ -107,6 +108,19 @@ const char *rl_slot_command(const rl_slot *slot, size_t *len)
     return round->cmd;
 }
 
+/* What the result shows for the slot: outcome and detail (replacing any). */
+static void slot_describe(rl_slot *slot, int outcome, const char *detail, size_t detail_len)
+{
+    slot->outcome = outcome;
+    free(slot->detail);
+    slot->detail = NULL;
+    if (detail != NULL) {
+        if (detail_len > RL_DETAIL_MAX)
+            detail_len = RL_DETAIL_MAX;
+        slot->detail = strndup(detail, detail_len); /* NULL if out of memory: it is a detail */
+    }
+}
+
 /* Enter the slot's outcome in the tally, once. */
 static void slot_count(rl_slot *slot, int outcome, const char *detail, size_t detail_len)
 {
@@ -115,12 +129,7 @@ static void slot_count(rl_slot *slot, int outcome, const char *detail, size_t de
     rl_round *round = slot->round;
     rl_tally *t = &round->tally;
     slot->counted = true;
-    slot->outcome = outcome;
-    if (detail != NULL) {
-        if (detail_len > RL_DETAIL_MAX)
-            detail_len = RL_DETAIL_MAX;
-        slot->detail = strndup(detail, detail_len); /* NULL if out of memory: it is a detail */
-    }
+    slot_describe(slot, outcome, detail, detail_len);
     t->pending--;
     switch (outcome) {
     case REDLOCK_MASTER_OK:
@@ -174,11 +183,48 @@ static void round_arm_timer(rl_round *round)
     rl_timer_arm_at(round->client->loop, &round->timer, next);
 }
 
-/* A WAITING or SENT slot is finished: hiredis will not call back for it. */
-static void slot_done(rl_slot *slot)
+/* A WAITING or SENT slot is finished (DONE, LATE or LOST): neither hiredis
+ * nor the master's queue will give it back again. A release that did not
+ * reach its master is owed to it, if the round keeps such debts. */
+static void slot_finish(rl_slot *slot, rl_slot_state final)
 {
+    rl_round *round = slot->round;
+    slot->state = final;
+    bool unreached = final == RL_SLOT_LOST ||
+                     (final == RL_SLOT_DONE && slot->latency_us < 0 &&
+                      slot->outcome == REDLOCK_MASTER_NOT_CONNECTED);
+    if (round->owed != NULL && unreached)
+        rl_owed_release_add(slot->master, round->owed);
+    rl_round_unref(round);
+}
+
+/* Take a queued slot back: it will not be sent, and stays uncounted. */
+static void slot_withdraw(rl_slot *slot)
+{
+    rl_master_withdraw(slot->master, slot);
     slot->state = RL_SLOT_DONE;
     rl_round_unref(slot->round);
+}
+
+void rl_round_withdraw_unsent(rl_round *round)
+{
+    for (size_t i = 0; i < round->n; i++)
+        if (round->slots[i].state == RL_SLOT_WAITING)
+            slot_withdraw(&round->slots[i]);
+}
+
+bool rl_slot_may_have_acted(const rl_slot *slot)
+{
+    switch (slot->state) {
+    case RL_SLOT_SENT:
+    case RL_SLOT_LOST:
+        return true;
+    case RL_SLOT_DONE:
+    case RL_SLOT_LATE:
+        return slot->outcome == REDLOCK_MASTER_OK;
+    default:
+        return false;
+    }
 }
 
 /* Decide if the tally allows it, and tell the owner. Callers hold a
@@ -196,15 +242,8 @@ static void round_evaluate(rl_round *round)
     /* A failed acquire or extend no longer needs the requests still queued
      * behind a handshake. A success lets them go out (more masters holding
      * the key), and a release should reach every master it can anyway. */
-    if (round->kind != RL_ROUND_RELEASE && rl_tally_verdict(&round->tally) == RL_NO_QUORUM) {
-        for (size_t i = 0; i < round->n; i++) {
-            rl_slot *slot = &round->slots[i];
-            if (slot->state == RL_SLOT_WAITING) {
-                rl_master_withdraw(slot->master, slot);
-                slot_done(slot);
-            }
-        }
-    }
+    if (round->kind != RL_ROUND_RELEASE && rl_tally_verdict(&round->tally) == RL_NO_QUORUM)
+        rl_round_withdraw_unsent(round);
     round->on_decided(round, round->owner);
 }
 
@@ -218,11 +257,12 @@ static void round_on_timer(struct ev_loop *loop, ev_timer *w, int revents)
         if (slot->counted || slot->deadline_us > now)
             continue;
         if (slot->state == RL_SLOT_WAITING) {
-            /* Never sent: drop it rather than send a stale request later. */
-            rl_master_withdraw(slot->master, slot);
             slot_count(slot, REDLOCK_MASTER_NOT_CONNECTED, "still connecting",
                        strlen("still connecting"));
-            slot_done(slot);
+            /* Never sent: drop it rather than send a stale request later.
+             * A release stays: it may follow a request it must undo. */
+            if (round->kind != RL_ROUND_RELEASE)
+                slot_withdraw(slot);
         } else if (slot->state == RL_SLOT_SENT) {
             /* Stays SENT: a late reply is still processed. */
             slot_count(slot, REDLOCK_MASTER_TIMEOUT, NULL, 0);
@@ -234,16 +274,20 @@ static void round_on_timer(struct ev_loop *loop, ev_timer *w, int revents)
     rl_round_unref(round);
 }
 
-rl_round *rl_round_start(redlock_client *client, rl_round_kind kind, const rl_command *cmd,
-                         const bool *target, rl_round_decided_fn on_decided, void *owner)
+static rl_round *round_start(redlock_client *client, rl_round_kind kind, const rl_command *cmd,
+                             const bool *target, rl_round_decided_fn on_decided, void *owner,
+                             rl_owed_release *owed)
 {
     size_t n = client->n;
     size_t cmd_len = rl_command_size(cmd);
     /* One allocation: the round, its slots and its request (+ 1: its NUL). */
     rl_round *round = calloc(1, sizeof(*round) + n * sizeof(rl_slot) + cmd_len + 1);
-    if (round == NULL)
+    if (round == NULL) {
+        free(owed);
         return NULL;
+    }
     rl_client_ref(client);
+    round->owed = owed;
     round->client = client;
     round->kind = kind;
     round->refs = 1;
@@ -266,25 +310,22 @@ rl_round *rl_round_start(redlock_client *client, rl_round_kind kind, const rl_co
         rl_list_init(&slot->link);
         if (target == NULL || target[i])
             round->tally.pending++;
-        else
-            slot->state = RL_SLOT_DONE;
     }
 
     /* Elapsed time, and so validity, counts from before the first send. */
     round->t0_us = rl_now_us();
     for (size_t i = 0; i < n; i++) {
         rl_slot *slot = &round->slots[i];
-        if (slot->state == RL_SLOT_DONE)
-            continue;
+        if (target != NULL && !target[i])
+            continue; /* UNUSED */
         slot->sent_us = round->t0_us;
         slot->deadline_us = rl_master_reply_deadline(slot->master, round->t0_us);
+        round_ref(round); /* held until hiredis or the queue gives the slot back */
         int outcome = rl_master_submit(slot->master, slot);
-        if (outcome < 0) {
-            round_ref(round); /* held until hiredis or the queue gives the slot back */
-        } else {
+        if (outcome >= 0) {
             const char *why = rl_master_failure(slot->master);
             slot_count(slot, outcome, why, strlen(why));
-            slot->state = RL_SLOT_DONE;
+            slot_finish(slot, RL_SLOT_DONE);
         }
     }
     if (on_decided != NULL)
@@ -292,24 +333,30 @@ rl_round *rl_round_start(redlock_client *client, rl_round_kind kind, const rl_co
     return round;
 }
 
+rl_round *rl_round_start(redlock_client *client, rl_round_kind kind, const rl_command *cmd,
+                         const bool *target, rl_round_decided_fn on_decided, void *owner)
+{
+    return round_start(client, kind, cmd, target, on_decided, owner, NULL);
+}
+
+rl_round *rl_round_start_owing(redlock_client *client, const rl_command *cmd, const bool *target,
+                               rl_owed_release *owed)
+{
+    return round_start(client, RL_ROUND_RELEASE, cmd, target, NULL, NULL, owed);
+}
+
 void rl_round_detach(rl_round *round, bool keep_ref)
 {
     /* An owner leaving before the decision (canceled) needs nothing that has
-     * not gone out yet. Decided and ownerless rounds (releases) keep their
-     * queued requests. */
+     * not gone out yet. Decided and ownerless rounds keep their queued
+     * requests, and so does a release: it may be queued behind a request of
+     * ours it must undo, which goes out anyway. */
     bool abandoned = round->on_decided != NULL && !round->decided;
     round->on_decided = NULL;
     round->owner = NULL;
     ev_timer_stop(round->client->loop, &round->timer);
-    if (abandoned) {
-        for (size_t i = 0; i < round->n; i++) {
-            rl_slot *slot = &round->slots[i];
-            if (slot->state == RL_SLOT_WAITING) {
-                rl_master_withdraw(slot->master, slot);
-                slot_done(slot); /* the owner's reference keeps the round */
-            }
-        }
-    }
+    if (abandoned && round->kind != RL_ROUND_RELEASE)
+        rl_round_withdraw_unsent(round); /* the owner's reference keeps the round */
     if (!keep_ref)
         rl_round_unref(round);
 }
@@ -355,12 +402,21 @@ static int slot_resend_with_eval(rl_slot *slot)
     return rl_master_submit(slot->master, slot);
 }
 
-static void slot_log_late(const rl_slot *slot, int outcome)
+/* A reply for a slot counted at its deadline: the result shows what the
+ * master said, marked late; the tally keeps the deadline's count. */
+static void slot_record_late(rl_slot *slot, int outcome, const char *detail, size_t detail_len)
 {
     const redlock_client *client = slot->round->client;
     rl_log(&client->log, REDLOCK_LOG_DEBUG, "master %s: late reply after %s: %s",
            slot->master->node->name, redlock_master_outcome_name(slot->outcome),
            redlock_master_outcome_name(outcome));
+    char late[RL_DETAIL_MAX + 1];
+    int len = detail != NULL ? snprintf(late, sizeof(late), "%s: %.*s", RL_LATE_DETAIL,
+                                        (int)(detail_len > RL_DETAIL_MAX ? RL_DETAIL_MAX
+                                                                         : detail_len),
+                                        detail)
+                             : snprintf(late, sizeof(late), "%s", RL_LATE_DETAIL);
+    slot_describe(slot, outcome, late, len < 0 ? 0 : (size_t)len);
 }
 
 void rl_slot_on_reply(rl_slot *slot, const redisReply *reply, const char *lost_reason)
@@ -369,10 +425,12 @@ void rl_slot_on_reply(rl_slot *slot, const redisReply *reply, const char *lost_r
     const char *detail = NULL;
     size_t detail_len = 0;
     int outcome;
+    rl_slot_state final = RL_SLOT_DONE;
     if (reply == NULL) {
         outcome = REDLOCK_MASTER_NOT_CONNECTED;
         detail = lost_reason ? lost_reason : "connection lost";
         detail_len = strlen(detail);
+        final = RL_SLOT_LOST;
     } else {
         outcome = classify_reply(slot, reply, &detail, &detail_len);
         if (outcome == RL_REPLY_NOSCRIPT) {
@@ -381,13 +439,15 @@ void rl_slot_on_reply(rl_slot *slot, const redisReply *reply, const char *lost_r
                 return; /* sent again: the slot stays SENT */
         }
         slot->latency_us = rl_now_us() - slot->sent_us;
+        if (slot->counted)
+            final = RL_SLOT_LATE;
     }
     round_ref(round);
-    if (slot->counted)
-        slot_log_late(slot, outcome);
+    if (final == RL_SLOT_LATE)
+        slot_record_late(slot, outcome, detail, detail_len);
     else
-        slot_count(slot, outcome, detail, detail_len);
-    slot_done(slot);
+        slot_count(slot, outcome, detail, detail_len); /* lost after its deadline: stays TIMEOUT */
+    slot_finish(slot, final);
     round_evaluate(round);
     rl_round_unref(round);
 }
@@ -397,7 +457,7 @@ void rl_slot_on_failure(rl_slot *slot, int outcome, const char *detail)
     rl_round *round = slot->round;
     round_ref(round);
     slot_count(slot, outcome, detail, detail ? strlen(detail) : 0);
-    slot_done(slot);
+    slot_finish(slot, RL_SLOT_DONE);
     /* The analyzer loses count of the reference taken above. */
     round_evaluate(round); // NOLINT(clang-analyzer-unix.Malloc)
     rl_round_unref(round);

@@ -5,8 +5,23 @@
  * reach one) and tells its owner. It keeps processing replies that arrive
  * later, and lives until every master it asked has answered or failed.
  *
- * Slot lifecycle: UNUSED (not asked) | WAITING (queued behind a handshake)
- * -> SENT (hiredis holds its callback) -> DONE.
+ * Slot lifecycle, the request to one master:
+ *
+ *   UNUSED (not asked)
+ *   WAITING --handshake done--> SENT --reply--> DONE
+ *      |                          |--reply after it was counted--> LATE
+ *      |                          +--connection lost--> LOST
+ *      +--withdrawn, or the master failed--> DONE
+ *
+ * A slot is counted in the tally once: by its reply, its failure, or its
+ * deadline (TIMEOUT while SENT, NOT_CONNECTED while WAITING). A deadline
+ * does not end the request: a SENT slot stays SENT, and its reply, when it
+ * comes, is LATE -- shown in the result as what the master said, never
+ * counted. WAITING slots are withdrawn at their deadline, except a
+ * release's: it may have to undo a request queued before it on the same
+ * master, so it goes out whenever that one does. LOST requests may have
+ * taken effect. DONE, LATE and LOST are final.
+ *
  * Round lifecycle: collecting -> decided -> settled (freed).
  */
 #ifndef REDLOCK_QUORUM_H
@@ -66,18 +81,29 @@ int64_t rl_validity_us(int64_t ttl_ms, int64_t elapsed_us, double drift_factor);
 /* The drift allowance alone: ttl * drift_factor + 2 ms, in microseconds. */
 int64_t rl_drift_us(int64_t ttl_ms, double drift_factor);
 
-typedef enum rl_slot_state { RL_SLOT_UNUSED, RL_SLOT_WAITING, RL_SLOT_SENT, RL_SLOT_DONE } rl_slot_state;
+typedef enum rl_slot_state {
+    RL_SLOT_UNUSED,  /* not asked */
+    RL_SLOT_WAITING, /* queued behind a handshake, in master->waiting */
+    RL_SLOT_SENT,    /* hiredis holds its callback */
+    RL_SLOT_DONE,    /* answered in time, failed, or withdrawn */
+    RL_SLOT_LATE,    /* answered after it was counted at its deadline */
+    RL_SLOT_LOST     /* sent, and the connection was lost before the reply */
+} rl_slot_state;
+
+/* The detail of a reply that came after its slot was counted. */
+#define RL_LATE_DETAIL "late reply, not counted"
 
 typedef struct rl_round rl_round;
+typedef struct rl_owed_release rl_owed_release;
 
 typedef struct rl_slot {
     rl_round *round;
     rl_master *master;
     rl_link link;           /* in master->waiting while WAITING */
     rl_slot_state state;
-    bool counted;           /* outcome is in the tally */
+    bool counted;           /* in the tally (outcome may be a later, LATE reply) */
     bool use_eval;          /* NOSCRIPT seen: resend with EVAL */
-    int outcome;            /* redlock_master_outcome, once counted */
+    int outcome;            /* redlock_master_outcome, once counted; LATE: the reply */
     int64_t deadline_us;
     int64_t sent_us;
     int64_t latency_us;     /* -1 until a reply */
@@ -105,6 +131,7 @@ struct rl_round {
     size_t cmd_len;
     char *eval_cmd;         /* EVAL form, built on the first NOSCRIPT */
     size_t eval_len;
+    rl_owed_release *owed;  /* a release's: owed to masters it cannot reach, or NULL */
     size_t n;
     rl_slot slots[];
 };
@@ -117,11 +144,27 @@ struct rl_round {
  */
 rl_round *rl_round_start(redlock_client *client, rl_round_kind kind, const rl_command *cmd,
                          const bool *target, rl_round_decided_fn on_decided, void *owner);
+/*
+ * Start an ownerless release round sending cmd to the masters with
+ * target[i] true. A master it cannot reach (not connected, or the
+ * connection lost before the reply) is owed the release on its next
+ * connection (owed_release.h); the round takes owed. Returns NULL (owed
+ * freed) when out of memory.
+ */
+rl_round *rl_round_start_owing(redlock_client *client, const rl_command *cmd, const bool *target,
+                               rl_owed_release *owed);
 /* The owner lets go: no decision callback any more; the round finishes on
- * its own (before a decision, its requests not yet sent are withdrawn).
- * Drops the owner's reference unless keep_ref. */
+ * its own (before a decision, its requests not yet sent are withdrawn,
+ * except a release's). Drops the owner's reference unless keep_ref. */
 void rl_round_detach(rl_round *round, bool keep_ref);
 void rl_round_unref(rl_round *round);
+/* Withdraw the round's requests still queued behind a handshake: they will
+ * not be sent. */
+void rl_round_withdraw_unsent(rl_round *round);
+/* Whether slot's request reached its master and may have taken effect
+ * there: in flight, lost with its connection, or answered OK (in time or
+ * late). */
+bool rl_slot_may_have_acted(const rl_slot *slot);
 
 /* Called by master.c: a reply (NULL when the connection was lost, with
  * lost_reason) for a SENT slot. */

@@ -226,7 +226,9 @@ REDLOCK_API const char *redlock_master_outcome_name(int outcome);
 typedef struct redlock_master_result {
     const char *name;   /* the node's name, as redlock_config_node_name() */
     int outcome;        /* a redlock_master_outcome */
-    const char *detail; /* error reply or connection error; NULL when none */
+    const char *detail; /* error reply or connection error; NULL when none.
+                           "late reply, not counted[: ...]": the outcome is
+                           what the master said after its deadline */
     int64_t latency_us; /* from send to reply; -1 without a reply */
     /* Inspect only (see redlock_inspect_async()); otherwise NULL, 0, -2. */
     const char *value;  /* the key's value, NUL-terminated; NULL when absent */

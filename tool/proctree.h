@@ -6,10 +6,11 @@
 #include <sys/types.h>
 
 /* Send signo (0: none, just count) to every living descendant of this
- * process, in one sweep of /proc. Returns how many it found, or -1 if /proc
- * cannot be read; *refused (may be NULL) is how many of them it may not
- * signal (EPERM: a program that changed its user). A process forked during
- * the sweep may be missed. */
+ * process, in one sweep of /proc; one that is stopped gets SIGCONT after
+ * it, to act on it. Returns how many it found, or -1 if /proc cannot be
+ * read; *refused (may be NULL) is how many of them it may not signal
+ * (EPERM: a program that changed its user). A process forked during the
+ * sweep may be missed. */
 long proctree_signal(int signo, long *refused);
 
 /* Called for each child reaped, with its wait status. */

@@ -203,8 +203,8 @@ static void lose_the_lock_under(const shape *s)
                 deadline_ms - paused_ms);
     cr_assert_lt(gone_ms, deadline_ms,
                  "processes gone %.0f ms after the pause, but the lock's validity ended at most "
-                 "%.0f ms after it",
-                 gone_ms - paused_ms, deadline_ms - paused_ms);
+                 "%.0f ms after it; redlock said:\n%s",
+                 gone_ms - paused_ms, deadline_ms - paused_ms, r->err);
     cli_resume_majority("tree");
 }
 

@@ -432,6 +432,72 @@ size_t cli_masters_with_pttl(const char *key, const char *value, long long min_m
     return n;
 }
 
+void cli_expect_key_expiring(const char *key, long long ttl_ms, const char *context)
+{
+    for (size_t i = 0; i < fleet_size(cli.fleet); i++) {
+        if (!answering(i))
+            continue;
+        long long pttl = fleet_pttl(cli.fleet, i, key, strlen(key));
+        cr_assert(pttl == -2 || (pttl > 0 && pttl <= ttl_ms),
+                  "%s: \"%s\" on master %zu has PTTL %lld, not absent or at most %lld: %s",
+                  context, key, i, pttl, ttl_ms, cli_describe_key(key));
+    }
+}
+
+/* ---- Losing a lock held by `redlock run` ------------------------------------- */
+
+#define LOST_MAJORITY 3 /* masters 0 to 2 of CLI_MASTERS */
+
+const char *cli_lost_config(void)
+{
+    cli_config_options o = {.command_timeout_ms = 200};
+    return cli_write_config("lost.yaml", &o);
+}
+
+typedef struct pttl_watch {
+    const char *key;
+    long long last; /* -1 at first */
+} pttl_watch;
+
+static bool pttl_went_up(void *arg)
+{
+    pttl_watch *w = arg;
+    long long pttl = fleet_pttl(cli.fleet, CLI_MASTERS - 1, w->key, strlen(w->key));
+    bool grew = w->last > 0 && pttl > w->last;
+    w->last = pttl;
+    return grew;
+}
+
+bool cli_wait_extended(const char *key, int timeout_ms)
+{
+    pttl_watch w = {key, -1};
+    if (!cli_wait_until(pttl_went_up, &w, timeout_ms))
+        return false;
+    cli_sleep_ms(CLI_LOST_TTL_MS / 6);
+    return true;
+}
+
+double cli_pause_majority(const char *key, double *paused_ms)
+{
+    *paused_ms = cli_now_ms();
+    for (size_t i = 0; i < LOST_MAJORITY; i++)
+        cr_assert_eq(fleet_pause(cli.fleet, i), 0);
+    long long pttl = -2;
+    for (size_t i = LOST_MAJORITY; i < CLI_MASTERS; i++) {
+        long long p = fleet_pttl(cli.fleet, i, key, strlen(key));
+        pttl = p > pttl ? p : pttl;
+    }
+    cr_assert(pttl > 0 && pttl <= CLI_LOST_TTL_MS, "PTTL %lld on the masters still up", pttl);
+    return cli_now_ms() + (double)pttl;
+}
+
+void cli_resume_majority(const char *key)
+{
+    for (size_t i = 0; i < LOST_MAJORITY; i++)
+        cr_assert_eq(fleet_resume(cli.fleet, i), 0);
+    cli_expect_key_expiring(key, CLI_LOST_TTL_MS, "after the masters came back");
+}
+
 /* ---- Common commands and output ---------------------------------------------- */
 
 const char *cli_acquire(const char *resource, const char *ttl)

@@ -143,6 +143,15 @@ int cli_track(pid_t pid);
  * *at_ms (if not NULL) set to when it was seen gone; false on timeout. */
 bool cli_wait_gone(int pidfd, int timeout_ms, double *at_ms);
 
+/* What /proc/PID/stat says of a process. */
+typedef struct cli_stat {
+    char comm[64];
+    char state; /* 'Z' for a zombie */
+    pid_t ppid, pgid, sid;
+} cli_stat;
+/* false when pid does not exist (any more). */
+bool cli_proc_stat(pid_t pid, cli_stat *st);
+
 /* sigwatch's file: the time (ns) of the first line starting with event
  * ("START", "TERM", ...), or -1; and the pid on its START line, or 0. */
 long long cli_sigwatch_ns(const char *file, const char *event);
@@ -169,6 +178,29 @@ long long cli_keys_total(void);
 /* Masters on which key holds value with a PTTL in (min_ms, max_ms]. */
 size_t cli_masters_with_pttl(const char *key, const char *value, long long min_ms,
                              long long max_ms);
+
+/* Fail unless key is absent, or set to expire (0 < PTTL <= ttl_ms), on
+ * every master answering; the message starts with context. */
+void cli_expect_key_expiring(const char *key, long long ttl_ms, const char *context);
+
+/* ---- Losing a lock held by `redlock run` ---------------------------------- */
+
+/* The TTL of such runs (their --ttl). */
+#define CLI_LOST_TTL_MS 1500
+/* A config (DIR/lost.yaml) for them: command timeouts of 200 ms, so that
+ * failed extensions end well within a sixth of the TTL. */
+const char *cli_lost_config(void);
+/* Wait until the lock on key has been extended (its PTTL on the last master
+ * went up), at most timeout_ms, then a sixth of the TTL more: a loss then
+ * comes mid-cycle, not right after the acquire. false on timeout. */
+bool cli_wait_extended(const char *key, int timeout_ms);
+/* SIGSTOP masters 0 to 2, a majority: the lock on key is lost. *paused_ms
+ * is when. Returns the time by which the lock's validity ended: it cannot
+ * outlast the key on the masters still answering, read there after the
+ * pause (no extension can reach a majority any more). */
+double cli_pause_majority(const char *key, double *paused_ms);
+/* Resume them; then no copy of key may outlive CLI_LOST_TTL_MS. */
+void cli_resume_majority(const char *key);
 
 /* `redlock --config cli.config acquire [--ttl ttl] resource` (ttl may be
  * NULL); fails the test unless it exits 0 printing a value. The value. */

@@ -72,29 +72,33 @@ static void unregister_proc(const cli_proc *p)
             procs[i] = NULL;
 }
 
-/* From /proc/PID/stat: the parent of pid, its name into comm; -2 when it
- * is a zombie, -1 when unknown. */
-static pid_t parent_of(pid_t pid, char *comm, size_t commlen)
+bool cli_proc_stat(pid_t pid, cli_stat *st)
 {
     char path[64];
     char buf[512];
     snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
     FILE *f = fopen(path, "re");
     if (f == NULL)
-        return -1;
+        return false;
     size_t n = fread(buf, 1, sizeof(buf) - 1, f);
     fclose(f);
     buf[n] = '\0';
+    /* "PID (COMM) STATE PPID PGRP SESSION ...": COMM may hold anything. */
     char *open_paren = strchr(buf, '(');
     char *close_paren = strrchr(buf, ')');
     if (open_paren == NULL || close_paren == NULL)
-        return -1;
-    snprintf(comm, commlen, "%.*s", (int)(close_paren - open_paren - 1), open_paren + 1);
-    char state;
+        return false;
+    snprintf(st->comm, sizeof(st->comm), "%.*s", (int)(close_paren - open_paren - 1),
+             open_paren + 1);
     int ppid;
-    if (sscanf(close_paren + 1, " %c %d", &state, &ppid) != 2)
-        return -1;
-    return state == 'Z' ? -2 : ppid;
+    int pgid;
+    int sid;
+    if (sscanf(close_paren + 1, " %c %d %d %d", &st->state, &ppid, &pgid, &sid) != 4)
+        return false;
+    st->ppid = ppid;
+    st->pgid = pgid;
+    st->sid = sid;
+    return true;
 }
 
 /* The fleet made us a child subreaper: processes orphaned by the tool end
@@ -109,15 +113,16 @@ void cli_processes_reap_adopted(void)
         if (!isdigit((unsigned char)e->d_name[0]))
             continue;
         pid_t pid = (pid_t)atoi(e->d_name);
-        char comm[64] = "";
-        pid_t ppid = parent_of(pid, comm, sizeof(comm));
-        if (ppid == -2) { /* dead already: reap it if it is ours */
+        cli_stat st;
+        if (!cli_proc_stat(pid, &st))
+            continue;
+        if (st.state == 'Z') { /* dead already: reap it if it is ours */
             waitpid(pid, NULL, WNOHANG);
             continue;
         }
-        if (ppid != getpid())
+        if (st.ppid != getpid())
             continue;
-        cr_log_warn("cli teardown: killing leftover process %d (%s)", (int)pid, comm);
+        cr_log_warn("cli teardown: killing leftover process %d (%s)", (int)pid, st.comm);
         kill(pid, SIGKILL);
         waitpid(pid, NULL, 0);
     }

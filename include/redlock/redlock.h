@@ -371,6 +371,8 @@ REDLOCK_API int redlock_acquire_async(redlock_client *client, const void *resour
  * Returns REDLOCK_EEXPIRED at once when the lock's validity is known to have
  * run out. Completes with REDLOCK_OK, ENOTOWNER, EEXPIRED, ENOQUORUM, EAUTH,
  * EREPLY or ECANCELED. On failure the lock must not be relied on: release it.
+ * Masters that did not answer may still apply ttl_ms, so a failure leaves
+ * the lock no more validity than ttl_ms gives from the start of the extend.
  */
 REDLOCK_API int redlock_extend_async(redlock_client *client, redlock_lock *lock,
                                      int64_t ttl_ms, redlock_done_cb cb, void *arg);

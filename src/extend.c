@@ -61,6 +61,7 @@ static void extend_on_decided(rl_round *round, void *owner)
         } else {
             extend_limit_deadline(e, lock, round);
         }
+        rl_watchdog_extended(lock, e->base.client, status);
     }
     rl_round_op_complete(&e->base, status, validity_ms, round->tally.ok);
 }

@@ -111,6 +111,9 @@ void rl_lock_destroy(redlock_lock *lock);
 /* Stop the lock's auto-extension, if any, abandoning an extension in flight
  * (it completes without touching the lock). */
 void rl_watchdog_stop(redlock_lock *lock);
+/* An extend on client completed with status and set the lock's deadline:
+ * its auto-extension, if any, follows the new deadline. */
+void rl_watchdog_extended(redlock_lock *lock, const redlock_client *client, int status);
 
 /* Blocking-client hooks for handles freed on a caller's thread. */
 bool rl_sync_on_io_thread(const redlock_sync *sync);

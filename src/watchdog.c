@@ -10,6 +10,10 @@
  *   EXTENDING --not ours / expired--> LOST
  *   any --guard: less than ttl/6 of validity left, unextended--> LOST
  *
+ * The holder may extend the lock itself between two ticks: the schedule
+ * then follows the new deadline and TTL (a failed extend may have cut the
+ * validity short: the guard follows, and may fire at once).
+ *
  * The guard is armed in every state, ttl/6 before the validity ends. It
  * fires before the validity ends, so a holder told that its lock is lost
  * still has a little time to stop before anyone else can take it. LOST is
@@ -36,7 +40,8 @@ typedef enum rl_watchdog_state {
 typedef enum rl_watchdog_event {
     RL_WATCHDOG_TICK,     /* WAITING: time to extend */
     RL_WATCHDOG_EXTENDED, /* EXTENDING: our extension completed */
-    RL_WATCHDOG_GUARD     /* any: the guard fired */
+    RL_WATCHDOG_GUARD,    /* any: the guard fired */
+    RL_WATCHDOG_HOLDER    /* WAITING: an extend of the holder's changed the deadline */
 } rl_watchdog_event;
 
 struct rl_watchdog {
@@ -185,6 +190,16 @@ static void watchdog_handle(rl_watchdog *wd, rl_watchdog_event event, int status
         }
         status = wd->last_failure;
         break;
+    case RL_WATCHDOG_HOLDER:
+        if (wd->state == RL_WATCHDOG_EXTENDING)
+            return; /* our own extension: RL_WATCHDOG_EXTENDED follows */
+        if (status == REDLOCK_OK) {
+            schedule_from_deadline(wd); /* maybe with a new TTL */
+        } else {
+            wd->last_failure = status;
+            arm_guard(wd); /* the validity may have been cut */
+        }
+        return;
     }
     wd->state = RL_WATCHDOG_LOST;
     watchdog_lost(wd, status);
@@ -207,6 +222,13 @@ static void watchdog_on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 static void watchdog_on_guard(struct ev_loop *loop, ev_timer *w, int revents)
 {
     watchdog_handle(w->data, RL_WATCHDOG_GUARD, REDLOCK_OK);
+}
+
+void rl_watchdog_extended(redlock_lock *lock, const redlock_client *client, int status)
+{
+    rl_watchdog *wd = lock->watchdog;
+    if (wd != NULL && wd->client->loop == client->loop) /* another loop is not ours to touch */
+        watchdog_handle(wd, RL_WATCHDOG_HOLDER, status);
 }
 
 int redlock_auto_extend_async(redlock_client *client, redlock_lock *lock, redlock_lost_cb on_lost,

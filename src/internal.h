@@ -111,6 +111,8 @@ void rl_lock_destroy(redlock_lock *lock);
 /* Stop the lock's auto-extension, if any, abandoning an extension in flight
  * (it completes without touching the lock). */
 void rl_watchdog_stop(redlock_lock *lock);
+/* Whether the operation in flight on the lock is its auto-extension's. */
+bool rl_watchdog_is_extending(const redlock_lock *lock);
 /* An extend on client completed with status and set the lock's deadline:
  * its auto-extension, if any, follows the new deadline. */
 void rl_watchdog_extended(redlock_lock *lock, const redlock_client *client, int status);

@@ -29,20 +29,26 @@ int redlock_release_async(redlock_client *client, redlock_lock *lock, redlock_do
 {
     if (client == NULL || lock == NULL)
         return REDLOCK_EINVAL;
-    if (!client->closing)
-        rl_watchdog_stop(lock); /* releasing ends auto-extension, even one in flight */
-    int rc = rl_round_op_check_lock(client, lock);
-    if (rc != REDLOCK_OK)
-        return rc;
+    if (client->closing)
+        return REDLOCK_ECANCELED;
+    /* Releasing ends auto-extension, even an extension in flight; any other
+     * operation in flight makes it wait. */
+    if (lock->busy != NULL && !rl_watchdog_is_extending(lock))
+        return REDLOCK_EBUSY;
+    /* Everything that can fail comes before anything is stopped. */
     rl_round_op *op = calloc(1, sizeof(*op));
     if (op == NULL)
         return REDLOCK_ENOMEM;
     rl_command cmd;
     rl_command_release(&cmd, lock->resource, lock->resource_len, lock->value, lock->value_len);
-    rc = rl_round_op_start(op, client, lock, RL_ROUND_RELEASE, &cmd, release_on_decided, cb, arg);
-    if (rc == REDLOCK_OK)
-        lock_mark_released(lock);
-    return rc;
+    int rc = rl_round_op_start(op, client, NULL, RL_ROUND_RELEASE, &cmd, release_on_decided, cb,
+                               arg);
+    if (rc != REDLOCK_OK)
+        return rc;
+    rl_watchdog_stop(lock); /* gives the handle back if its extension had it */
+    rl_lock_claim(lock, &op->use);
+    lock_mark_released(lock);
+    return REDLOCK_OK;
 }
 
 void rl_release_unattended(redlock_client *client, const void *resource, size_t resource_len,

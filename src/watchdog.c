@@ -122,6 +122,12 @@ void rl_watchdog_stop(redlock_lock *lock)
     free(wd);
 }
 
+bool rl_watchdog_is_extending(const redlock_lock *lock)
+{
+    const rl_watchdog *wd = lock->watchdog;
+    return wd != NULL && wd->extending != NULL && lock->busy == &wd->extending->use;
+}
+
 /* Entering LOST: tell everyone, and free the watchdog. */
 static void watchdog_lost(rl_watchdog *wd, int status)
 {

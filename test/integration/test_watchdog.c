@@ -195,6 +195,33 @@ Test(watchdog, a_shorter_ttl_set_by_the_holder_is_kept_extended)
     redlock_lock_free(lock);
 }
 
+static void record_status(int status, const redlock_result *result, void *arg)
+{
+    (void)result;
+    *(int *)arg = status;
+}
+
+Test(watchdog, a_release_refused_as_busy_leaves_the_extension_running)
+{
+    /* The holder's own extend is in flight: a release is refused with
+     * EBUSY, and must change nothing, auto-extension included. */
+    harness_connect(&h);
+    redlock_lock *lock = acquire("refused", 600);
+    lost_record rec = {0};
+    cr_assert_eq(redlock_auto_extend_async(h.client, lock, record_loss, &rec), REDLOCK_OK);
+    int extended = 1;
+    cr_assert_eq(redlock_extend_async(h.client, lock, 0, record_status, &extended), REDLOCK_OK);
+    cr_assert_eq(redlock_release_async(h.client, lock, NULL, NULL), REDLOCK_EBUSY);
+    cr_assert_eq(redlock_lock_get_state(lock), REDLOCK_LOCK_HELD);
+    harness_run_for(&h, 2000); /* three TTLs */
+    cr_assert_eq(extended, REDLOCK_OK);
+    cr_assert_eq(rec.calls, 0, "lost with %s", redlock_status_name(rec.status));
+    cr_assert_eq(redlock_lock_get_state(lock), REDLOCK_LOCK_HELD, "no longer extended");
+    cr_assert_geq(masters_holding(lock), 3);
+    cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
+    redlock_lock_free(lock);
+}
+
 Test(watchdog, freeing_the_handle_stops_the_extension)
 {
     harness_connect(&h);

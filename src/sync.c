@@ -232,8 +232,10 @@ void redlock_sync_free(redlock_sync *s)
     free(s);
 }
 
-/* Caller thread: queue req, wake the I/O thread, wait for completion. */
-static int sync_call(redlock_sync *s, rl_sync_request *req, redlock_result **result_out)
+/* Caller thread: queue req, wake the I/O thread, unlock held (if not NULL),
+ * wait for completion. */
+static int sync_call(redlock_sync *s, rl_sync_request *req, redlock_result **result_out,
+                     pthread_mutex_t *held)
 {
     req->want_result = result_out != NULL;
     req->sync = s;
@@ -254,6 +256,8 @@ static int sync_call(redlock_sync *s, rl_sync_request *req, redlock_result **res
         ev_async_send(s->loop, &s->wakeup);
     }
     pthread_mutex_unlock(&s->mu);
+    if (held != NULL)
+        pthread_mutex_unlock(held);
 
     if (stopping) {
         req->status = REDLOCK_ECANCELED;
@@ -283,7 +287,7 @@ int redlock_sync_acquire(redlock_sync *s, const void *resource, size_t resource_
         .resource_len = resource_len,
         .opts = opts,
     };
-    int status = sync_call(s, &req, result_out);
+    int status = sync_call(s, &req, result_out, NULL);
     *lock_out = req.lock_out;
     return status;
 }
@@ -296,7 +300,7 @@ int redlock_sync_extend(redlock_sync *s, redlock_lock *lock, int64_t ttl_ms,
     if (s == NULL || lock == NULL)
         return REDLOCK_EINVAL;
     rl_sync_request req = {.kind = RL_SYNC_EXTEND, .lock = lock, .ttl_ms = ttl_ms};
-    return sync_call(s, &req, result_out);
+    return sync_call(s, &req, result_out, NULL);
 }
 
 int redlock_sync_release(redlock_sync *s, redlock_lock *lock, redlock_result **result_out)
@@ -306,7 +310,7 @@ int redlock_sync_release(redlock_sync *s, redlock_lock *lock, redlock_result **r
     if (s == NULL || lock == NULL)
         return REDLOCK_EINVAL;
     rl_sync_request req = {.kind = RL_SYNC_RELEASE, .lock = lock};
-    return sync_call(s, &req, result_out);
+    return sync_call(s, &req, result_out, NULL);
 }
 
 int redlock_sync_auto_extend(redlock_sync *s, redlock_lock *lock, redlock_lost_cb on_lost,
@@ -316,7 +320,7 @@ int redlock_sync_auto_extend(redlock_sync *s, redlock_lock *lock, redlock_lost_c
         return REDLOCK_EINVAL;
     rl_sync_request req = {
         .kind = RL_SYNC_AUTO_EXTEND, .lock = lock, .on_lost = on_lost, .lost_arg = arg};
-    return sync_call(s, &req, NULL);
+    return sync_call(s, &req, NULL, NULL);
 }
 
 int redlock_sync_inspect(redlock_sync *s, const void *resource, size_t resource_len,
@@ -328,7 +332,7 @@ int redlock_sync_inspect(redlock_sync *s, const void *resource, size_t resource_
         return REDLOCK_EINVAL;
     rl_sync_request req = {
         .kind = RL_SYNC_INSPECT, .resource = resource, .resource_len = resource_len};
-    return sync_call(s, &req, result_out);
+    return sync_call(s, &req, result_out, NULL);
 }
 
 int redlock_sync_ping(redlock_sync *s, redlock_result **result_out)
@@ -338,7 +342,7 @@ int redlock_sync_ping(redlock_sync *s, redlock_result **result_out)
     if (s == NULL)
         return REDLOCK_EINVAL;
     rl_sync_request req = {.kind = RL_SYNC_PING};
-    return sync_call(s, &req, result_out);
+    return sync_call(s, &req, result_out, NULL);
 }
 
 bool rl_sync_on_io_thread(const redlock_sync *s)
@@ -346,9 +350,8 @@ bool rl_sync_on_io_thread(const redlock_sync *s)
     return pthread_equal(pthread_self(), s->thread);
 }
 
-void rl_sync_destroy_lock(redlock_sync *s, redlock_lock *lock)
+int rl_sync_destroy_lock(redlock_sync *s, redlock_lock *lock, pthread_mutex_t *held)
 {
     rl_sync_request req = {.kind = RL_SYNC_DESTROY_LOCK, .lock = lock};
-    if (sync_call(s, &req, NULL) != REDLOCK_OK)
-        rl_lock_destroy(lock); /* the I/O thread is gone: nothing else touches it */
+    return sync_call(s, &req, NULL, held);
 }

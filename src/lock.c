@@ -112,10 +112,8 @@ void rl_lock_destroy(redlock_lock *lock)
     lock_destroy_unowned(lock);
 }
 
-void redlock_lock_free(redlock_lock *lock)
+static void lock_free(redlock_lock *lock)
 {
-    if (lock == NULL)
-        return;
     pthread_mutex_lock(&owners_mu);
     redlock_client *owner = lock->owner;
     /* An auto-extended handle of a blocking client has timers on the I/O
@@ -133,6 +131,18 @@ void redlock_lock_free(redlock_lock *lock)
     lock_unregister(lock);
     pthread_mutex_unlock(&owners_mu);
     lock_destroy_unowned(lock);
+}
+
+void redlock_lock_free(redlock_lock *lock)
+{
+    if (lock == NULL)
+        return;
+    /* Not a cancellation point (its waits would be): a thread canceled
+     * halfway would leave the handle neither freed nor usable. */
+    int cancel_state;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
+    lock_free(lock);
+    pthread_setcancelstate(cancel_state, NULL);
 }
 
 const void *redlock_lock_resource(const redlock_lock *lock, size_t *len)

@@ -46,6 +46,13 @@
  *   client's I/O thread auto-extends it.
  * - redlock_config objects are not synchronised; build one, then share it
  *   read-only (clients copy what they need at creation).
+ * - Cancellation (pthread_cancel(), deferred): in a redlock_sync_* call, the
+ *   wait for the outcome is the only cancellation point. A thread canceled
+ *   there ends promptly and safely: its operation is withdrawn first
+ *   (dropped if not started, else canceled on the I/O thread as
+ *   redlock_sync_free() would; a lock acquired just as the cancel came is
+ *   released). redlock_sync_free() and redlock_lock_free() are not
+ *   cancellation points. Asynchronous cancellation is not supported.
  *
  * Signals
  * - hiredis writes to sockets with write(2): a write to a master that has

@@ -32,7 +32,7 @@ int redlock_release_async(redlock_client *client, redlock_lock *lock, redlock_do
     if (client->closing)
         return REDLOCK_ECANCELED;
     /* Releasing ends auto-extension, even an extension in flight; any other
-     * operation in flight makes it wait. */
+     * operation in flight on the handle refuses it. */
     if (lock->busy != NULL && !rl_watchdog_is_extending(lock))
         return REDLOCK_EBUSY;
     /* Everything that can fail comes before anything is stopped. */

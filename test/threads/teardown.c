@@ -1,10 +1,12 @@
 /*
  * Freeing the blocking client while other threads use it: threads holding
  * locks (some auto-extended) watch them become RELEASED while the client
- * is freed, and threads blocked in an acquire return REDLOCK_ECANCELED.
+ * is freed, threads blocked in an acquire return REDLOCK_ECANCELED, and
+ * threads free their handles while the free releases them.
  */
 #include "threads.h"
 
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -205,7 +207,7 @@ static void *hold_then_free(void *arg)
     if (i % 2 == 1) {
         double deadline = mono_ms() + (double)fleet_scaled_ms(FREE_BOUND_MS);
         while (!atomic_load(&free_now) && mono_ms() < deadline)
-            ;
+            sched_yield(); /* no sleep: free as the I/O thread resumes */
     }
     redlock_lock_free(raced[i]);
     return NULL;

@@ -17,7 +17,6 @@ void rl_client_unref(redlock_client *client)
     rl_owed_release_clear(client);
     free(client->masters);
     redlock_config_free(client->cfg);
-    pthread_mutex_destroy(&client->locks_mu);
     rl_random_pool_clear(&client->random);
     free(client);
 }
@@ -68,7 +67,6 @@ int redlock_client_new(redlock_client **out, const redlock_config *cfg, struct e
     rl_list_init(&client->ops);
     rl_list_init(&client->owed);
     rl_list_init(&client->locks);
-    pthread_mutex_init(&client->locks_mu, NULL);
     rl_random_pool_init(&client->random);
 
     if (client->n % 2 == 0)

@@ -1,5 +1,7 @@
 /* Extend: reset the TTL on every master that still holds our value; held
- * again when a quorum did so before the current validity ran out. */
+ * again when a quorum did so before the current validity ran out. A failed
+ * extend may still have reset the TTL on masters that had not answered, so
+ * it leaves the lock no more validity than the new TTL gives. */
 #include "round_op.h"
 
 #include <stdlib.h>
@@ -10,6 +12,25 @@ typedef struct rl_extend {
     bool had_deadline;        /* the lock's validity was known at the start */
     int64_t old_deadline_us;
 } rl_extend;
+
+/* When the key set to this extend's TTL may expire on the masters that
+ * applied it: counted from before the first send, less the drift. */
+static int64_t extend_new_deadline(const rl_extend *e, const rl_round *round)
+{
+    double drift = e->base.client->cfg->drift_factor;
+    return round->t0_us + e->ttl_ms * 1000 - rl_drift_us(e->ttl_ms, drift);
+}
+
+/* After a failure: masters that timed out (or were never heard) may apply
+ * the new TTL later, so the lock is counted on no longer than that gives
+ * (an unknown validity stays unknown). */
+static void extend_limit_deadline(const rl_extend *e, redlock_lock *lock, const rl_round *round)
+{
+    int64_t deadline = rl_lock_deadline(lock);
+    int64_t limit = extend_new_deadline(e, round);
+    if (deadline != RL_DEADLINE_UNKNOWN && limit < deadline)
+        rl_lock_set_deadline(lock, limit);
+}
 
 static void extend_on_decided(rl_round *round, void *owner)
 {
@@ -33,14 +54,25 @@ static void extend_on_decided(rl_round *round, void *owner)
         validity_ms = 0;
     if (lock != NULL) {
         if (status == REDLOCK_OK) {
-            rl_lock_set_deadline(lock,
-                                 round->t0_us + e->ttl_ms * 1000 - rl_drift_us(e->ttl_ms, drift));
+            rl_lock_set_deadline(lock, extend_new_deadline(e, round));
             atomic_store(&lock->ttl_ms, e->ttl_ms);
         } else if (status == REDLOCK_ENOTOWNER) {
             rl_lock_set_deadline(lock, round->decided_us); /* lost */
+        } else {
+            extend_limit_deadline(e, lock, round);
         }
+        rl_watchdog_extended(lock, e->base.client, status);
     }
     rl_round_op_complete(&e->base, status, validity_ms, round->tally.ok);
+}
+
+/* Cut short by the client's free: the commands may be out already. */
+static void extend_cancel(rl_op *op)
+{
+    rl_extend *e = (rl_extend *)op;
+    if (e->base.use.lock != NULL)
+        extend_limit_deadline(e, e->base.use.lock, e->base.round);
+    rl_round_op_complete(&e->base, REDLOCK_ECANCELED, 0, 0);
 }
 
 int redlock_extend_async(redlock_client *client, redlock_lock *lock, int64_t ttl_ms,
@@ -63,6 +95,7 @@ int redlock_extend_async(redlock_client *client, redlock_lock *lock, int64_t ttl
     e->ttl_ms = ttl_ms       ? ttl_ms
                 : lock_ttl ? lock_ttl
                            : rl_client_setting(client, REDLOCK_TTL_MS);
+    e->base.op.cancel = extend_cancel;
     e->had_deadline = known;
     e->old_deadline_us = deadline;
     rl_command cmd;

@@ -38,9 +38,9 @@ struct redlock_client {
     rl_link ops;         /* rl_op in flight */
     rl_link owed;        /* rl_owed_release waiting for masters to reconnect */
     /* Locks this client acquired and will release when freed. Guarded by
-     * locks_mu: a blocking client's callers free handles on their own
-     * threads while the I/O thread adds new ones. */
-    pthread_mutex_t locks_mu;
+     * the handles' ownership mutex (lock.c): a blocking client's callers
+     * free handles on their own threads while the I/O thread adds new ones
+     * or, freeing the client, releases them. */
     rl_link locks;
     redlock_sync *sync;  /* the blocking client running this one, or NULL */
     rl_random_pool random; /* lock values, drawn on the loop's thread */
@@ -105,6 +105,11 @@ void rl_lock_set_deadline(redlock_lock *lock, int64_t deadline_us);
 int64_t rl_lock_deadline(const redlock_lock *lock);
 /* Enter the lock in client's list of locks to release when it is freed. */
 void rl_lock_register(redlock_client *client, redlock_lock *lock);
+/* Take every lock out of client's list, calling let_go(lock, arg) on each,
+ * and make them ownerless. let_go runs with the ownership mutex held: it
+ * must call nothing that may call back into the program (no logging). */
+void rl_lock_disown_all(redlock_client *client, void (*let_go)(redlock_lock *lock, void *arg),
+                        void *arg);
 /* Mark the lock lost and wake whoever waits on its lost fd. */
 void rl_lock_mark_lost(redlock_lock *lock);
 /* Free the handle now (on the thread that runs its owner's loop). */
@@ -113,10 +118,20 @@ void rl_lock_destroy(redlock_lock *lock);
 /* Stop the lock's auto-extension, if any, abandoning an extension in flight
  * (it completes without touching the lock). */
 void rl_watchdog_stop(redlock_lock *lock);
+/* Whether the operation in flight on the lock is its auto-extension's. */
+bool rl_watchdog_is_extending(const redlock_lock *lock);
+/* An extend on client completed with status and set the lock's deadline:
+ * its auto-extension, if any, follows the new deadline. */
+void rl_watchdog_extended(redlock_lock *lock, const redlock_client *client, int status);
 
 /* Blocking-client hooks for handles freed on a caller's thread. */
 bool rl_sync_on_io_thread(const redlock_sync *sync);
-void rl_sync_destroy_lock(redlock_sync *sync, redlock_lock *lock);
+/* Have the I/O thread destroy the lock, and wait for it. Called with held
+ * (the ownership mutex) locked, which keeps sync allocated: its client
+ * cannot let go of the lock meanwhile. held is unlocked once the request is
+ * queued. REDLOCK_ECANCELED: the client is being freed and lets go of the
+ * lock itself; the lock is left alone. */
+int rl_sync_destroy_lock(redlock_sync *sync, redlock_lock *lock, pthread_mutex_t *held);
 
 /* What an operation knows when it completes, turned into a result. */
 typedef struct rl_result_info {

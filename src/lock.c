@@ -3,6 +3,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -49,29 +50,52 @@ int redlock_lock_new(redlock_lock **out, const void *resource, size_t resource_l
     return *out ? REDLOCK_OK : REDLOCK_ENOMEM;
 }
 
+/*
+ * Which client owns which handle: every handle's owner and every client's
+ * list of locks, for all clients, under one mutex. A blocking client's
+ * callers free handles on their own threads while its I/O thread registers
+ * new ones or, freeing the client, releases them all; the mutex outlives
+ * both sides. A handle's owner, read under it, is a client that has not
+ * let go of the handle yet, so neither that client nor its blocking client
+ * can be gone.
+ */
+static pthread_mutex_t owners_mu = PTHREAD_MUTEX_INITIALIZER;
+/* Broadcast when a client has let go of its handles. */
+static pthread_cond_t owners_cv = PTHREAD_COND_INITIALIZER;
+
 void rl_lock_register(redlock_client *client, redlock_lock *lock)
 {
-    pthread_mutex_lock(&client->locks_mu);
+    pthread_mutex_lock(&owners_mu);
     lock->owner = client;
     rl_list_push_back(&client->locks, &lock->link);
-    pthread_mutex_unlock(&client->locks_mu);
+    pthread_mutex_unlock(&owners_mu);
 }
 
+void rl_lock_disown_all(redlock_client *client, void (*let_go)(redlock_lock *lock, void *arg),
+                        void *arg)
+{
+    pthread_mutex_lock(&owners_mu);
+    rl_link *link;
+    while ((link = rl_list_pop_front(&client->locks)) != NULL) {
+        redlock_lock *lock = rl_container_of(link, redlock_lock, link);
+        lock->owner = NULL;
+        let_go(lock, arg);
+    }
+    pthread_cond_broadcast(&owners_cv);
+    pthread_mutex_unlock(&owners_mu);
+}
+
+/* With owners_mu held. */
 static void lock_unregister(redlock_lock *lock)
 {
-    redlock_client *owner = lock->owner;
-    if (owner == NULL)
-        return;
-    pthread_mutex_lock(&owner->locks_mu);
     rl_list_remove(&lock->link);
     lock->owner = NULL;
-    pthread_mutex_unlock(&owner->locks_mu);
 }
 
-void rl_lock_destroy(redlock_lock *lock)
+/* Free a handle no client owns any more. */
+static void lock_destroy_unowned(redlock_lock *lock)
 {
     rl_watchdog_stop(lock);
-    lock_unregister(lock);
     if (lock->busy != NULL)
         lock->busy->lock = NULL; /* the operation completes without it */
     int fd = atomic_load(&lock->lost_fd);
@@ -80,19 +104,45 @@ void rl_lock_destroy(redlock_lock *lock)
     free(lock);
 }
 
+void rl_lock_destroy(redlock_lock *lock)
+{
+    pthread_mutex_lock(&owners_mu);
+    lock_unregister(lock);
+    pthread_mutex_unlock(&owners_mu);
+    lock_destroy_unowned(lock);
+}
+
+static void lock_free(redlock_lock *lock)
+{
+    pthread_mutex_lock(&owners_mu);
+    redlock_client *owner = lock->owner;
+    /* An auto-extended handle of a blocking client has timers on the I/O
+     * thread's loop: only that thread may take it apart. */
+    if (owner != NULL && atomic_load(&lock->watched) && owner->sync != NULL &&
+        !rl_sync_on_io_thread(owner->sync)) {
+        if (rl_sync_destroy_lock(owner->sync, lock, &owners_mu) == REDLOCK_OK)
+            return;
+        /* The client is being freed: once it has let go of the handle
+         * (stopped its extension, released it), the handle is ours. */
+        pthread_mutex_lock(&owners_mu);
+        while (lock->owner != NULL)
+            pthread_cond_wait(&owners_cv, &owners_mu);
+    }
+    lock_unregister(lock);
+    pthread_mutex_unlock(&owners_mu);
+    lock_destroy_unowned(lock);
+}
+
 void redlock_lock_free(redlock_lock *lock)
 {
     if (lock == NULL)
         return;
-    /* An auto-extended handle of a blocking client has timers on the I/O
-     * thread's loop: only that thread may take it apart. */
-    redlock_client *owner = lock->owner;
-    if (atomic_load(&lock->watched) && owner != NULL && owner->sync != NULL &&
-        !rl_sync_on_io_thread(owner->sync)) {
-        rl_sync_destroy_lock(owner->sync, lock);
-        return;
-    }
-    rl_lock_destroy(lock);
+    /* Not a cancellation point (its waits would be): a thread canceled
+     * halfway would leave the handle neither freed nor usable. */
+    int cancel_state;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
+    lock_free(lock);
+    pthread_setcancelstate(cancel_state, NULL);
 }
 
 const void *redlock_lock_resource(const redlock_lock *lock, size_t *len)

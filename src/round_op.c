@@ -27,7 +27,8 @@ int rl_round_op_start(rl_round_op *op, redlock_client *client, redlock_lock *loc
     op->cb = cb;
     op->arg = arg;
     op->start_us = rl_now_us();
-    op->op.cancel = round_op_cancel;
+    if (op->op.cancel == NULL) /* the operation may bring its own */
+        op->op.cancel = round_op_cancel;
     op->round = rl_round_start(client, kind, cmd, NULL, on_decided, op);
     if (op->round == NULL) {
         free(op);

@@ -18,8 +18,9 @@ typedef struct rl_round_op {
 /*
  * Claim lock (may be NULL) for the operation and start a round of kind
  * sending cmd. op was allocated by the caller, possibly inside a larger
- * struct; on error it is freed and the status returned, and the callback
- * will not be called.
+ * struct, zeroed but for op->op.cancel, which may be set to replace the
+ * default (complete with REDLOCK_ECANCELED). On error op is freed and the
+ * status returned, and the callback will not be called.
  */
 int rl_round_op_start(rl_round_op *op, redlock_client *client, redlock_lock *lock,
                       rl_round_kind kind, const rl_command *cmd, rl_round_decided_fn on_decided,

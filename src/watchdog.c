@@ -2,13 +2,24 @@
  * Auto-extension ("watchdog"): keep a held lock extended in the background.
  *
  *   WAITING --tick (ttl/3 after the last extension)--> EXTENDING
+ *   WAITING --tick, the holder's own operation in flight--> WAITING (retry)
+ *   WAITING --tick, the extension cannot start--> WAITING (retry), or LOST
+ *                                                 when no validity is left
  *   EXTENDING --ok--> WAITING
  *   EXTENDING --no quorum--> WAITING (retry after a short delay)
  *   EXTENDING --not ours / expired--> LOST
  *   any --guard: less than ttl/6 of validity left, unextended--> LOST
  *
- * The guard fires before the validity ends, so a holder told that its lock
- * is lost still has a little time to stop before anyone else can take it.
+ * The holder may extend the lock itself between two ticks: the schedule
+ * then follows the new deadline and TTL (a failed extend may have cut the
+ * validity short: the guard follows, and may fire at once).
+ *
+ * The guard is armed in every state, ttl/6 before the validity ends. It
+ * fires before the validity ends, so a holder told that its lock is lost
+ * still has a little time to stop before anyone else can take it. LOST is
+ * final: the lock is marked lost, the holder told, and the watchdog freed.
+ * Stopping it (release, freeing the handle or the client) frees it from any
+ * state, abandoning an extension in flight.
  */
 #include "random.h"
 #include "round_op.h"
@@ -19,14 +30,29 @@
 /* Extensions are retried no faster than this after a failure. */
 #define RL_WATCHDOG_MIN_RETRY_US 10000
 
+typedef enum rl_watchdog_state {
+    RL_WATCHDOG_WAITING,   /* the tick is armed: the next extension, or a retry */
+    RL_WATCHDOG_EXTENDING, /* our extension is in flight */
+    RL_WATCHDOG_LOST       /* given up; freed at once */
+} rl_watchdog_state;
+
+/* What moves the state machine. */
+typedef enum rl_watchdog_event {
+    RL_WATCHDOG_TICK,     /* WAITING: time to extend */
+    RL_WATCHDOG_EXTENDED, /* EXTENDING: our extension completed */
+    RL_WATCHDOG_GUARD,    /* any: the guard fired */
+    RL_WATCHDOG_HOLDER    /* WAITING: an extend of the holder's changed the deadline */
+} rl_watchdog_event;
+
 struct rl_watchdog {
     redlock_client *client;
     redlock_lock *lock;
     redlock_lost_cb on_lost;
     void *arg;
+    rl_watchdog_state state;
     int last_failure;       /* status of the last failed extension */
-    rl_round_op *extending; /* our extension in flight, or NULL */
-    ev_timer tick;          /* the next extension */
+    rl_round_op *extending; /* EXTENDING: our extension in flight */
+    ev_timer tick;          /* WAITING: the next extension */
     ev_timer guard;         /* lost unless extended by then */
 };
 
@@ -51,6 +77,11 @@ static void arm_at(rl_watchdog *wd, ev_timer *timer, int64_t at_us)
     rl_timer_arm_at(wd->client->loop, timer, at_us);
 }
 
+static void arm_guard(rl_watchdog *wd)
+{
+    arm_at(wd, &wd->guard, rl_lock_deadline(wd->lock) - margin_us(wd));
+}
+
 /* Schedule the regular extension and the guard from the lock's deadline:
  * the last extension (or the acquire) started ttl - drift before it. */
 static void schedule_from_deadline(rl_watchdog *wd)
@@ -59,7 +90,7 @@ static void schedule_from_deadline(rl_watchdog *wd)
     int64_t deadline = rl_lock_deadline(wd->lock);
     int64_t started = deadline - (ttl_ms * 1000 - rl_drift_us(ttl_ms, wd->client->cfg->drift_factor));
     arm_at(wd, &wd->tick, started + interval_us(wd));
-    arm_at(wd, &wd->guard, deadline - margin_us(wd));
+    arm_guard(wd);
 }
 
 static void schedule_retry(rl_watchdog *wd)
@@ -82,7 +113,8 @@ void rl_watchdog_stop(redlock_lock *lock)
     ev_timer_stop(wd->client->loop, &wd->tick);
     ev_timer_stop(wd->client->loop, &wd->guard);
     if (wd->extending != NULL) {
-        /* Let it finish unheard and without touching the lock. */
+        /* EXTENDING, or LOST from there: let the extension finish unheard
+         * and without touching the lock. */
         wd->extending->cb = NULL;
         rl_lock_unclaim(&wd->extending->use);
     }
@@ -90,6 +122,13 @@ void rl_watchdog_stop(redlock_lock *lock)
     free(wd);
 }
 
+bool rl_watchdog_is_extending(const redlock_lock *lock)
+{
+    const rl_watchdog *wd = lock->watchdog;
+    return wd != NULL && wd->extending != NULL && lock->busy == &wd->extending->use;
+}
+
+/* Entering LOST: tell everyone, and free the watchdog. */
 static void watchdog_lost(rl_watchdog *wd, int status)
 {
     redlock_lock *lock = wd->lock;
@@ -105,52 +144,97 @@ static void watchdog_lost(rl_watchdog *wd, int status)
         on_lost(lock, status, arg);
 }
 
+static void watchdog_on_extended(int status, const redlock_result *result, void *arg);
+
+/* Start our extension: REDLOCK_OK, or why it cannot start. */
+static int watchdog_start_extension(rl_watchdog *wd)
+{
+    redlock_lock *lock = wd->lock;
+    int rc = redlock_extend_async(wd->client, lock, 0, watchdog_on_extended, wd);
+    if (rc == REDLOCK_OK)
+        wd->extending = rl_container_of(lock->busy, rl_round_op, use);
+    return rc;
+}
+
+/* The state machine of the diagram above: every transition is made here. */
+static void watchdog_handle(rl_watchdog *wd, rl_watchdog_event event, int status)
+{
+    switch (event) {
+    case RL_WATCHDOG_TICK:
+        if (wd->lock->busy != NULL) {
+            schedule_retry(wd); /* the holder's own operation is in flight */
+            return;
+        }
+        status = watchdog_start_extension(wd);
+        if (status == REDLOCK_OK) {
+            wd->state = RL_WATCHDOG_EXTENDING;
+            return;
+        }
+        if (status == REDLOCK_EEXPIRED)
+            break;
+        wd->last_failure = status;
+        schedule_retry(wd);
+        return;
+    case RL_WATCHDOG_EXTENDED:
+        wd->extending = NULL;
+        if (status == REDLOCK_ENOTOWNER || status == REDLOCK_EEXPIRED)
+            break;
+        wd->state = RL_WATCHDOG_WAITING;
+        if (status == REDLOCK_OK) {
+            schedule_from_deadline(wd);
+        } else {
+            /* Masters unreachable for now: try again while validity
+             * lasts; the guard decides when it is too late. */
+            wd->last_failure = status;
+            schedule_retry(wd);
+        }
+        return;
+    case RL_WATCHDOG_GUARD:
+        if (rl_lock_deadline(wd->lock) - rl_now_us() > margin_us(wd)) {
+            arm_guard(wd); /* extended meanwhile */
+            return;
+        }
+        status = wd->last_failure;
+        break;
+    case RL_WATCHDOG_HOLDER:
+        if (wd->state == RL_WATCHDOG_EXTENDING)
+            return; /* our own extension: RL_WATCHDOG_EXTENDED follows */
+        if (status == REDLOCK_OK) {
+            schedule_from_deadline(wd); /* maybe with a new TTL */
+        } else {
+            wd->last_failure = status;
+            arm_guard(wd); /* the validity may have been cut */
+        }
+        return;
+    }
+    wd->state = RL_WATCHDOG_LOST;
+    watchdog_lost(wd, status);
+}
+
 static void watchdog_on_extended(int status, const redlock_result *result, void *arg)
 {
     rl_watchdog *wd = arg;
-    wd->extending = NULL;
-    if (status == REDLOCK_OK) {
+    if (status == REDLOCK_OK)
         rl_log(&wd->client->log, REDLOCK_LOG_DEBUG, "lock auto-extended: %lld ms of validity",
                (long long)result->validity_ms);
-        schedule_from_deadline(wd);
-    } else if (status == REDLOCK_ENOTOWNER || status == REDLOCK_EEXPIRED) {
-        watchdog_lost(wd, status);
-    } else {
-        /* Masters unreachable for now: try again while validity lasts; the
-         * guard decides when it is too late. */
-        wd->last_failure = status;
-        schedule_retry(wd);
-    }
+    watchdog_handle(wd, RL_WATCHDOG_EXTENDED, status);
 }
 
 static void watchdog_on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 {
-    rl_watchdog *wd = w->data;
-    redlock_lock *lock = wd->lock;
-    if (lock->busy != NULL) {
-        schedule_retry(wd); /* the holder's own operation is in flight */
-        return;
-    }
-    int rc = redlock_extend_async(wd->client, lock, 0, watchdog_on_extended, wd);
-    if (rc == REDLOCK_OK) {
-        wd->extending = rl_container_of(lock->busy, rl_round_op, use);
-    } else if (rc == REDLOCK_EEXPIRED) {
-        watchdog_lost(wd, rc);
-    } else {
-        wd->last_failure = rc;
-        schedule_retry(wd);
-    }
+    watchdog_handle(w->data, RL_WATCHDOG_TICK, REDLOCK_OK);
 }
 
 static void watchdog_on_guard(struct ev_loop *loop, ev_timer *w, int revents)
 {
-    rl_watchdog *wd = w->data;
-    int64_t left = rl_lock_deadline(wd->lock) - rl_now_us();
-    if (left > margin_us(wd)) {
-        arm_at(wd, &wd->guard, rl_lock_deadline(wd->lock) - margin_us(wd));
-        return;
-    }
-    watchdog_lost(wd, wd->last_failure);
+    watchdog_handle(w->data, RL_WATCHDOG_GUARD, REDLOCK_OK);
+}
+
+void rl_watchdog_extended(redlock_lock *lock, const redlock_client *client, int status)
+{
+    rl_watchdog *wd = lock->watchdog;
+    if (wd != NULL && wd->client->loop == client->loop) /* another loop is not ours to touch */
+        watchdog_handle(wd, RL_WATCHDOG_HOLDER, status);
 }
 
 int redlock_auto_extend_async(redlock_client *client, redlock_lock *lock, redlock_lost_cb on_lost,
@@ -175,6 +259,7 @@ int redlock_auto_extend_async(redlock_client *client, redlock_lock *lock, redloc
     wd->lock = lock;
     wd->on_lost = on_lost;
     wd->arg = arg;
+    wd->state = RL_WATCHDOG_WAITING;
     wd->last_failure = REDLOCK_ENOQUORUM;
     ev_timer_init(&wd->tick, watchdog_on_tick, 0., 0.);
     ev_timer_init(&wd->guard, watchdog_on_guard, 0., 0.);

@@ -46,6 +46,13 @@
  *   client's I/O thread auto-extends it.
  * - redlock_config objects are not synchronised; build one, then share it
  *   read-only (clients copy what they need at creation).
+ * - Cancellation (pthread_cancel(), deferred): in a redlock_sync_* call, the
+ *   wait for the outcome is the only cancellation point. A thread canceled
+ *   there ends promptly and safely: its operation is withdrawn first
+ *   (dropped if not started, else canceled on the I/O thread as
+ *   redlock_sync_free() would; a lock acquired just as the cancel came is
+ *   released). redlock_sync_free() and redlock_lock_free() are not
+ *   cancellation points. Asynchronous cancellation is not supported.
  *
  * Signals
  * - hiredis writes to sockets with write(2): a write to a master that has
@@ -373,6 +380,8 @@ REDLOCK_API int redlock_acquire_async(redlock_client *client, const void *resour
  * Returns REDLOCK_EEXPIRED at once when the lock's validity is known to have
  * run out. Completes with REDLOCK_OK, ENOTOWNER, EEXPIRED, ENOQUORUM, EAUTH,
  * EREPLY or ECANCELED. On failure the lock must not be relied on: release it.
+ * Masters that did not answer may still apply ttl_ms, so a failure leaves
+ * the lock no more validity than ttl_ms gives from the start of the extend.
  */
 REDLOCK_API int redlock_extend_async(redlock_client *client, redlock_lock *lock,
                                      int64_t ttl_ms, redlock_done_cb cb, void *arg);

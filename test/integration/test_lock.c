@@ -234,6 +234,39 @@ Test(lock, extend_after_expiry_fails)
     redlock_lock_free(lock);
 }
 
+Test(lock, a_failed_extend_to_a_shorter_ttl_counts_on_no_more_than_that_ttl)
+{
+    /* Three of five masters stopped: the extend to a short TTL reaches two
+     * and times out on three, which apply it once they run again. Every copy
+     * of the key may then expire after the short TTL, so the handle must
+     * count on no more, however the extend failed. */
+    harness_connect(&h);
+    redlock_lock *lock = NULL;
+    redlock_acquire_options o = fleet_acquire_options(30000, 0);
+    cr_assert_eq(harness_acquire(&h, "shorter", 7, &o, &lock, NULL), REDLOCK_OK);
+    cr_assert(wait_value_count("shorter", 7, redlock_lock_value(lock, NULL), 5));
+    for (size_t i = 0; i < 3; i++)
+        cr_assert_eq(fleet_pause(h.fleet, i), 0);
+    int64_t short_ttl = fleet_scaled_ms(1000);
+    cr_assert_eq(harness_extend(&h, lock, short_ttl, NULL), REDLOCK_ENOQUORUM);
+    for (size_t i = 0; i < 3; i++)
+        cr_assert_eq(fleet_resume(h.fleet, i), 0);
+    int64_t validity = redlock_lock_validity_ms(lock);
+    cr_assert_leq(validity, short_ttl, "the handle counts on %lld ms after a failed extend to %lld",
+                  (long long)validity, (long long)short_ttl);
+
+    /* The key expires everywhere and another holder takes it: the first
+     * handle no longer says it is held. */
+    cr_assert(harness_wait_key_gone(&h, "shorter", 7, (int)short_ttl + 2000));
+    redlock_lock *second = NULL;
+    cr_assert_eq(harness_acquire(&h, "shorter", 7, &o, &second, NULL), REDLOCK_OK);
+    cr_assert_neq(redlock_lock_get_state(lock), REDLOCK_LOCK_HELD, "two holders");
+    cr_assert_leq(redlock_lock_validity_ms(lock), 0);
+    cr_assert_eq(harness_release(&h, second, NULL), REDLOCK_OK);
+    redlock_lock_free(second);
+    redlock_lock_free(lock);
+}
+
 Test(lock, release_never_deletes_another_holders_key)
 {
     harness_connect(&h);

@@ -144,6 +144,84 @@ Test(watchdog, a_lock_taken_over_is_lost_at_once)
     cr_assert_eq(fleet_count_value(h.fleet, "taken", 5, "intruder", 8), 5);
 }
 
+static bool held_everywhere(harness *hh, void *arg)
+{
+    (void)hh;
+    return masters_holding(arg) == 5;
+}
+
+Test(watchdog, a_failed_shorter_extend_by_the_holder_moves_the_guard)
+{
+    /* The holder extends its auto-extended lock to a shorter TTL while three
+     * masters are stopped: the extend fails, and the lock's validity is cut
+     * to the short TTL. The guard, armed from the old validity, must follow
+     * it: the lock is declared lost while validity remains, not after. */
+    harness_connect(&h);
+    redlock_lock *lock = acquire("guarded", 30000);
+    cr_assert(harness_wait_until(&h, held_everywhere, lock, 3000));
+    lost_record rec = {0};
+    cr_assert_eq(redlock_auto_extend_async(h.client, lock, record_loss, &rec), REDLOCK_OK);
+    for (size_t i = 0; i < 3; i++)
+        cr_assert_eq(fleet_pause(h.fleet, i), 0);
+    int64_t short_ttl = fleet_scaled_ms(1000);
+    cr_assert_eq(harness_extend(&h, lock, short_ttl, NULL), REDLOCK_ENOQUORUM);
+    for (size_t i = 0; i < 3; i++)
+        cr_assert_eq(fleet_resume(h.fleet, i), 0);
+    cr_assert_leq(redlock_lock_validity_ms(lock), short_ttl);
+    cr_assert(harness_wait_until(&h, lost_called, &rec, 1000),
+              "not told the lock was lost before its validity (%lld ms) ended",
+              (long long)redlock_lock_validity_ms(lock));
+    cr_assert_eq(rec.calls, 1);
+    cr_assert_gt(rec.validity_at_loss_ms, 0, "told too late");
+    cr_assert(rec.status == REDLOCK_ENOQUORUM, "status %s", redlock_status_name(rec.status));
+    cr_assert_eq(redlock_lock_get_state(lock), REDLOCK_LOCK_LOST);
+    redlock_lock_free(lock);
+}
+
+Test(watchdog, a_shorter_ttl_set_by_the_holder_is_kept_extended)
+{
+    /* A successful extend by the holder to a shorter TTL: the next automatic
+     * extension comes a third of that TTL later, not of the old one. */
+    harness_connect(&h);
+    redlock_lock *lock = acquire("shortened", 30000);
+    lost_record rec = {0};
+    cr_assert_eq(redlock_auto_extend_async(h.client, lock, record_loss, &rec), REDLOCK_OK);
+    cr_assert_eq(harness_extend(&h, lock, 600, NULL), REDLOCK_OK);
+    harness_run_for(&h, 2000); /* three TTLs */
+    cr_assert_eq(rec.calls, 0, "lost with %s", redlock_status_name(rec.status));
+    cr_assert_eq(redlock_lock_get_state(lock), REDLOCK_LOCK_HELD);
+    cr_assert_geq(masters_holding(lock), 3);
+    cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
+    redlock_lock_free(lock);
+}
+
+static void record_status(int status, const redlock_result *result, void *arg)
+{
+    (void)result;
+    *(int *)arg = status;
+}
+
+Test(watchdog, a_release_refused_as_busy_leaves_the_extension_running)
+{
+    /* The holder's own extend is in flight: a release is refused with
+     * EBUSY, and must change nothing, auto-extension included. */
+    harness_connect(&h);
+    redlock_lock *lock = acquire("refused", 600);
+    lost_record rec = {0};
+    cr_assert_eq(redlock_auto_extend_async(h.client, lock, record_loss, &rec), REDLOCK_OK);
+    int extended = 1;
+    cr_assert_eq(redlock_extend_async(h.client, lock, 0, record_status, &extended), REDLOCK_OK);
+    cr_assert_eq(redlock_release_async(h.client, lock, NULL, NULL), REDLOCK_EBUSY);
+    cr_assert_eq(redlock_lock_get_state(lock), REDLOCK_LOCK_HELD);
+    harness_run_for(&h, 2000); /* three TTLs */
+    cr_assert_eq(extended, REDLOCK_OK);
+    cr_assert_eq(rec.calls, 0, "lost with %s", redlock_status_name(rec.status));
+    cr_assert_eq(redlock_lock_get_state(lock), REDLOCK_LOCK_HELD, "no longer extended");
+    cr_assert_geq(masters_holding(lock), 3);
+    cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
+    redlock_lock_free(lock);
+}
+
 Test(watchdog, freeing_the_handle_stops_the_extension)
 {
     harness_connect(&h);

@@ -1,10 +1,12 @@
 /*
  * Freeing the blocking client while other threads use it: threads holding
  * locks (some auto-extended) watch them become RELEASED while the client
- * is freed, and threads blocked in an acquire return REDLOCK_ECANCELED.
+ * is freed, threads blocked in an acquire return REDLOCK_ECANCELED, and
+ * threads free their handles while the free releases them.
  */
 #include "threads.h"
 
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -168,4 +170,89 @@ void scenario_free_while_threads_wait(fleet *masters, redlock_config *cfg)
     /* The waiters' attempts took nothing from the holder. */
     CHECK(fleet_count_value(masters, "busy", 4, "someone-else", 12) == fleet_size(masters),
           "the holder's key was touched");
+}
+
+/* ---- Handles freed as the client is freed ----------------------------------- */
+
+#define RACERS 12
+
+static redlock_sync *racing;
+static redlock_lock *raced[RACERS];
+static pthread_barrier_t racers_held, io_held;
+static atomic_bool free_now;
+
+static void raced_name(char *buf, size_t size, size_t i)
+{
+    snprintf(buf, size, "raced-%zu", i);
+}
+
+/* Even threads auto-extend their lock: its handle is taken apart by the I/O
+ * thread, so they queue that while the I/O thread is held, and the free
+ * that follows answers them. Odd threads free theirs as the I/O thread
+ * resumes, straight into the free's release of the client's locks. */
+static void *hold_then_free(void *arg)
+{
+    size_t i = (size_t)(uintptr_t)arg;
+    char name[32];
+    raced_name(name, sizeof(name), i);
+    redlock_acquire_options o = fleet_acquire_options(HELD_TTL_MS, 0);
+    int rc = redlock_sync_acquire(racing, name, strlen(name), &o, &raced[i], NULL);
+    REQUIRE(rc == REDLOCK_OK, "acquire %s: %s", name, redlock_status_name(rc));
+    if (i % 2 == 0) {
+        rc = redlock_sync_auto_extend(racing, raced[i], NULL, NULL);
+        CHECK(rc == REDLOCK_OK, "auto-extend: %s", redlock_status_name(rc));
+    }
+    pthread_barrier_wait(&racers_held);
+    pthread_barrier_wait(&io_held);
+    if (i % 2 == 1) {
+        double deadline = mono_ms() + (double)fleet_scaled_ms(FREE_BOUND_MS);
+        while (!atomic_load(&free_now) && mono_ms() < deadline)
+            sched_yield(); /* no sleep: free as the I/O thread resumes */
+    }
+    redlock_lock_free(raced[i]);
+    return NULL;
+}
+
+static void *free_racing(void *arg)
+{
+    (void)arg;
+    redlock_sync_free(racing);
+    return NULL;
+}
+
+void scenario_handles_freed_while_client_freed(fleet *masters, redlock_config *cfg)
+{
+    redlock_config_set_log(cfg, io_gate_log, NULL, REDLOCK_LOG_DEBUG);
+    REQUIRE(redlock_sync_new(&racing, cfg) == REDLOCK_OK, "redlock_sync_new");
+    pthread_barrier_init(&racers_held, NULL, RACERS + 1);
+    pthread_barrier_init(&io_held, NULL, RACERS + 1);
+    pthread_t threads[RACERS];
+    run_threads(threads, RACERS, hold_then_free);
+    pthread_barrier_wait(&racers_held);
+
+    io_gate_close(masters, racing);
+    pthread_barrier_wait(&io_held); /* even threads queue their handle's end */
+    sleep_ms(fleet_scaled_ms(50));
+    double t0 = mono_ms();
+    pthread_t freer;
+    REQUIRE(pthread_create(&freer, NULL, free_racing, NULL) == 0, "pthread_create");
+    sleep_ms(fleet_scaled_ms(50)); /* the free has begun: it waits for the I/O thread */
+    atomic_store(&free_now, true);
+    io_gate_open();
+    pthread_join(freer, NULL);
+    CHECK(mono_ms() - t0 < (double)fleet_scaled_ms(FREE_BOUND_MS + 100),
+          "redlock_sync_free took %.0f ms", mono_ms() - t0);
+    join_threads(threads, RACERS);
+    pthread_barrier_destroy(&racers_held);
+    pthread_barrier_destroy(&io_held);
+
+    /* The auto-extended locks were still the client's when it was freed:
+     * released, not left to expire. */
+    for (size_t i = 0; i < RACERS; i += 2) {
+        char name[32];
+        raced_name(name, sizeof(name), i);
+        for (size_t m = 0; m < fleet_size(masters); m++)
+            CHECK(fleet_pttl(masters, m, name, strlen(name)) == -2, "master %zu kept %s", m,
+                  name);
+    }
 }

@@ -41,6 +41,8 @@ scenario_fn scenario_lost_fd;
 scenario_fn scenario_handles_freed_while_extended;
 scenario_fn scenario_free_releases_locks;
 scenario_fn scenario_free_while_threads_wait;
+scenario_fn scenario_handles_freed_while_client_freed;
+scenario_fn scenario_cancel_blocked_callers;
 
 /* ---- Checks ------------------------------------------------------------ */
 
@@ -56,6 +58,19 @@ __attribute__((noreturn)) void require_failed(const char *file, int line, const 
     __attribute__((format(printf, 4, 5)));
 /* Failed checks so far, in any thread. */
 int check_failures(void);
+
+/* ---- Holding the I/O thread ------------------------------------------------
+ * To order a test's threads against a blocking client's I/O thread: with
+ * io_gate_log as the config's log callback (level REDLOCK_LOG_DEBUG),
+ * io_gate_close() makes the I/O thread fail one acquire attempt (on a
+ * resource someone else holds, from a helper thread) and stay in the log
+ * callback until io_gate_open(), which also joins the helper. Requests
+ * other threads make meanwhile stay queued. One gate at a time. */
+
+void io_gate_log(int level, const char *message, void *arg);
+/* Returns once the I/O thread of sync waits at the gate. */
+void io_gate_close(fleet *masters, redlock_sync *sync);
+void io_gate_open(void);
 
 /* ---- Helpers ------------------------------------------------------------- */
 

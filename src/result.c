@@ -94,6 +94,7 @@ void rl_result_view(redlock_result *out, redlock_master_result *masters,
             m->value = slot->value;
             m->value_len = slot->value_len;
             m->pttl_ms = slot->pttl_ms;
+            m->late = slot->state == RL_SLOT_LATE;
         }
     }
 }

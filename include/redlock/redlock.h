@@ -63,6 +63,7 @@
 #ifndef REDLOCK_REDLOCK_H
 #define REDLOCK_REDLOCK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -234,13 +235,16 @@ typedef struct redlock_master_result {
     const char *name;   /* the node's name, as redlock_config_node_name() */
     int outcome;        /* a redlock_master_outcome */
     const char *detail; /* error reply or connection error; NULL when none.
-                           "late reply, not counted[: ...]": the outcome is
-                           what the master said after its deadline */
+                           "late reply, not counted[: ...]" when late */
     int64_t latency_us; /* from send to reply; -1 without a reply */
     /* Inspect only (see redlock_inspect_async()); otherwise NULL, 0, -2. */
     const char *value;  /* the key's value, NUL-terminated; NULL when absent */
     size_t value_len;
     int64_t pttl_ms;    /* the key's PTTL: -2 absent, -1 no expiry */
+    /* The outcome is what the master said after its deadline: the round
+     * counted it as a timeout (see masters_locked). Only this flag tells;
+     * a master's own error text may read like the detail above. */
+    bool late;
 } redlock_master_result;
 
 /*

@@ -171,7 +171,7 @@ static void check_same_result(const redlock_result *a, const redlock_result *b)
         FUZZ_CHECK(x->detail == NULL || strcmp(x->detail, y->detail) == 0);
         FUZZ_CHECK((x->value == NULL) == (y->value == NULL) && x->value_len == y->value_len);
         FUZZ_CHECK(x->value == NULL || memcmp(x->value, y->value, x->value_len + 1) == 0);
-        FUZZ_CHECK(x->pttl_ms == y->pttl_ms && x->latency_us == y->latency_us);
+        FUZZ_CHECK(x->pttl_ms == y->pttl_ms && x->latency_us == y->latency_us && x->late == y->late);
     }
 }
 
@@ -191,9 +191,10 @@ static void check_result(const op_end *end, const redlock_result *r)
         FUZZ_CHECK(m->name != NULL);
         FUZZ_CHECK(m->outcome >= REDLOCK_MASTER_OK && m->outcome <= REDLOCK_MASTER_PENDING);
         /* A late reply shows what the master said; it counted as a timeout. */
-        bool late = m->detail != NULL &&
-                    strncmp(m->detail, RL_LATE_DETAIL, strlen(RL_LATE_DETAIL)) == 0;
-        count[late ? REDLOCK_MASTER_TIMEOUT : m->outcome]++;
+        if (m->late)
+            FUZZ_CHECK(m->detail != NULL &&
+                       strncmp(m->detail, RL_LATE_DETAIL, strlen(RL_LATE_DETAIL)) == 0);
+        count[m->late ? REDLOCK_MASTER_TIMEOUT : m->outcome]++;
         if (m->value != NULL)
             FUZZ_CHECK(kind == RL_ROUND_INSPECT && m->value[m->value_len] == '\0');
         if (kind != RL_ROUND_INSPECT)

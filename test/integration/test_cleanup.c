@@ -160,6 +160,8 @@ Test(cleanup, a_late_ok_before_the_decision_is_released_and_reported)
     cr_assert_geq(late->latency_us, fleet_scaled_ms(COMMAND_MS) * 1000);
     cr_assert(late->detail != NULL && strstr(late->detail, "late") != NULL, "detail: %s",
               late->detail ? late->detail : "(none)");
+    cr_assert(late->late, "the late OK is flagged");
+    cr_assert(!r->masters[1].late && !r->masters[2].late);
     redlock_result_free(r);
 }
 

@@ -234,6 +234,10 @@ REDLOCK_API const char *redlock_master_outcome_name(int outcome);
 typedef struct redlock_master_result {
     const char *name;   /* the node's name, as redlock_config_node_name() */
     int outcome;        /* a redlock_master_outcome */
+    /* The outcome is what the master said after its deadline: the round
+     * counted it as a timeout (see masters_locked). Only this flag tells;
+     * a master's own error text may read like the detail below. */
+    bool late;
     const char *detail; /* error reply or connection error; NULL when none.
                            "late reply, not counted[: ...]" when late */
     int64_t latency_us; /* from send to reply; -1 without a reply */
@@ -241,10 +245,6 @@ typedef struct redlock_master_result {
     const char *value;  /* the key's value, NUL-terminated; NULL when absent */
     size_t value_len;
     int64_t pttl_ms;    /* the key's PTTL: -2 absent, -1 no expiry */
-    /* The outcome is what the master said after its deadline: the round
-     * counted it as a timeout (see masters_locked). Only this flag tells;
-     * a master's own error text may read like the detail above. */
-    bool late;
 } redlock_master_result;
 
 /*

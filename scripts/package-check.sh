@@ -6,10 +6,13 @@
 #      SONAME, only redlock_* exported, the man page);
 #   2. build examples/ with find_package(redlock) and with pkg-config
 #      (shared and static), and run each against local masters;
-#   3. `cpack -G DEB`: check the three packages' names and dependencies,
-#      install them with apt-get, run `redlock --version` and the pkg-config
-#      example against the installed system files, and remove the packages
-#      again (unless KEEP_PACKAGES=1).
+#   3. `cpack -G DEB`: check the three packages' names, copyright files and
+#      dependencies, install them with apt-get, run `redlock --version` and
+#      the pkg-config examples against the installed system files, and
+#      remove the packages again (unless KEEP_PACKAGES=1).
+#
+# Both times, `pkg-config redlock` must give no dependency's Cflags and
+# -lev in --libs.
 #
 # Needs root (or sudo) for step 3; SKIP_DEB=1 skips it.
 set -euo pipefail
@@ -84,7 +87,24 @@ if grep -rq -- "$src/include" "$work/cmake-examples/CMakeFiles"; then
 fi
 LD_LIBRARY_PATH="$libdir" run_examples "$work/cmake-examples" "$prefix/bin/redlock"
 
+# What `pkg-config redlock` hands to a program: our include directory and
+# no dependency's Cflags (hiredis and libyaml are private to the library);
+# -lev in --libs (the asynchronous API runs on the caller's libev loop).
+check_pkg_config() {
+  local cflags libs
+  cflags=$(pkg-config --cflags redlock) || fail "pkg-config does not know redlock"
+  libs=$(pkg-config --libs redlock)
+  echo "pkg-config --cflags redlock: $cflags"
+  echo "pkg-config --libs redlock: $libs"
+  if grep -q hiredis <<<"$cflags"; then fail "pkg-config --cflags redlock names hiredis: $cflags"; fi
+  if grep -q -- -D_FILE_OFFSET_BITS <<<"$cflags"; then
+    fail "pkg-config --cflags redlock defines _FILE_OFFSET_BITS: $cflags"
+  fi
+  grep -qw -- -lev <<<"$libs" || fail "pkg-config --libs redlock has no -lev: $libs"
+}
+
 step "examples with pkg-config"
+PKG_CONFIG_PATH="$libdir/pkgconfig" check_pkg_config
 cp -R examples "$work/pc-examples"
 PKG_CONFIG_PATH="$libdir/pkgconfig" make -s -C "$work/pc-examples" CFLAGS="-O2 -Wall -Wextra -Werror"
 LD_LIBRARY_PATH="$libdir" run_examples "$work/pc-examples" "$prefix/bin/redlock"
@@ -135,6 +155,7 @@ fi
 redlock --version
 man -w redlock >/dev/null 2>&1 || [ -f /usr/share/man/man1/redlock.1.gz ] || fail "no man page"
 [ -n "$(pkg-config --modversion redlock)" ] || fail "pkg-config does not know redlock"
+check_pkg_config
 cp -R examples "$work/deb-examples"
 make -s -C "$work/deb-examples" clean all CFLAGS="-O2 -Wall -Wextra -Werror"
 run_examples "$work/deb-examples" /usr/bin/redlock

@@ -6,6 +6,9 @@
 #                CMake package: find_package(redlock) gives redlock::redlock
 #                (shared) and redlock::redlock_static
 #   cli          the redlock tool and its man page
+#
+# The copyright file and the documentation go to share/doc/PACKAGE, after
+# the Debian package names (cmake/Packaging.cmake).
 include(CMakePackageConfigHelpers)
 
 set(REDLOCK_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/redlock")

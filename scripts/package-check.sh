@@ -3,7 +3,7 @@
 # never the source tree (docs/packaging.md):
 #
 #   1. `cmake --install` into a temporary prefix; check what is there (the
-#      SONAME, only redlock_* exported, the man page);
+#      SONAME, only redlock_* exported, the man page, the docs);
 #   2. build examples/ with find_package(redlock) and with pkg-config
 #      (shared and static), and run each against local masters;
 #   3. `cpack -G DEB`: check the three packages' names, copyright files and
@@ -65,6 +65,8 @@ libdir="$prefix/lib"
 [ -f "$prefix/include/redlock/redlock.h" ] || fail "no header installed"
 [ -f "$libdir/libredlock.a" ] || fail "no static library installed"
 [ -f "$prefix/share/man/man1/redlock.1" ] || fail "no man page installed"
+[ -f "$prefix/share/doc/redlock-tools/docs/cli.md" ] || fail "no docs/cli.md installed"
+[ -f "$prefix/share/doc/libredlock-dev/docs/api/README.md" ] || fail "no API reference installed"
 [ -f "$libdir/cmake/redlock/redlockConfig.cmake" ] || fail "no CMake package installed"
 [ -f "$libdir/cmake/redlock/FindLibev.cmake" ] || fail "no FindLibev.cmake installed"
 soname=$(readelf -d "$libdir/libredlock.so" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
@@ -154,6 +156,7 @@ fi
 [ "$(command -v redlock)" = /usr/bin/redlock ] || fail "redlock is not /usr/bin/redlock"
 redlock --version
 man -w redlock >/dev/null 2>&1 || [ -f /usr/share/man/man1/redlock.1.gz ] || fail "no man page"
+[ -f /usr/share/doc/redlock-tools/docs/cli.md ] || fail "redlock-tools has no docs/cli.md"
 [ -n "$(pkg-config --modversion redlock)" ] || fail "pkg-config does not know redlock"
 check_pkg_config
 cp -R examples "$work/deb-examples"

@@ -6,6 +6,9 @@
 #                CMake package: find_package(redlock) gives redlock::redlock
 #                (shared) and redlock::redlock_static
 #   cli          the redlock tool and its man page
+#
+# The copyright file and the documentation go to share/doc/PACKAGE, after
+# the Debian package names (cmake/Packaging.cmake).
 include(CMakePackageConfigHelpers)
 
 set(REDLOCK_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/redlock")
@@ -43,10 +46,34 @@ install(FILES
   cmake/FindLibev.cmake
   DESTINATION "${REDLOCK_CMAKE_DIR}" COMPONENT development)
 
-# pkg-config: hiredis and libyaml have .pc files; libev has none on Debian,
-# so it is a plain -lev for static links. The prefix is found from the .pc
-# file's own place, so a tree installed with `cmake --install --prefix DIR`
-# (or moved) still points at itself.
+# pkg-config. The public header includes no dependency's header, so Cflags
+# is our include directory alone: hiredis and libyaml are private to the
+# library, and naming them in Requires.private would put their Cflags
+# (hiredis's include directory, -D_FILE_OFFSET_BITS=64) into every
+# `pkg-config --cflags redlock`. They are plain -l flags in Libs.private
+# instead, for static links. The asynchronous API runs on the caller's
+# libev loop, so -lev is in Libs (libev has no .pc file on Debian). A
+# dependency outside the compiler's own directories also gets its -L (or
+# libev its -I).
+function(_redlock_pc_link out library name)
+  get_filename_component(_dir "${library}" DIRECTORY)
+  set(_flags "-l${name}")
+  if(_dir AND NOT _dir IN_LIST CMAKE_C_IMPLICIT_LINK_DIRECTORIES)
+    set(_flags "-L${_dir} ${_flags}")
+  endif()
+  set(${out} "${_flags}" PARENT_SCOPE)
+endfunction()
+_redlock_pc_link(REDLOCK_PC_LIBEV "${Libev_LIBRARY}" ev)
+_redlock_pc_link(_redlock_pc_hiredis "${Hiredis_LIBRARY}" hiredis)
+_redlock_pc_link(_redlock_pc_yaml "${LibYAML_LIBRARY}" yaml)
+set(REDLOCK_PC_LIBS_PRIVATE "${_redlock_pc_hiredis} ${_redlock_pc_yaml} -pthread")
+set(REDLOCK_PC_LIBEV_CFLAGS "")
+if(NOT Libev_INCLUDE_DIR IN_LIST CMAKE_C_IMPLICIT_INCLUDE_DIRECTORIES)
+  set(REDLOCK_PC_LIBEV_CFLAGS " -I${Libev_INCLUDE_DIR}")
+endif()
+
+# The prefix is found from the .pc file's own place, so a tree installed
+# with `cmake --install --prefix DIR` (or moved) still points at itself.
 file(RELATIVE_PATH REDLOCK_PC_TO_PREFIX
   "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefix")
 string(REGEX REPLACE "/$" "" REDLOCK_PC_TO_PREFIX "${REDLOCK_PC_TO_PREFIX}")

@@ -45,4 +45,42 @@ set(CPACK_DEBIAN_CLI_PACKAGE_DEPENDS "${_redlock_runtime_dep}, libev4 (>= 1:4.11
 set(CPACK_DEBIAN_CLI_DESCRIPTION
   "Redlock distributed lock from the shell\n redlock runs a command while holding a lock on a majority of Redis\n masters, like flock(1) across machines.")
 
+# Each package's /usr/share/doc/PACKAGE (share/doc/PACKAGE under any
+# prefix). First the copyright file, in Debian's machine-readable format,
+# made from LICENSE: its text after the copyright line, one space in front
+# of each line, " ." for a blank one.
+file(READ "${PROJECT_SOURCE_DIR}/LICENSE" _redlock_license)
+string(REGEX REPLACE "^.*All rights reserved\\.\n\n" "" _redlock_license "${_redlock_license}")
+string(REGEX REPLACE "\n+$" "" _redlock_license "${_redlock_license}")
+string(REGEX REPLACE "\n\n" "\n.\n" _redlock_license "${_redlock_license}")
+string(REGEX REPLACE "\n" "\n " _redlock_license "${_redlock_license}")
+file(WRITE "${PROJECT_BINARY_DIR}/debian-copyright"
+"Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+Upstream-Name: libredlock
+
+Files: *
+Copyright: 2026 The libredlock authors
+License: BSD-3-Clause
+
+License: BSD-3-Clause
+ ${_redlock_license}
+")
+# The documentation, as in the sources (its relative links still work):
+# libredlock-dev gets all of it, README.md and CHANGELOG.md included;
+# redlock-tools gets the tool's pages, docs/cli.md and docs/config.md (the
+# configuration file), which redlock(1) refers to.
+set(_redlock_dev_doc "${CMAKE_INSTALL_DATAROOTDIR}/doc/${CPACK_DEBIAN_DEVELOPMENT_PACKAGE_NAME}")
+set(_redlock_cli_doc "${CMAKE_INSTALL_DATAROOTDIR}/doc/${CPACK_DEBIAN_CLI_PACKAGE_NAME}")
+install(FILES README.md CHANGELOG.md DESTINATION "${_redlock_dev_doc}" COMPONENT development)
+install(DIRECTORY docs/ DESTINATION "${_redlock_dev_doc}/docs" COMPONENT development
+  FILES_MATCHING PATTERN "*.md")
+install(FILES docs/cli.md docs/config.md DESTINATION "${_redlock_cli_doc}/docs" COMPONENT cli)
+
+foreach(_redlock_component IN ITEMS RUNTIME DEVELOPMENT CLI)
+  string(TOLOWER "${_redlock_component}" _redlock_component_lc)
+  install(FILES "${PROJECT_BINARY_DIR}/debian-copyright"
+    DESTINATION "${CMAKE_INSTALL_DATAROOTDIR}/doc/${CPACK_DEBIAN_${_redlock_component}_PACKAGE_NAME}"
+    RENAME copyright COMPONENT ${_redlock_component_lc})
+endforeach()
+
 include(CPack)

@@ -9,7 +9,6 @@ packages=(
   libhiredis-dev libev-dev libyaml-dev
   libcriterion-dev
   redis-server
-  curl xz-utils
   docker-compose
   clang libclang-rt-14-dev llvm valgrind clang-tidy cppcheck
   man-db groff-base dpkg-dev

@@ -3,13 +3,16 @@
 # never the source tree (docs/packaging.md):
 #
 #   1. `cmake --install` into a temporary prefix; check what is there (the
-#      SONAME, only redlock_* exported, the man page);
+#      SONAME, only redlock_* exported, the man page, the docs);
 #   2. build examples/ with find_package(redlock) and with pkg-config
 #      (shared and static), and run each against local masters;
-#   3. `cpack -G DEB`: check the three packages' names and dependencies,
-#      install them with apt-get, run `redlock --version` and the pkg-config
-#      example against the installed system files, and remove the packages
-#      again (unless KEEP_PACKAGES=1).
+#   3. `cpack -G DEB`: check the three packages' names, copyright files and
+#      dependencies, install them with apt-get, run `redlock --version` and
+#      the pkg-config examples against the installed system files, and
+#      remove the packages again (unless KEEP_PACKAGES=1).
+#
+# Both times, `pkg-config redlock` must give no dependency's Cflags and
+# -lev in --libs.
 #
 # Needs root (or sudo) for step 3; SKIP_DEB=1 skips it.
 set -euo pipefail
@@ -62,6 +65,8 @@ libdir="$prefix/lib"
 [ -f "$prefix/include/redlock/redlock.h" ] || fail "no header installed"
 [ -f "$libdir/libredlock.a" ] || fail "no static library installed"
 [ -f "$prefix/share/man/man1/redlock.1" ] || fail "no man page installed"
+[ -f "$prefix/share/doc/redlock-tools/docs/cli.md" ] || fail "no docs/cli.md installed"
+[ -f "$prefix/share/doc/libredlock-dev/docs/api/README.md" ] || fail "no API reference installed"
 [ -f "$libdir/cmake/redlock/redlockConfig.cmake" ] || fail "no CMake package installed"
 [ -f "$libdir/cmake/redlock/FindLibev.cmake" ] || fail "no FindLibev.cmake installed"
 soname=$(readelf -d "$libdir/libredlock.so" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
@@ -84,7 +89,24 @@ if grep -rq -- "$src/include" "$work/cmake-examples/CMakeFiles"; then
 fi
 LD_LIBRARY_PATH="$libdir" run_examples "$work/cmake-examples" "$prefix/bin/redlock"
 
+# What `pkg-config redlock` hands to a program: our include directory and
+# no dependency's Cflags (hiredis and libyaml are private to the library);
+# -lev in --libs (the asynchronous API runs on the caller's libev loop).
+check_pkg_config() {
+  local cflags libs
+  cflags=$(pkg-config --cflags redlock) || fail "pkg-config does not know redlock"
+  libs=$(pkg-config --libs redlock)
+  echo "pkg-config --cflags redlock: $cflags"
+  echo "pkg-config --libs redlock: $libs"
+  if grep -q hiredis <<<"$cflags"; then fail "pkg-config --cflags redlock names hiredis: $cflags"; fi
+  if grep -q -- -D_FILE_OFFSET_BITS <<<"$cflags"; then
+    fail "pkg-config --cflags redlock defines _FILE_OFFSET_BITS: $cflags"
+  fi
+  grep -qw -- -lev <<<"$libs" || fail "pkg-config --libs redlock has no -lev: $libs"
+}
+
 step "examples with pkg-config"
+PKG_CONFIG_PATH="$libdir/pkgconfig" check_pkg_config
 cp -R examples "$work/pc-examples"
 PKG_CONFIG_PATH="$libdir/pkgconfig" make -s -C "$work/pc-examples" CFLAGS="-O2 -Wall -Wextra -Werror"
 LD_LIBRARY_PATH="$libdir" run_examples "$work/pc-examples" "$prefix/bin/redlock"
@@ -108,6 +130,17 @@ debs=("$work"/debs/*.deb)
 for deb in "${debs[@]}"; do
   echo "${deb##*/}: $(dpkg-deb -f "$deb" Package) depends on: $(dpkg-deb -f "$deb" Depends)"
 done
+# Each package carries its copyright file, in Debian's machine-readable
+# format, naming the licence.
+for deb in "${debs[@]}"; do
+  pkg=$(dpkg-deb -f "$deb" Package)
+  copyright=$(dpkg-deb --fsys-tarfile "$deb" | tar -xOf - "./usr/share/doc/$pkg/copyright" 2>/dev/null) ||
+    fail "$pkg has no /usr/share/doc/$pkg/copyright"
+  grep -q '^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/$' <<<"$copyright" ||
+    fail "$pkg: the copyright file is not in the machine-readable format"
+  grep -q '^License: BSD-3-Clause$' <<<"$copyright" || fail "$pkg: the copyright file names no BSD-3-Clause"
+done
+echo "each package has /usr/share/doc/PACKAGE/copyright (BSD-3-Clause)"
 runtime_deps=$(dpkg-deb -f "$work"/debs/libredlock0_*.deb Depends)
 for dep in libhiredis0.14 libev4 libyaml-0-2; do
   grep -q "$dep" <<<"$runtime_deps" || fail "libredlock0 does not depend on $dep"
@@ -123,7 +156,9 @@ fi
 [ "$(command -v redlock)" = /usr/bin/redlock ] || fail "redlock is not /usr/bin/redlock"
 redlock --version
 man -w redlock >/dev/null 2>&1 || [ -f /usr/share/man/man1/redlock.1.gz ] || fail "no man page"
+[ -f /usr/share/doc/redlock-tools/docs/cli.md ] || fail "redlock-tools has no docs/cli.md"
 [ -n "$(pkg-config --modversion redlock)" ] || fail "pkg-config does not know redlock"
+check_pkg_config
 cp -R examples "$work/deb-examples"
 make -s -C "$work/deb-examples" clean all CFLAGS="-O2 -Wall -Wextra -Werror"
 run_examples "$work/deb-examples" /usr/bin/redlock

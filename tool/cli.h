@@ -12,6 +12,7 @@
 /* Exit statuses of our own (see docs/cli.md); the rest come from sysexits.h. */
 #define CLI_EXIT_NOT_OURS 1 /* release/extend: the lock is not ours */
 #define CLI_EXIT_LOST 80    /* run: the lock was lost while CMD ran */
+#define CLI_EXIT_HELD EX_TEMPFAIL /* acquire/run: held by another holder (75) */
 
 #define CLI_MAX_NODES REDLOCK_MAX_NODES
 
@@ -50,10 +51,11 @@ int cli_connect(cli *c);
 int cli_open(cli *c);
 /* 0, or EX_USAGE after saying why RESOURCE is not acceptable. */
 int cli_check_resource(const char *command, const char *resource);
-/* Exit status for a library status: of release/extend/status/ping, and of
- * acquire/run (where every "not acquired" is EX_TEMPFAIL). */
-int cli_exit_for(int status);
-int cli_exit_for_acquire(int status);
+/* Exit status for a library status and its result (r may be NULL): of
+ * release/extend/status/ping, and of acquire/run, where "held" exits
+ * conflict_exit (75 unless -E). See exit_status.c. */
+int cli_exit_for(int status, const redlock_result *r);
+int cli_exit_for_acquire(int status, const redlock_result *r, int conflict_exit);
 /* Free the client, letting it finish (releases, closing connections). */
 void cli_disconnect(cli *c);
 
@@ -99,14 +101,16 @@ typedef struct cli_options {
     int64_t wait_ms;       /* --wait; -1: the config's retry policy */
     int64_t kill_after_ms; /* --kill-after; -1: half the validity left */
     bool json;             /* --json */
+    int conflict_exit;     /* -E: the exit status when held */
 } cli_options;
-#define CLI_OPTIONS_INIT {-1, -1, -1, false}
+#define CLI_OPTIONS_INIT {-1, -1, -1, false, CLI_EXIT_HELD}
 
 /* Setters for cli_parse_options(), on a cli_options context. */
 int cli_opt_ttl(const char *value, void *ctx);
 int cli_opt_wait(const char *value, void *ctx);
 int cli_opt_kill_after(const char *value, void *ctx);
 int cli_opt_json(const char *value, void *ctx);
+int cli_opt_conflict_exit(const char *value, void *ctx);
 
 /* Parse a command's options with getopt_long. Calls back for each option;
  * handles --help (prints usage, returns -2) and reports unknown options
@@ -117,6 +121,7 @@ typedef struct cli_option {
     const char *name;  /* long name, without "--" */
     bool has_arg;
     int (*apply)(const char *value, void *ctx); /* 0 or EX_USAGE */
+    char short_name;   /* its one-letter form, or 0 (left out) */
 } cli_option;
 int cli_parse_options(int argc, char **argv, const cli_option *options, size_t count,
                       bool stop_at_operand, const char *usage, void *ctx, int *first_arg);

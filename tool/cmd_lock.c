@@ -4,26 +4,31 @@
 #include <string.h>
 
 static const char acquire_usage[] =
-    "Usage: redlock acquire [--ttl TIME] [--wait TIME] [--json] RESOURCE\n"
+    "Usage: redlock acquire [-t TIME] [-w TIME] [-E N] [--json] RESOURCE\n"
     "\n"
     "Take the lock on RESOURCE and print its value on the first line of stdout\n"
     "(V=$(redlock acquire R) works). The lock is not extended: it expires after\n"
     "its TTL unless released (redlock release R \"$V\") or extended first.\n"
     "\n"
-    "  --ttl TIME    time-to-live (default: the config's ttl_ms)\n"
-    "  --wait TIME   retry until TIME has passed (0: one attempt; default: the\n"
-    "                config's retry_count, retry_delay_ms, retry_jitter_ms)\n"
-    "  --json        print a JSON object instead\n"
+    "  -t, --ttl TIME     time-to-live (default: the config's ttl_ms)\n"
+    "  -w, --wait TIME    retry until TIME has passed (0: one attempt; default:\n"
+    "                     the config's retry_count, retry_delay_ms, retry_jitter_ms)\n"
+    "  -E, --conflict-exit-code N  exit N instead of 75 when held\n"
+    "  --json             print a JSON object instead\n"
     "\n"
-    "Exit status: 0 acquired, 75 not acquired, 64 usage, 78 configuration.\n";
+    "Exit status: 0 acquired, 75 held by another holder, 69 no quorum reachable,\n"
+    "77 credentials refused, 64 usage, 78 configuration.\n";
 
 int cmd_acquire(cli *c, int argc, char **argv)
 {
     cli_options lo = CLI_OPTIONS_INIT;
     static const cli_option opts[] = {
-        {"ttl", true, cli_opt_ttl}, {"wait", true, cli_opt_wait}, {"json", false, cli_opt_json}};
+        {"ttl", true, cli_opt_ttl, 't'},
+        {"wait", true, cli_opt_wait, 'w'},
+        {"conflict-exit-code", true, cli_opt_conflict_exit, 'E'},
+        {"json", false, cli_opt_json, 0}};
     int first;
-    int rc = cli_parse_command(argc, argv, opts, 3, acquire_usage, &lo, 1, "RESOURCE", &first);
+    int rc = cli_parse_command(argc, argv, opts, 4, acquire_usage, &lo, 1, "RESOURCE", &first);
     if (rc != 0)
         return rc == -2 ? 0 : rc;
     const char *resource = argv[first];
@@ -49,11 +54,12 @@ int cmd_acquire(cli *c, int argc, char **argv)
     } else {
         printf("%s\n", redlock_lock_value(lock, NULL));
     }
+    int code = cli_exit_for_acquire(status, r, lo.conflict_exit);
     redlock_result_free(r);
     /* Forget the handle: the lock stays until its TTL or a release. */
     redlock_lock_free(lock);
     cli_disconnect(c);
-    return cli_exit_for_acquire(status);
+    return code;
 }
 
 /* A handle for RESOURCE VALUE given on the command line. */
@@ -91,13 +97,16 @@ static const char release_usage[] =
     "Delete RESOURCE on every master where it still holds VALUE (never a key\n"
     "holding another value).\n"
     "\n"
+    "  --json   print a JSON object\n"
+    "\n"
     "Exit status: 0 released, 1 VALUE was on no master (the lock had expired\n"
-    "or is someone else's), 69 too few masters answered, 64 usage, 78 configuration.\n";
+    "or is someone else's), 69 no quorum reachable, 77 credentials refused,\n"
+    "64 usage, 78 configuration.\n";
 
 int cmd_release(cli *c, int argc, char **argv)
 {
     cli_options lo = CLI_OPTIONS_INIT;
-    static const cli_option opts[] = {{"json", false, cli_opt_json}};
+    static const cli_option opts[] = {{"json", false, cli_opt_json, 0}};
     int first;
     int rc = cli_parse_command(argc, argv, opts, 1, release_usage, &lo, 2, "RESOURCE VALUE", &first);
     if (rc != 0)
@@ -121,28 +130,30 @@ int cmd_release(cli *c, int argc, char **argv)
     }
     if (status != REDLOCK_OK)
         report_failure("release", resource, status, r);
+    int code = cli_exit_for(status, r);
     redlock_result_free(r);
     redlock_lock_free(lock);
     cli_disconnect(c);
-    return cli_exit_for(status);
+    return code;
 }
 
 static const char extend_usage[] =
-    "Usage: redlock extend [--ttl TIME] [--json] RESOURCE VALUE\n"
+    "Usage: redlock extend [-t TIME] [--json] RESOURCE VALUE\n"
     "\n"
     "Reset the time-to-live of the lock RESOURCE holding VALUE on every master\n"
     "where it still holds it, and print the new validity in milliseconds.\n"
     "\n"
-    "  --ttl TIME    the new time-to-live (default: the config's ttl_ms)\n"
-    "  --json        print a JSON object instead\n"
+    "  -t, --ttl TIME   the new time-to-live (default: the config's ttl_ms)\n"
+    "  --json           print a JSON object instead\n"
     "\n"
-    "Exit status: 0 extended, 1 the lock is no longer ours, 69 too few masters\n"
-    "answered, 64 usage, 78 configuration.\n";
+    "Exit status: 0 extended, 1 the lock is no longer ours, 69 no quorum\n"
+    "reachable, 77 credentials refused, 64 usage, 78 configuration.\n";
 
 int cmd_extend(cli *c, int argc, char **argv)
 {
     cli_options lo = CLI_OPTIONS_INIT;
-    static const cli_option opts[] = {{"ttl", true, cli_opt_ttl}, {"json", false, cli_opt_json}};
+    static const cli_option opts[] = {{"ttl", true, cli_opt_ttl, 't'},
+                                      {"json", false, cli_opt_json, 0}};
     int first;
     int rc = cli_parse_command(argc, argv, opts, 2, extend_usage, &lo, 2, "RESOURCE VALUE", &first);
     if (rc != 0)
@@ -170,8 +181,9 @@ int cmd_extend(cli *c, int argc, char **argv)
     }
     if (status != REDLOCK_OK)
         report_failure("extend", resource, status, r);
+    int code = cli_exit_for(status, r);
     redlock_result_free(r);
     redlock_lock_free(lock);
     cli_disconnect(c);
-    return cli_exit_for(status);
+    return code;
 }

@@ -80,13 +80,15 @@ static const char status_usage[] =
     "Show, for every master, whether it answers, the value RESOURCE holds there\n"
     "(or \"free\") and its remaining time-to-live.\n"
     "\n"
-    "Exit status: 0 a quorum of masters answered, 69 otherwise, 64 usage,\n"
-    "78 configuration.\n";
+    "  --json   print a JSON object instead\n"
+    "\n"
+    "Exit status: 0 a quorum of masters answered, 69 otherwise, 77 credentials\n"
+    "refused, 64 usage, 78 configuration.\n";
 
 int cmd_status(cli *c, int argc, char **argv)
 {
     cli_options ro = CLI_OPTIONS_INIT;
-    static const cli_option opts[] = {{"json", false, cli_opt_json}};
+    static const cli_option opts[] = {{"json", false, cli_opt_json, 0}};
     int first;
     int rc = cli_parse_command(argc, argv, opts, 1, status_usage, &ro, 1, "RESOURCE", &first);
     if (rc != 0)
@@ -110,9 +112,10 @@ int cmd_status(cli *c, int argc, char **argv)
         print_status_text(r);
     if (status != REDLOCK_OK)
         cli_error("status %s: %s", shown, redlock_strerror(status));
+    int code = cli_exit_for(status, r);
     redlock_result_free(r);
     cli_disconnect(c);
-    return cli_exit_for(status);
+    return code;
 }
 
 static const char ping_usage[] =
@@ -120,13 +123,15 @@ static const char ping_usage[] =
     "\n"
     "PING every master and show whether it answers and how fast.\n"
     "\n"
-    "Exit status: 0 a quorum of masters answered, 69 otherwise, 64 usage,\n"
-    "78 configuration.\n";
+    "  --json   print a JSON object instead\n"
+    "\n"
+    "Exit status: 0 a quorum of masters answered, 69 otherwise, 77 credentials\n"
+    "refused, 64 usage, 78 configuration.\n";
 
 int cmd_ping(cli *c, int argc, char **argv)
 {
     cli_options ro = CLI_OPTIONS_INIT;
-    static const cli_option opts[] = {{"json", false, cli_opt_json}};
+    static const cli_option opts[] = {{"json", false, cli_opt_json, 0}};
     int first;
     int rc = cli_parse_command(argc, argv, opts, 1, ping_usage, &ro, 0, "no operands", &first);
     if (rc != 0)
@@ -165,7 +170,8 @@ int cmd_ping(cli *c, int argc, char **argv)
     }
     if (status != REDLOCK_OK)
         cli_error("ping: %s", redlock_strerror(status));
+    int code = cli_exit_for(status, r);
     redlock_result_free(r);
     cli_disconnect(c);
-    return cli_exit_for(status);
+    return code;
 }

@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define T CLI_RUN_TIMEOUT_MS
 #define FOREIGN_VALUE "0123456789abcdef0123456789abcdef"
@@ -136,14 +137,50 @@ Test(cli, acquire_with_wait_gets_the_lock_once_the_holder_expires)
     cr_assert_geq(cli_masters_holding("job", second), 3);
 }
 
-Test(cli, acquire_without_a_quorum_exits_75)
+Test(cli, conflict_exit_code_replaces_75_when_held)
+{
+    cli_acquire("job", "30s");
+    cli_expect_exit(RUN("acquire", "-E", "3", "--wait", "0", "job"), 3);
+    cli_expect_exit(RUN("acquire", "--conflict-exit-code", "0", "--wait", "0", "job"), 0);
+    const char *marker = cli_path("ran");
+    cli_expect_exit(RUN("run", "-E", "9", "--wait", "0", "job", "touch", marker), 9);
+    cr_assert_neq(access(marker, F_OK), 0, "CMD ran without the lock");
+    /* Only "held" is replaced: no quorum is still 69. */
+    kill_masters(3);
+    cli_expect_exit(RUN("acquire", "-E", "3", "--wait", "0", "other"), 69);
+}
+
+Test(cli, conflict_exit_code_takes_0_to_255)
+{
+    static const char *const bad[] = {"256", "-1", "x", "", "3x"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        const cli_result *r = RUN("acquire", "-E", bad[i], "job");
+        cli_expect_exit(r, 64);
+        cli_expect_one_error_line(r);
+    }
+    cr_assert_eq(cli_keys_total(), 0);
+}
+
+/* Not "held" (75): a script must tell the two apart. */
+Test(cli, acquire_without_a_quorum_exits_69)
 {
     kill_masters(3);
     const cli_result *r = RUN("acquire", "--wait", "0", "job");
-    cli_expect_exit(r, 75);
+    cli_expect_exit(r, 69);
     cli_expect_one_error_line(r);
     cr_assert_str_empty(r->out, "%s: stdout:\n%s", r->cmdline, r->out);
     cr_assert_eq(cli_keys_total(), 0, "a failed acquire left keys behind");
+}
+
+Test(cli, acquire_and_run_with_every_master_down_exit_69)
+{
+    kill_masters(CLI_MASTERS);
+    cli_expect_exit(RUN("acquire", "job"), 69); /* the config's retries too */
+    const char *marker = cli_path("ran");
+    cli_expect_exit(RUN("run", "job", "touch", marker), 69);
+    cr_assert_neq(access(marker, F_OK), 0, "CMD ran without the lock");
+    const char *dead = cli_format("127.0.0.1:%d", cli_dead_port());
+    cli_expect_exit(cli_run(CLI_ARGS("-n", dead, "acquire", "--wait", "0", "job"), NULL, T), 69);
 }
 
 /* ---- release ------------------------------------------------------------------ */

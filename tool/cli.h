@@ -30,8 +30,12 @@ typedef struct cli {
 /* "redlock: " + message + newline on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Parse TIME: an integer of milliseconds, or with a suffix ms, s or m.
- * Returns 0 and *ms in [min, max], or -1. */
+/* Parse TIME: a decimal number of milliseconds, or with a unit ms, s, m
+ * or h ("1.5s"), rounded to the nearest millisecond, halves up. Returns 0
+ * and *ms in [min, max], CLI_TIME_RANGE for a TIME outside them, or
+ * CLI_TIME_INVALID for anything else. */
+#define CLI_TIME_INVALID (-1)
+#define CLI_TIME_RANGE (-2)
 int cli_parse_duration(const char *text, int64_t min, int64_t max, int64_t *ms);
 
 /* A --node value: HOST:PORT, HOST, [IPV6]:PORT, [IPV6] or unix:/path. */
@@ -68,7 +72,8 @@ int cli_release(cli *c, redlock_lock *lock, redlock_result **result);
 int cli_inspect(cli *c, const char *resource, redlock_result **result);
 int cli_ping(cli *c, redlock_result **result);
 
-/* Acquire options from --ttl/--wait values (-1: not given). */
+/* Acquire options from --ttl/--wait values (-1: not given; wait_ms may be
+ * CLI_WAIT_FOREVER). */
 redlock_acquire_options cli_acquire_options(int64_t ttl_ms, int64_t wait_ms);
 /* "; N of M masters failed, e.g. NAME: DETAIL" when some did, else "". */
 void cli_describe_failures(const redlock_result *r, char *buf, size_t len);
@@ -98,11 +103,13 @@ int cmd_ping(cli *c, int argc, char **argv);
 /* Every command option's value; each command uses some of them. */
 typedef struct cli_options {
     int64_t ttl_ms;        /* --ttl; -1: the config's */
-    int64_t wait_ms;       /* --wait; -1: the config's retry policy */
+    int64_t wait_ms;       /* --wait; -1: the config's retry policy;
+                              CLI_WAIT_FOREVER: until acquired */
     int64_t kill_after_ms; /* --kill-after; -1: half the validity left */
     bool json;             /* --json */
     int conflict_exit;     /* -E: the exit status when held */
 } cli_options;
+#define CLI_WAIT_FOREVER INT64_MAX
 #define CLI_OPTIONS_INIT {-1, -1, -1, false, CLI_EXIT_HELD}
 
 /* Setters for cli_parse_options(), on a cli_options context. */

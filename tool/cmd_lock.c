@@ -1,6 +1,7 @@
 /* acquire, release, extend: one step of a lock managed across commands. */
 #include "cli.h"
 
+#include <signal.h>
 #include <string.h>
 
 static const char acquire_usage[] =
@@ -11,13 +12,47 @@ static const char acquire_usage[] =
     "its TTL unless released (redlock release R \"$V\") or extended first.\n"
     "\n"
     "  -t, --ttl TIME     time-to-live (default: the config's ttl_ms)\n"
-    "  -w, --wait TIME    retry until TIME has passed (0: one attempt; default:\n"
-    "                     the config's retry_count, retry_delay_ms, retry_jitter_ms)\n"
+    "  -w, --wait TIME    retry until TIME has passed (0: one attempt; forever:\n"
+    "                     until acquired or interrupted; default: the config's\n"
+    "                     retry_count, retry_delay_ms, retry_jitter_ms)\n"
     "  -E, --conflict-exit-code N  exit N instead of 75 when held\n"
     "  --json             print a JSON object instead\n"
     "\n"
     "Exit status: 0 acquired, 75 held by another holder, 69 no quorum reachable,\n"
     "77 credentials refused, 64 usage, 78 configuration.\n";
+
+/* SIGINT, SIGTERM, SIGHUP or SIGQUIT while acquiring (--wait forever waits
+ * for nothing else): give up at once. Freeing the client cancels the
+ * acquire, releasing on every master what the attempt in flight took. */
+typedef struct interruption {
+    cli *c;
+    int signum; /* the first signal, or 0 */
+    ev_signal watchers[4];
+} interruption;
+
+static void on_interrupt(struct ev_loop *loop, ev_signal *w, int revents)
+{
+    interruption *in = w->data;
+    if (in->signum != 0)
+        return;
+    in->signum = w->signum;
+    redlock_client_free(in->c->client);
+    in->c->client = NULL;
+}
+
+static void watch_interrupts(interruption *in, bool on)
+{
+    static const int signals[4] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    for (size_t i = 0; i < 4; i++) {
+        if (on) {
+            ev_signal_init(&in->watchers[i], on_interrupt, signals[i]);
+            in->watchers[i].data = in;
+            ev_signal_start(in->c->loop, &in->watchers[i]);
+        } else {
+            ev_signal_stop(in->c->loop, &in->watchers[i]);
+        }
+    }
+}
 
 int cmd_acquire(cli *c, int argc, char **argv)
 {
@@ -38,10 +73,17 @@ int cmd_acquire(cli *c, int argc, char **argv)
     redlock_acquire_options o = cli_acquire_options(lo.ttl_ms, lo.wait_ms);
     redlock_lock *lock = NULL;
     redlock_result *r = NULL;
+    interruption in = {.c = c};
+    watch_interrupts(&in, true);
     int status = cli_acquire(c, resource, &o, &lock, &r);
+    watch_interrupts(&in, false);
     static const redlock_result none; /* when copying the result ran out of memory */
     const redlock_result *shown = r ? r : &none;
-    if (status != REDLOCK_OK) {
+    if (in.signum != 0) {
+        char name[CLI_SHOWN_SIZE];
+        cli_error("acquire: interrupted by signal %d while acquiring %s", in.signum,
+                  cli_shown(name, sizeof(name), resource));
+    } else if (status != REDLOCK_OK) {
         cli_report_not_acquired(resource, status, r);
     } else if (lo.json) {
         printf("{\"resource\":");
@@ -54,7 +96,7 @@ int cmd_acquire(cli *c, int argc, char **argv)
     } else {
         printf("%s\n", redlock_lock_value(lock, NULL));
     }
-    int code = cli_exit_for_acquire(status, r, lo.conflict_exit);
+    int code = in.signum != 0 ? 128 + in.signum : cli_exit_for_acquire(status, r, lo.conflict_exit);
     redlock_result_free(r);
     /* Forget the handle: the lock stays until its TTL or a release. */
     redlock_lock_free(lock);

@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <getopt.h>
+#include <string.h>
 
 /* The option getopt_long returned: a long one's index, or a short name. */
 static int option_index(int opt, const cli_option *options, size_t count)
@@ -77,30 +78,39 @@ int cli_parse_command(int argc, char **argv, const cli_option *options, size_t c
     return operands > 0 ? cli_check_resource(argv[0], argv[*first_arg]) : 0;
 }
 
-/* Parse TIME into *field, or say what was expected. */
+/* Parse TIME into *field, or say what is wrong with it. */
 static int set_time(const char *option, const char *value, int64_t min, const char *examples,
                     int64_t *field)
 {
-    if (cli_parse_duration(value, min, INT32_MAX, field) == 0)
+    int rc = cli_parse_duration(value, min, INT32_MAX, field);
+    if (rc == 0)
         return 0;
-    cli_error("--%s %s: expected a%s TIME (e.g. %s)", option, value, min > 0 ? " positive" : "",
-              examples);
+    if (rc == CLI_TIME_RANGE)
+        cli_error("--%s %s: out of range (%lld ms to %d ms, about 24.8 days)", option, value,
+                  (long long)min, INT32_MAX);
+    else
+        cli_error("--%s %s: expected a TIME (e.g. %s)", option, value, examples);
     return EX_USAGE;
 }
 
 int cli_opt_ttl(const char *value, void *ctx)
 {
-    return set_time("ttl", value, 1, "1500, 30s, 2m", &((cli_options *)ctx)->ttl_ms);
+    return set_time("ttl", value, 1, "1500, 250ms, 1.5s, 2m, 1h", &((cli_options *)ctx)->ttl_ms);
 }
 
 int cli_opt_wait(const char *value, void *ctx)
 {
-    return set_time("wait", value, 0, "0, 500ms, 30s", &((cli_options *)ctx)->wait_ms);
+    cli_options *o = ctx;
+    if (strcmp(value, "forever") == 0 || strcmp(value, "inf") == 0) {
+        o->wait_ms = CLI_WAIT_FOREVER;
+        return 0;
+    }
+    return set_time("wait", value, 0, "0, 500ms, 1.5s, 2m, forever", &o->wait_ms);
 }
 
 int cli_opt_kill_after(const char *value, void *ctx)
 {
-    return set_time("kill-after", value, 0, "0, 500ms, 5s", &((cli_options *)ctx)->kill_after_ms);
+    return set_time("kill-after", value, 0, "0, 500ms, 1.5s", &((cli_options *)ctx)->kill_after_ms);
 }
 
 int cli_opt_json(const char *value, void *ctx)

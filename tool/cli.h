@@ -80,8 +80,19 @@ void cli_describe_failures(const redlock_result *r, char *buf, size_t len);
 /* One line on why an acquire failed. */
 void cli_report_not_acquired(const char *resource, int status, const redlock_result *r);
 
-/* JSON output: a string with every byte that needs it escaped. */
-void json_string(FILE *out, const char *s, size_t len);
+/* JSON output (json_out.c): one object, on one line, as a string to
+ * free; NULL when out of memory. r may be NULL (out of memory) but for
+ * status and ping. cli_print_json() prints it (with a newline) and frees it. */
+char *cli_json_acquire(const char *resource, int status, const redlock_lock *lock,
+                       const redlock_result *r);
+char *cli_json_release(const char *resource, int status, const redlock_result *r);
+char *cli_json_extend(const char *resource, int status, const redlock_lock *lock,
+                      const redlock_result *r);
+char *cli_json_status(const char *resource, int status, const redlock_result *r);
+char *cli_json_ping(int status, const redlock_result *r);
+void cli_print_json(char *text);
+/* bytes in standard base64 (RFC 4648, padded), to free; NULL when out of memory. */
+char *cli_base64(const unsigned char *bytes, size_t len);
 /* Text output: bytes with controls, non-ASCII and backslash as \xNN. */
 void text_bytes(FILE *out, const char *s, size_t len);
 /* Room for a resource in a message; longer ones are cut. */
@@ -124,7 +135,9 @@ int cli_opt_conflict_exit(const char *value, void *ctx);
  * (returns EX_USAGE). Options may follow operands unless stop_at_operand.
  * Returns 0 with *first_arg the index of the first operand (operands are
  * moved to the end when options follow them). */
-typedef struct cli_option {
+/* In the order of the command tables' initializers, which
+ * scripts/check-man.sh reads; a few bytes of padding in static tables. */
+typedef struct cli_option { // NOLINT(clang-analyzer-optin.performance.Padding)
     const char *name;  /* long name, without "--" */
     bool has_arg;
     int (*apply)(const char *value, void *ctx); /* 0 or EX_USAGE */

@@ -77,24 +77,17 @@ int cmd_acquire(cli *c, int argc, char **argv)
     watch_interrupts(&in, true);
     int status = cli_acquire(c, resource, &o, &lock, &r);
     watch_interrupts(&in, false);
-    static const redlock_result none; /* when copying the result ran out of memory */
-    const redlock_result *shown = r ? r : &none;
     if (in.signum != 0) {
         char name[CLI_SHOWN_SIZE];
         cli_error("acquire: interrupted by signal %d while acquiring %s", in.signum,
                   cli_shown(name, sizeof(name), resource));
-    } else if (status != REDLOCK_OK) {
-        cli_report_not_acquired(resource, status, r);
-    } else if (lo.json) {
-        printf("{\"resource\":");
-        json_string(stdout, resource, strlen(resource));
-        printf(",\"value\":\"%s\",\"validity_ms\":%lld,\"elapsed_ms\":%lld,\"ttl_ms\":%lld,"
-               "\"nodes_locked\":%u,\"nodes\":%u,\"quorum\":%u,\"attempts\":%u}\n",
-               redlock_lock_value(lock, NULL), (long long)redlock_lock_validity_ms(lock),
-               (long long)shown->elapsed_ms, (long long)redlock_lock_ttl_ms(lock),
-               shown->masters_locked, shown->master_count, shown->quorum, shown->attempts);
     } else {
-        printf("%s\n", redlock_lock_value(lock, NULL));
+        if (lo.json)
+            cli_print_json(cli_json_acquire(resource, status, lock, r));
+        else if (status == REDLOCK_OK)
+            printf("%s\n", redlock_lock_value(lock, NULL));
+        if (status != REDLOCK_OK)
+            cli_report_not_acquired(resource, status, r);
     }
     int code = in.signum != 0 ? 128 + in.signum : cli_exit_for_acquire(status, r, lo.conflict_exit);
     redlock_result_free(r);
@@ -163,13 +156,8 @@ int cmd_release(cli *c, int argc, char **argv)
     }
     redlock_result *r = NULL;
     int status = cli_release(c, lock, &r);
-    if (lo.json) {
-        printf("{\"resource\":");
-        json_string(stdout, resource, strlen(resource));
-        printf(",\"released\":%s,\"status\":\"%s\",\"nodes_released\":%u}\n",
-               status == REDLOCK_OK ? "true" : "false", redlock_status_name(status),
-               r ? r->masters_locked : 0);
-    }
+    if (lo.json)
+        cli_print_json(cli_json_release(resource, status, r));
     if (status != REDLOCK_OK)
         report_failure("release", resource, status, r);
     int code = cli_exit_for(status, r);
@@ -211,13 +199,7 @@ int cmd_extend(cli *c, int argc, char **argv)
     redlock_result *r = NULL;
     int status = cli_extend(c, lock, 0, &r);
     if (lo.json) {
-        printf("{\"resource\":");
-        json_string(stdout, resource, strlen(resource));
-        printf(",\"extended\":%s,\"status\":\"%s\",\"validity_ms\":%lld,\"ttl_ms\":%lld,"
-               "\"nodes_extended\":%u}\n",
-               status == REDLOCK_OK ? "true" : "false", redlock_status_name(status),
-               (long long)(status == REDLOCK_OK ? redlock_lock_validity_ms(lock) : 0),
-               (long long)redlock_lock_ttl_ms(lock), r ? r->masters_locked : 0);
+        cli_print_json(cli_json_extend(resource, status, lock, r));
     } else if (status == REDLOCK_OK) {
         printf("%lld\n", (long long)redlock_lock_validity_ms(lock));
     }

@@ -24,36 +24,6 @@ static void print_problem(const redlock_master_result *m)
     printf("unreachable  (%s)\n", cli_shown(why, sizeof(why), problem(m)));
 }
 
-static void print_json_problem(const redlock_master_result *m)
-{
-    const char *why = problem(m);
-    if (why != NULL)
-        json_string(stdout, why, strlen(why));
-    else
-        fputs("null", stdout);
-}
-
-static void print_status_json(const char *resource, const redlock_result *r)
-{
-    printf("{\"resource\":");
-    json_string(stdout, resource, strlen(resource));
-    printf(",\"quorum\":%u,\"nodes\":[", r->quorum);
-    for (unsigned i = 0; i < r->master_count; i++) {
-        const redlock_master_result *m = &r->masters[i];
-        printf("%s{\"node\":", i ? "," : "");
-        json_string(stdout, m->name, strlen(m->name));
-        printf(",\"reachable\":%s,\"value\":", reachable(m) ? "true" : "false");
-        if (m->value != NULL)
-            json_string(stdout, m->value, m->value_len);
-        else
-            fputs("null", stdout);
-        printf(",\"pttl_ms\":%lld,\"error\":", (long long)m->pttl_ms);
-        print_json_problem(m);
-        putchar('}');
-    }
-    printf("]}\n");
-}
-
 static void print_status_text(const redlock_result *r)
 {
     for (unsigned i = 0; i < r->master_count; i++) {
@@ -107,7 +77,7 @@ int cmd_status(cli *c, int argc, char **argv)
         return EX_SOFTWARE;
     }
     if (ro.json)
-        print_status_json(resource, r);
+        cli_print_json(cli_json_status(resource, status, r));
     else
         print_status_text(r);
     if (status != REDLOCK_OK)
@@ -146,17 +116,7 @@ int cmd_ping(cli *c, int argc, char **argv)
         return EX_SOFTWARE;
     }
     if (ro.json) {
-        printf("{\"quorum\":%u,\"nodes\":[", r->quorum);
-        for (unsigned i = 0; i < r->master_count; i++) {
-            const redlock_master_result *m = &r->masters[i];
-            printf("%s{\"node\":", i ? "," : "");
-            json_string(stdout, m->name, strlen(m->name));
-            printf(",\"reachable\":%s,\"latency_us\":%lld,\"error\":",
-                   reachable(m) ? "true" : "false", (long long)m->latency_us);
-            print_json_problem(m);
-            putchar('}');
-        }
-        printf("]}\n");
+        cli_print_json(cli_json_ping(status, r));
     } else {
         for (unsigned i = 0; i < r->master_count; i++) {
             const redlock_master_result *m = &r->masters[i];

@@ -34,7 +34,10 @@ static json_t *parse(const cli_result *r, int code)
 static json_t *member(json_t *o, const char *key)
 {
     json_t *v = json_object_get(o, key);
-    cr_assert_not_null(v, "no \"%s\" in %s", key, json_dumps(o, JSON_COMPACT));
+    if (v == NULL) {
+        char *text = json_dumps(o, JSON_COMPACT);
+        cr_assert_fail("no \"%s\" in %s", key, text ? text : "(out of memory)");
+    }
     return v;
 }
 

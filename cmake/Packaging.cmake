@@ -41,7 +41,7 @@ set(CPACK_DEBIAN_CLI_PACKAGE_SECTION utils)
 # The tool links libredlock and libev; dpkg-shlibdeps would look for
 # libredlock in the system, where it is not yet, so the dependencies are
 # stated.
-set(CPACK_DEBIAN_CLI_PACKAGE_DEPENDS "${_redlock_runtime_dep}, libev4 (>= 1:4.11), libc6 (>= 2.34)")
+set(CPACK_DEBIAN_CLI_PACKAGE_DEPENDS "${_redlock_runtime_dep}, libev4 (>= 1:4.11), libjansson4 (>= 2.14), libc6 (>= 2.34)")
 set(CPACK_DEBIAN_CLI_DESCRIPTION
   "Redlock distributed lock from the shell\n redlock runs a command while holding a lock on a majority of Redis\n masters, like flock(1) across machines.")
 

@@ -11,8 +11,10 @@
 #
 # The masters come from $REDLOCK_CONFIG or redlock's usual places (see
 # redlock(1)). Exit status: the job's own; 0 when another machine holds the
-# lock (this round is that machine's, not an error for cron); anything
-# else is redlock's.
+# lock (redlock's 75: this round is that machine's, not an error for cron);
+# anything else is redlock's, and cron mails its message: 69 no quorum of
+# masters reachable, 77 the masters refused our password, 78 configuration,
+# 80 the lock was lost while the job ran.
 set -u
 
 REDLOCK="${REDLOCK:-redlock}"
@@ -22,8 +24,13 @@ fi
 
 "$REDLOCK" run --ttl 30s --wait 0 nightly-report -- "$@"
 status=$?
-if [ "$status" -eq 75 ]; then
+case "$status" in
+75)
     echo "cron-guard: another machine holds nightly-report; skipping this round" >&2
     exit 0
-fi
+    ;;
+69 | 77)
+    echo "cron-guard: nightly-report not run: the lock could not be taken (status $status, see above)" >&2
+    ;;
+esac
 exit "$status"

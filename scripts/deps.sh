@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config
-  libhiredis-dev libev-dev libyaml-dev
+  libhiredis-dev libev-dev libyaml-dev libjansson-dev
   libcriterion-dev
   redis-server
   docker-compose

@@ -12,6 +12,7 @@
 /* Exit statuses of our own (see docs/cli.md); the rest come from sysexits.h. */
 #define CLI_EXIT_NOT_OURS 1 /* release/extend: the lock is not ours */
 #define CLI_EXIT_LOST 80    /* run: the lock was lost while CMD ran */
+#define CLI_EXIT_HELD EX_TEMPFAIL /* acquire/run: held by another holder (75) */
 
 #define CLI_MAX_NODES REDLOCK_MAX_NODES
 
@@ -29,8 +30,12 @@ typedef struct cli {
 /* "redlock: " + message + newline on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Parse TIME: an integer of milliseconds, or with a suffix ms, s or m.
- * Returns 0 and *ms in [min, max], or -1. */
+/* Parse TIME: a decimal number of milliseconds, or with a unit ms, s, m
+ * or h ("1.5s"), rounded to the nearest millisecond, halves up. Returns 0
+ * and *ms in [min, max], CLI_TIME_RANGE for a TIME outside them, or
+ * CLI_TIME_INVALID for anything else. */
+#define CLI_TIME_INVALID (-1)
+#define CLI_TIME_RANGE (-2)
 int cli_parse_duration(const char *text, int64_t min, int64_t max, int64_t *ms);
 
 /* A --node value: HOST:PORT, HOST, [IPV6]:PORT, [IPV6] or unix:/path. */
@@ -50,10 +55,11 @@ int cli_connect(cli *c);
 int cli_open(cli *c);
 /* 0, or EX_USAGE after saying why RESOURCE is not acceptable. */
 int cli_check_resource(const char *command, const char *resource);
-/* Exit status for a library status: of release/extend/status/ping, and of
- * acquire/run (where every "not acquired" is EX_TEMPFAIL). */
-int cli_exit_for(int status);
-int cli_exit_for_acquire(int status);
+/* Exit status for a library status and its result (r may be NULL): of
+ * release/extend/status/ping, and of acquire/run, where "held" exits
+ * conflict_exit (75 unless -E). See exit_status.c. */
+int cli_exit_for(int status, const redlock_result *r);
+int cli_exit_for_acquire(int status, const redlock_result *r, int conflict_exit);
 /* Free the client, letting it finish (releases, closing connections). */
 void cli_disconnect(cli *c);
 
@@ -66,15 +72,27 @@ int cli_release(cli *c, redlock_lock *lock, redlock_result **result);
 int cli_inspect(cli *c, const char *resource, redlock_result **result);
 int cli_ping(cli *c, redlock_result **result);
 
-/* Acquire options from --ttl/--wait values (-1: not given). */
+/* Acquire options from --ttl/--wait values (-1: not given; wait_ms may be
+ * CLI_WAIT_FOREVER). */
 redlock_acquire_options cli_acquire_options(int64_t ttl_ms, int64_t wait_ms);
 /* "; N of M masters failed, e.g. NAME: DETAIL" when some did, else "". */
 void cli_describe_failures(const redlock_result *r, char *buf, size_t len);
 /* One line on why an acquire failed. */
 void cli_report_not_acquired(const char *resource, int status, const redlock_result *r);
 
-/* JSON output: a string with every byte that needs it escaped. */
-void json_string(FILE *out, const char *s, size_t len);
+/* JSON output (json_out.c): one object, on one line, as a string to
+ * free; NULL when out of memory. r may be NULL (out of memory) but for
+ * status and ping. cli_print_json() prints it (with a newline) and frees it. */
+char *cli_json_acquire(const char *resource, int status, const redlock_lock *lock,
+                       const redlock_result *r);
+char *cli_json_release(const char *resource, int status, const redlock_result *r);
+char *cli_json_extend(const char *resource, int status, const redlock_lock *lock,
+                      const redlock_result *r);
+char *cli_json_status(const char *resource, int status, const redlock_result *r);
+char *cli_json_ping(int status, const redlock_result *r);
+void cli_print_json(char *text);
+/* bytes in standard base64 (RFC 4648, padded), to free; NULL when out of memory. */
+char *cli_base64(const unsigned char *bytes, size_t len);
 /* Text output: bytes with controls, non-ASCII and backslash as \xNN. */
 void text_bytes(FILE *out, const char *s, size_t len);
 /* Room for a resource in a message; longer ones are cut. */
@@ -96,27 +114,34 @@ int cmd_ping(cli *c, int argc, char **argv);
 /* Every command option's value; each command uses some of them. */
 typedef struct cli_options {
     int64_t ttl_ms;        /* --ttl; -1: the config's */
-    int64_t wait_ms;       /* --wait; -1: the config's retry policy */
+    int64_t wait_ms;       /* --wait; -1: the config's retry policy;
+                              CLI_WAIT_FOREVER: until acquired */
     int64_t kill_after_ms; /* --kill-after; -1: half the validity left */
     bool json;             /* --json */
+    int conflict_exit;     /* -E: the exit status when held */
 } cli_options;
-#define CLI_OPTIONS_INIT {-1, -1, -1, false}
+#define CLI_WAIT_FOREVER INT64_MAX
+#define CLI_OPTIONS_INIT {-1, -1, -1, false, CLI_EXIT_HELD}
 
 /* Setters for cli_parse_options(), on a cli_options context. */
 int cli_opt_ttl(const char *value, void *ctx);
 int cli_opt_wait(const char *value, void *ctx);
 int cli_opt_kill_after(const char *value, void *ctx);
 int cli_opt_json(const char *value, void *ctx);
+int cli_opt_conflict_exit(const char *value, void *ctx);
 
 /* Parse a command's options with getopt_long. Calls back for each option;
  * handles --help (prints usage, returns -2) and reports unknown options
  * (returns EX_USAGE). Options may follow operands unless stop_at_operand.
  * Returns 0 with *first_arg the index of the first operand (operands are
  * moved to the end when options follow them). */
-typedef struct cli_option {
+/* In the order of the command tables' initializers, which
+ * scripts/check-man.sh reads; a few bytes of padding in static tables. */
+typedef struct cli_option { // NOLINT(clang-analyzer-optin.performance.Padding)
     const char *name;  /* long name, without "--" */
     bool has_arg;
     int (*apply)(const char *value, void *ctx); /* 0 or EX_USAGE */
+    char short_name;   /* its one-letter form, or 0 (left out) */
 } cli_option;
 int cli_parse_options(int argc, char **argv, const cli_option *options, size_t count,
                       bool stop_at_operand, const char *usage, void *ctx, int *first_arg);

@@ -1,29 +1,69 @@
 /* acquire, release, extend: one step of a lock managed across commands. */
 #include "cli.h"
 
+#include <signal.h>
 #include <string.h>
 
 static const char acquire_usage[] =
-    "Usage: redlock acquire [--ttl TIME] [--wait TIME] [--json] RESOURCE\n"
+    "Usage: redlock acquire [-t TIME] [-w TIME] [-E N] [--json] RESOURCE\n"
     "\n"
     "Take the lock on RESOURCE and print its value on the first line of stdout\n"
     "(V=$(redlock acquire R) works). The lock is not extended: it expires after\n"
     "its TTL unless released (redlock release R \"$V\") or extended first.\n"
     "\n"
-    "  --ttl TIME    time-to-live (default: the config's ttl_ms)\n"
-    "  --wait TIME   retry until TIME has passed (0: one attempt; default: the\n"
-    "                config's retry_count, retry_delay_ms, retry_jitter_ms)\n"
-    "  --json        print a JSON object instead\n"
+    "  -t, --ttl TIME     time-to-live (default: the config's ttl_ms)\n"
+    "  -w, --wait TIME    retry until TIME has passed (0: one attempt; forever:\n"
+    "                     until acquired or interrupted; default: the config's\n"
+    "                     retry_count, retry_delay_ms, retry_jitter_ms)\n"
+    "  -E, --conflict-exit-code N  exit N instead of 75 when held\n"
+    "  --json             print a JSON object instead\n"
     "\n"
-    "Exit status: 0 acquired, 75 not acquired, 64 usage, 78 configuration.\n";
+    "Exit status: 0 acquired, 75 held by another holder, 69 no quorum reachable,\n"
+    "77 credentials refused, 64 usage, 78 configuration.\n";
+
+/* SIGINT, SIGTERM, SIGHUP or SIGQUIT while acquiring (--wait forever waits
+ * for nothing else): give up at once. Freeing the client cancels the
+ * acquire, releasing on every master what the attempt in flight took. */
+typedef struct interruption {
+    cli *c;
+    int signum; /* the first signal, or 0 */
+    ev_signal watchers[4];
+} interruption;
+
+static void on_interrupt(struct ev_loop *loop, ev_signal *w, int revents)
+{
+    interruption *in = w->data;
+    if (in->signum != 0)
+        return;
+    in->signum = w->signum;
+    redlock_client_free(in->c->client);
+    in->c->client = NULL;
+}
+
+static void watch_interrupts(interruption *in, bool on)
+{
+    static const int signals[4] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    for (size_t i = 0; i < 4; i++) {
+        if (on) {
+            ev_signal_init(&in->watchers[i], on_interrupt, signals[i]);
+            in->watchers[i].data = in;
+            ev_signal_start(in->c->loop, &in->watchers[i]);
+        } else {
+            ev_signal_stop(in->c->loop, &in->watchers[i]);
+        }
+    }
+}
 
 int cmd_acquire(cli *c, int argc, char **argv)
 {
     cli_options lo = CLI_OPTIONS_INIT;
     static const cli_option opts[] = {
-        {"ttl", true, cli_opt_ttl}, {"wait", true, cli_opt_wait}, {"json", false, cli_opt_json}};
+        {"ttl", true, cli_opt_ttl, 't'},
+        {"wait", true, cli_opt_wait, 'w'},
+        {"conflict-exit-code", true, cli_opt_conflict_exit, 'E'},
+        {"json", false, cli_opt_json, 0}};
     int first;
-    int rc = cli_parse_command(argc, argv, opts, 3, acquire_usage, &lo, 1, "RESOURCE", &first);
+    int rc = cli_parse_command(argc, argv, opts, 4, acquire_usage, &lo, 1, "RESOURCE", &first);
     if (rc != 0)
         return rc == -2 ? 0 : rc;
     const char *resource = argv[first];
@@ -33,27 +73,28 @@ int cmd_acquire(cli *c, int argc, char **argv)
     redlock_acquire_options o = cli_acquire_options(lo.ttl_ms, lo.wait_ms);
     redlock_lock *lock = NULL;
     redlock_result *r = NULL;
+    interruption in = {.c = c};
+    watch_interrupts(&in, true);
     int status = cli_acquire(c, resource, &o, &lock, &r);
-    static const redlock_result none; /* when copying the result ran out of memory */
-    const redlock_result *shown = r ? r : &none;
-    if (status != REDLOCK_OK) {
-        cli_report_not_acquired(resource, status, r);
-    } else if (lo.json) {
-        printf("{\"resource\":");
-        json_string(stdout, resource, strlen(resource));
-        printf(",\"value\":\"%s\",\"validity_ms\":%lld,\"elapsed_ms\":%lld,\"ttl_ms\":%lld,"
-               "\"nodes_locked\":%u,\"nodes\":%u,\"quorum\":%u,\"attempts\":%u}\n",
-               redlock_lock_value(lock, NULL), (long long)redlock_lock_validity_ms(lock),
-               (long long)shown->elapsed_ms, (long long)redlock_lock_ttl_ms(lock),
-               shown->masters_locked, shown->master_count, shown->quorum, shown->attempts);
+    watch_interrupts(&in, false);
+    if (in.signum != 0) {
+        char name[CLI_SHOWN_SIZE];
+        cli_error("acquire: interrupted by signal %d while acquiring %s", in.signum,
+                  cli_shown(name, sizeof(name), resource));
     } else {
-        printf("%s\n", redlock_lock_value(lock, NULL));
+        if (lo.json)
+            cli_print_json(cli_json_acquire(resource, status, lock, r));
+        else if (status == REDLOCK_OK)
+            printf("%s\n", redlock_lock_value(lock, NULL));
+        if (status != REDLOCK_OK)
+            cli_report_not_acquired(resource, status, r);
     }
+    int code = in.signum != 0 ? 128 + in.signum : cli_exit_for_acquire(status, r, lo.conflict_exit);
     redlock_result_free(r);
     /* Forget the handle: the lock stays until its TTL or a release. */
     redlock_lock_free(lock);
     cli_disconnect(c);
-    return cli_exit_for_acquire(status);
+    return code;
 }
 
 /* A handle for RESOURCE VALUE given on the command line. */
@@ -91,13 +132,16 @@ static const char release_usage[] =
     "Delete RESOURCE on every master where it still holds VALUE (never a key\n"
     "holding another value).\n"
     "\n"
+    "  --json   print a JSON object\n"
+    "\n"
     "Exit status: 0 released, 1 VALUE was on no master (the lock had expired\n"
-    "or is someone else's), 69 too few masters answered, 64 usage, 78 configuration.\n";
+    "or is someone else's), 69 no quorum reachable, 77 credentials refused,\n"
+    "64 usage, 78 configuration.\n";
 
 int cmd_release(cli *c, int argc, char **argv)
 {
     cli_options lo = CLI_OPTIONS_INIT;
-    static const cli_option opts[] = {{"json", false, cli_opt_json}};
+    static const cli_option opts[] = {{"json", false, cli_opt_json, 0}};
     int first;
     int rc = cli_parse_command(argc, argv, opts, 1, release_usage, &lo, 2, "RESOURCE VALUE", &first);
     if (rc != 0)
@@ -112,37 +156,34 @@ int cmd_release(cli *c, int argc, char **argv)
     }
     redlock_result *r = NULL;
     int status = cli_release(c, lock, &r);
-    if (lo.json) {
-        printf("{\"resource\":");
-        json_string(stdout, resource, strlen(resource));
-        printf(",\"released\":%s,\"status\":\"%s\",\"nodes_released\":%u}\n",
-               status == REDLOCK_OK ? "true" : "false", redlock_status_name(status),
-               r ? r->masters_locked : 0);
-    }
+    if (lo.json)
+        cli_print_json(cli_json_release(resource, status, r));
     if (status != REDLOCK_OK)
         report_failure("release", resource, status, r);
+    int code = cli_exit_for(status, r);
     redlock_result_free(r);
     redlock_lock_free(lock);
     cli_disconnect(c);
-    return cli_exit_for(status);
+    return code;
 }
 
 static const char extend_usage[] =
-    "Usage: redlock extend [--ttl TIME] [--json] RESOURCE VALUE\n"
+    "Usage: redlock extend [-t TIME] [--json] RESOURCE VALUE\n"
     "\n"
     "Reset the time-to-live of the lock RESOURCE holding VALUE on every master\n"
     "where it still holds it, and print the new validity in milliseconds.\n"
     "\n"
-    "  --ttl TIME    the new time-to-live (default: the config's ttl_ms)\n"
-    "  --json        print a JSON object instead\n"
+    "  -t, --ttl TIME   the new time-to-live (default: the config's ttl_ms)\n"
+    "  --json           print a JSON object instead\n"
     "\n"
-    "Exit status: 0 extended, 1 the lock is no longer ours, 69 too few masters\n"
-    "answered, 64 usage, 78 configuration.\n";
+    "Exit status: 0 extended, 1 the lock is no longer ours, 69 no quorum\n"
+    "reachable, 77 credentials refused, 64 usage, 78 configuration.\n";
 
 int cmd_extend(cli *c, int argc, char **argv)
 {
     cli_options lo = CLI_OPTIONS_INIT;
-    static const cli_option opts[] = {{"ttl", true, cli_opt_ttl}, {"json", false, cli_opt_json}};
+    static const cli_option opts[] = {{"ttl", true, cli_opt_ttl, 't'},
+                                      {"json", false, cli_opt_json, 0}};
     int first;
     int rc = cli_parse_command(argc, argv, opts, 2, extend_usage, &lo, 2, "RESOURCE VALUE", &first);
     if (rc != 0)
@@ -158,20 +199,15 @@ int cmd_extend(cli *c, int argc, char **argv)
     redlock_result *r = NULL;
     int status = cli_extend(c, lock, 0, &r);
     if (lo.json) {
-        printf("{\"resource\":");
-        json_string(stdout, resource, strlen(resource));
-        printf(",\"extended\":%s,\"status\":\"%s\",\"validity_ms\":%lld,\"ttl_ms\":%lld,"
-               "\"nodes_extended\":%u}\n",
-               status == REDLOCK_OK ? "true" : "false", redlock_status_name(status),
-               (long long)(status == REDLOCK_OK ? redlock_lock_validity_ms(lock) : 0),
-               (long long)redlock_lock_ttl_ms(lock), r ? r->masters_locked : 0);
+        cli_print_json(cli_json_extend(resource, status, lock, r));
     } else if (status == REDLOCK_OK) {
         printf("%lld\n", (long long)redlock_lock_validity_ms(lock));
     }
     if (status != REDLOCK_OK)
         report_failure("extend", resource, status, r);
+    int code = cli_exit_for(status, r);
     redlock_result_free(r);
     redlock_lock_free(lock);
     cli_disconnect(c);
-    return cli_exit_for(status);
+    return code;
 }

@@ -24,36 +24,6 @@ static void print_problem(const redlock_master_result *m)
     printf("unreachable  (%s)\n", cli_shown(why, sizeof(why), problem(m)));
 }
 
-static void print_json_problem(const redlock_master_result *m)
-{
-    const char *why = problem(m);
-    if (why != NULL)
-        json_string(stdout, why, strlen(why));
-    else
-        fputs("null", stdout);
-}
-
-static void print_status_json(const char *resource, const redlock_result *r)
-{
-    printf("{\"resource\":");
-    json_string(stdout, resource, strlen(resource));
-    printf(",\"quorum\":%u,\"nodes\":[", r->quorum);
-    for (unsigned i = 0; i < r->master_count; i++) {
-        const redlock_master_result *m = &r->masters[i];
-        printf("%s{\"node\":", i ? "," : "");
-        json_string(stdout, m->name, strlen(m->name));
-        printf(",\"reachable\":%s,\"value\":", reachable(m) ? "true" : "false");
-        if (m->value != NULL)
-            json_string(stdout, m->value, m->value_len);
-        else
-            fputs("null", stdout);
-        printf(",\"pttl_ms\":%lld,\"error\":", (long long)m->pttl_ms);
-        print_json_problem(m);
-        putchar('}');
-    }
-    printf("]}\n");
-}
-
 static void print_status_text(const redlock_result *r)
 {
     for (unsigned i = 0; i < r->master_count; i++) {
@@ -80,13 +50,15 @@ static const char status_usage[] =
     "Show, for every master, whether it answers, the value RESOURCE holds there\n"
     "(or \"free\") and its remaining time-to-live.\n"
     "\n"
-    "Exit status: 0 a quorum of masters answered, 69 otherwise, 64 usage,\n"
-    "78 configuration.\n";
+    "  --json   print a JSON object instead\n"
+    "\n"
+    "Exit status: 0 a quorum of masters answered, 69 otherwise, 77 credentials\n"
+    "refused, 64 usage, 78 configuration.\n";
 
 int cmd_status(cli *c, int argc, char **argv)
 {
     cli_options ro = CLI_OPTIONS_INIT;
-    static const cli_option opts[] = {{"json", false, cli_opt_json}};
+    static const cli_option opts[] = {{"json", false, cli_opt_json, 0}};
     int first;
     int rc = cli_parse_command(argc, argv, opts, 1, status_usage, &ro, 1, "RESOURCE", &first);
     if (rc != 0)
@@ -105,14 +77,15 @@ int cmd_status(cli *c, int argc, char **argv)
         return EX_SOFTWARE;
     }
     if (ro.json)
-        print_status_json(resource, r);
+        cli_print_json(cli_json_status(resource, status, r));
     else
         print_status_text(r);
     if (status != REDLOCK_OK)
         cli_error("status %s: %s", shown, redlock_strerror(status));
+    int code = cli_exit_for(status, r);
     redlock_result_free(r);
     cli_disconnect(c);
-    return cli_exit_for(status);
+    return code;
 }
 
 static const char ping_usage[] =
@@ -120,13 +93,15 @@ static const char ping_usage[] =
     "\n"
     "PING every master and show whether it answers and how fast.\n"
     "\n"
-    "Exit status: 0 a quorum of masters answered, 69 otherwise, 64 usage,\n"
-    "78 configuration.\n";
+    "  --json   print a JSON object instead\n"
+    "\n"
+    "Exit status: 0 a quorum of masters answered, 69 otherwise, 77 credentials\n"
+    "refused, 64 usage, 78 configuration.\n";
 
 int cmd_ping(cli *c, int argc, char **argv)
 {
     cli_options ro = CLI_OPTIONS_INIT;
-    static const cli_option opts[] = {{"json", false, cli_opt_json}};
+    static const cli_option opts[] = {{"json", false, cli_opt_json, 0}};
     int first;
     int rc = cli_parse_command(argc, argv, opts, 1, ping_usage, &ro, 0, "no operands", &first);
     if (rc != 0)
@@ -141,17 +116,7 @@ int cmd_ping(cli *c, int argc, char **argv)
         return EX_SOFTWARE;
     }
     if (ro.json) {
-        printf("{\"quorum\":%u,\"nodes\":[", r->quorum);
-        for (unsigned i = 0; i < r->master_count; i++) {
-            const redlock_master_result *m = &r->masters[i];
-            printf("%s{\"node\":", i ? "," : "");
-            json_string(stdout, m->name, strlen(m->name));
-            printf(",\"reachable\":%s,\"latency_us\":%lld,\"error\":",
-                   reachable(m) ? "true" : "false", (long long)m->latency_us);
-            print_json_problem(m);
-            putchar('}');
-        }
-        printf("]}\n");
+        cli_print_json(cli_json_ping(status, r));
     } else {
         for (unsigned i = 0; i < r->master_count; i++) {
             const redlock_master_result *m = &r->masters[i];
@@ -165,7 +130,8 @@ int cmd_ping(cli *c, int argc, char **argv)
     }
     if (status != REDLOCK_OK)
         cli_error("ping: %s", redlock_strerror(status));
+    int code = cli_exit_for(status, r);
     redlock_result_free(r);
     cli_disconnect(c);
-    return cli_exit_for(status);
+    return code;
 }

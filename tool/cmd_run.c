@@ -60,7 +60,7 @@ typedef struct run_state {
 } run_state;
 
 static const char run_usage[] =
-    "Usage: redlock run [--ttl TIME] [--wait TIME] [--kill-after TIME] RESOURCE [--] CMD [ARG...]\n"
+    "Usage: redlock run [-t TIME] [-w TIME] [-E N] [--kill-after TIME] RESOURCE [--] CMD [ARG...]\n"
     "\n"
     "Acquire the lock on RESOURCE, run CMD while holding it (extended every ttl/3)\n"
     "and release it when CMD exits. The exit status is CMD's. CMD's environment\n"
@@ -71,14 +71,17 @@ static const char run_usage[] =
     "redlock is killed, they are killed. SIGINT, SIGTERM, SIGHUP and SIGQUIT are\n"
     "forwarded to CMD.\n"
     "\n"
-    "  --ttl TIME         time-to-live (default: the config's ttl_ms)\n"
-    "  --wait TIME        retry until TIME has passed (0: one attempt; default:\n"
-    "                     the config's retry policy)\n"
-    "  --kill-after TIME  SIGKILL what is left this long after SIGTERM (default:\n"
-    "                     half the validity left when SIGTERM was sent)\n"
+    "  -t, --ttl TIME       time-to-live (default: the config's ttl_ms)\n"
+    "  -w, --wait TIME      retry until TIME has passed (0: one attempt; forever:\n"
+    "                       until acquired or interrupted; default: the config's\n"
+    "                       retry policy)\n"
+    "  -E, --conflict-exit-code N  exit N instead of 75 when held\n"
+    "  --kill-after TIME    SIGKILL what is left this long after SIGTERM (default:\n"
+    "                       half the validity left when SIGTERM was sent)\n"
     "\n"
-    "Exit status: CMD's (128+N if signal N killed it), 75 not acquired, 80 lock\n"
-    "lost, 126 CMD not executable, 127 CMD not found, 64 usage, 78 configuration.\n";
+    "Exit status: CMD's (128+N if signal N killed it), 75 held by another holder,\n"
+    "69 no quorum reachable, 77 credentials refused, 80 lock lost, 126 CMD not\n"
+    "executable, 127 CMD not found, 64 usage, 78 configuration.\n";
 
 static void stop_watchers(run_state *st)
 {
@@ -226,9 +229,11 @@ static int run_locked(run_state *st, const cli_options *ro)
                       st->shown);
         else
             cli_report_not_acquired(st->resource, status, r);
+        int code = st->interrupted ? 128 + st->interrupted
+                                   : cli_exit_for_acquire(status, r, ro->conflict_exit);
         redlock_result_free(r);
         cli_disconnect(c);
-        return st->interrupted ? 128 + st->interrupted : cli_exit_for_acquire(status);
+        return code;
     }
     redlock_result_free(r);
     if (st->interrupted != 0) {
@@ -247,7 +252,7 @@ static int run_locked(run_state *st, const cli_options *ro)
         stop_watchers(st);
         cli_disconnect(c); /* releases it */
         redlock_lock_free(st->lock);
-        return EX_TEMPFAIL;
+        return cli_exit_for_acquire(status, NULL, ro->conflict_exit);
     }
     supervise(st);
     int code = final_status(st);
@@ -264,11 +269,12 @@ static int run_locked(run_state *st, const cli_options *ro)
 int cmd_run(cli *c, int argc, char **argv)
 {
     cli_options ro = CLI_OPTIONS_INIT;
-    static const cli_option opts[] = {{"ttl", true, cli_opt_ttl},
-                                      {"wait", true, cli_opt_wait},
-                                      {"kill-after", true, cli_opt_kill_after}};
+    static const cli_option opts[] = {{"ttl", true, cli_opt_ttl, 't'},
+                                      {"wait", true, cli_opt_wait, 'w'},
+                                      {"conflict-exit-code", true, cli_opt_conflict_exit, 'E'},
+                                      {"kill-after", true, cli_opt_kill_after, 0}};
     int first;
-    int rc = cli_parse_options(argc, argv, opts, 3, true, run_usage, &ro, &first);
+    int rc = cli_parse_options(argc, argv, opts, 4, true, run_usage, &ro, &first);
     if (rc != 0)
         return rc == -2 ? 0 : rc;
     if (first >= argc) {

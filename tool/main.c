@@ -26,9 +26,11 @@ static const char usage[] =
     "  -h, --help             this help; COMMAND --help for a command's\n"
     "  -V, --version          print the version\n"
     "\n"
-    "TIME values are milliseconds, or take a suffix: ms, s, m (e.g. 30s).\n"
-    "Exit status: 0 ok, 1 not our lock, 64 usage, 69 masters unreachable,\n"
-    "70 internal error, 75 not acquired, 78 configuration, 80 lock lost.\n"
+    "TIME: milliseconds, or a decimal number with a unit ms, s, m or h\n"
+    "(250ms, 1.5s, 2m, 1h); --wait also takes forever (or inf).\n"
+    "Exit status: 0 ok, 1 not our lock, 64 usage, 69 no quorum reachable,\n"
+    "70 internal error, 75 held by another holder, 77 credentials refused,\n"
+    "78 configuration, 80 lock lost.\n"
     "See docs/cli.md or redlock(1).\n";
 
 static const struct {

@@ -1,4 +1,4 @@
-/* Everything the tool writes: error lines, JSON strings, escaped bytes. */
+/* What the tool writes as text: error lines, escaped bytes. */
 #include "cli.h"
 
 #include <stdarg.h>
@@ -12,23 +12,6 @@ void cli_error(const char *fmt, ...)
     vfprintf(stderr, fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized): started above
     va_end(ap);
     fputc('\n', stderr);
-}
-
-void json_string(FILE *out, const char *s, size_t len)
-{
-    fputc('"', out);
-    for (size_t i = 0; i < len; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        if (ch == '"' || ch == '\\')
-            fprintf(out, "\\%c", ch);
-        else if (ch == '\n')
-            fputs("\\n", out);
-        else if (ch < 0x20 || ch == 0x7f)
-            fprintf(out, "\\u%04x", ch);
-        else
-            fputc(ch, out); /* UTF-8 passes through; invalid bytes too, as JSON readers allow */
-    }
-    fputc('"', out);
 }
 
 /* Bytes shown as \xNN: controls and non-ASCII, so that what is shown is

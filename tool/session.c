@@ -113,9 +113,13 @@ redlock_acquire_options cli_acquire_options(int64_t ttl_ms, int64_t wait_ms)
     redlock_acquire_options_init(&opts);
     if (ttl_ms >= 0)
         opts.ttl_ms = ttl_ms;
-    if (wait_ms >= 0) {
-        /* Retry with the configured delay and jitter until wait_ms has passed. */
-        opts.retry_count = wait_ms > 0 ? INT32_MAX : 0;
+    if (wait_ms == CLI_WAIT_FOREVER) {
+        /* Retry with the configured delay and jitter until acquired (or a
+         * signal frees the client). */
+        opts.retry_count = INT64_MAX;
+    } else if (wait_ms >= 0) {
+        /* The same until wait_ms has passed. */
+        opts.retry_count = wait_ms > 0 ? INT64_MAX : 0;
         opts.wait_ms = wait_ms;
     }
     return opts;
@@ -184,41 +188,4 @@ int cli_check_resource(const char *command, const char *resource)
         return EX_USAGE;
     }
     return 0;
-}
-
-int cli_exit_for(int status)
-{
-    switch (status) {
-    case REDLOCK_OK:
-        return 0;
-    case REDLOCK_ENOTOWNER:
-    case REDLOCK_EEXPIRED:
-        return CLI_EXIT_NOT_OURS;
-    case REDLOCK_ENOQUORUM:
-    case REDLOCK_EAUTH:
-    case REDLOCK_EREPLY:
-        return EX_UNAVAILABLE;
-    case REDLOCK_EINVAL:
-        return EX_USAGE;
-    default:
-        return EX_SOFTWARE;
-    }
-}
-
-int cli_exit_for_acquire(int status)
-{
-    switch (status) {
-    case REDLOCK_OK:
-        return 0;
-    case REDLOCK_ECONFLICT:
-    case REDLOCK_ENOQUORUM:
-    case REDLOCK_EEXPIRED:
-    case REDLOCK_EAUTH:
-    case REDLOCK_EREPLY:
-        return EX_TEMPFAIL;
-    case REDLOCK_EINVAL:
-        return EX_USAGE;
-    default:
-        return EX_SOFTWARE;
-    }
 }

@@ -1,11 +1,11 @@
 /* The redlock tool's commands, their output and exit statuses (docs/cli.md),
- * against five real masters. */
+ * against five real masters. --json: test_cli_json.c. */
 #include "cli_harness.h"
-#include "json_peek.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define T CLI_RUN_TIMEOUT_MS
 #define FOREIGN_VALUE "0123456789abcdef0123456789abcdef"
@@ -68,6 +68,12 @@ Test(cli, every_command_has_its_own_help)
         cr_assert_not_null(strstr(r->out, commands[c]), "%s: \"%s\" missing from:\n%s",
                            r->cmdline, commands[c], r->out);
         cr_assert_str_empty(r->err, "%s: stderr:\n%s", r->cmdline, r->err);
+        /* Each option on a line of its own, --json too; the statuses. */
+        if (strcmp(commands[c], "run") != 0)
+            cr_assert_not_null(strstr(r->out, "\n  --json "), "%s: no --json line:\n%s",
+                               r->cmdline, r->out);
+        cr_assert(strstr(r->out, "69 ") && strstr(r->out, "77 "),
+                  "%s: exit statuses 69 and 77 missing:\n%s", r->cmdline, r->out);
     }
     cr_assert_eq(cli_keys_total(), 0);
 }
@@ -83,34 +89,6 @@ Test(cli, acquire_prints_the_value_alone_on_the_first_line)
               value);
     cr_assert_geq(cli_masters_holding("job", value), 3, "the value is not on a majority");
     cr_assert_str_empty(r->err, "%s: stderr:\n%s", r->cmdline, r->err);
-}
-
-Test(cli, acquire_json_describes_the_lock)
-{
-    const cli_result *r = RUN("acquire", "--json", "--ttl", "10s", "job");
-    cli_expect_exit(r, 0);
-    const char *o = r->out;
-    cr_assert(json_is_one_line_object(o), "%s: not one JSON object on one line:\n%s", r->cmdline,
-              o);
-    char resource[64];
-    char value[64];
-    long long validity;
-    long long elapsed;
-    long long locked;
-    long long quorum;
-    cr_assert(json_string(o, "resource", resource, sizeof(resource)), "no \"resource\": %s", o);
-    cr_assert_str_eq(resource, "job");
-    cr_assert(json_string(o, "value", value, sizeof(value)), "no string \"value\": %s", o);
-    cr_assert(cli_is_value(value), "value \"%s\" is not 32 hex digits", value);
-    cr_assert_geq(cli_masters_holding("job", value), 3);
-    cr_assert(json_int(o, "validity_ms", &validity), "no integer \"validity_ms\": %s", o);
-    cr_assert(validity > 0 && validity <= 10000, "validity_ms %lld", validity);
-    cr_assert(json_int(o, "elapsed_ms", &elapsed), "no integer \"elapsed_ms\": %s", o);
-    cr_assert(elapsed >= 0 && elapsed < 10000, "elapsed_ms %lld", elapsed);
-    cr_assert(json_int(o, "nodes_locked", &locked), "no integer \"nodes_locked\": %s", o);
-    cr_assert(locked >= 3 && locked <= 5, "nodes_locked %lld", locked);
-    cr_assert(json_int(o, "quorum", &quorum), "no integer \"quorum\": %s", o);
-    cr_assert_eq(quorum, 3);
 }
 
 Test(cli, acquire_of_a_held_resource_exits_75)
@@ -136,14 +114,50 @@ Test(cli, acquire_with_wait_gets_the_lock_once_the_holder_expires)
     cr_assert_geq(cli_masters_holding("job", second), 3);
 }
 
-Test(cli, acquire_without_a_quorum_exits_75)
+Test(cli, conflict_exit_code_replaces_75_when_held)
+{
+    cli_acquire("job", "30s");
+    cli_expect_exit(RUN("acquire", "-E", "3", "--wait", "0", "job"), 3);
+    cli_expect_exit(RUN("acquire", "--conflict-exit-code", "0", "--wait", "0", "job"), 0);
+    const char *marker = cli_path("ran");
+    cli_expect_exit(RUN("run", "-E", "9", "--wait", "0", "job", "touch", marker), 9);
+    cr_assert_neq(access(marker, F_OK), 0, "CMD ran without the lock");
+    /* Only "held" is replaced: no quorum is still 69. */
+    kill_masters(3);
+    cli_expect_exit(RUN("acquire", "-E", "3", "--wait", "0", "other"), 69);
+}
+
+Test(cli, conflict_exit_code_takes_0_to_255)
+{
+    static const char *const bad[] = {"256", "-1", "x", "", "3x"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        const cli_result *r = RUN("acquire", "-E", bad[i], "job");
+        cli_expect_exit(r, 64);
+        cli_expect_one_error_line(r);
+    }
+    cr_assert_eq(cli_keys_total(), 0);
+}
+
+/* Not "held" (75): a script must tell the two apart. */
+Test(cli, acquire_without_a_quorum_exits_69)
 {
     kill_masters(3);
     const cli_result *r = RUN("acquire", "--wait", "0", "job");
-    cli_expect_exit(r, 75);
+    cli_expect_exit(r, 69);
     cli_expect_one_error_line(r);
     cr_assert_str_empty(r->out, "%s: stdout:\n%s", r->cmdline, r->out);
     cr_assert_eq(cli_keys_total(), 0, "a failed acquire left keys behind");
+}
+
+Test(cli, acquire_and_run_with_every_master_down_exit_69)
+{
+    kill_masters(CLI_MASTERS);
+    cli_expect_exit(RUN("acquire", "job"), 69); /* the config's retries too */
+    const char *marker = cli_path("ran");
+    cli_expect_exit(RUN("run", "job", "touch", marker), 69);
+    cr_assert_neq(access(marker, F_OK), 0, "CMD ran without the lock");
+    const char *dead = cli_format("127.0.0.1:%d", cli_dead_port());
+    cli_expect_exit(cli_run(CLI_ARGS("-n", dead, "acquire", "--wait", "0", "job"), NULL, T), 69);
 }
 
 /* ---- release ------------------------------------------------------------------ */
@@ -275,42 +289,4 @@ Test(cli, ping_exits_0_with_a_quorum_and_69_without)
     for (size_t i = 0; i < CLI_MASTERS; i++)
         cr_assert_not_null(cli_line_about(r->out, cli_node(i)), "%s: no line for %s in:\n%s",
                            r->cmdline, cli_node(i), r->out);
-}
-
-/* ---- --json of the other commands --------------------------------------------------- */
-
-static void expect_json(const cli_result *r, int code)
-{
-    cli_expect_exit(r, code);
-    cr_assert(json_is_one_line_object(r->out), "%s: not one JSON object on one line:\n%s",
-              r->cmdline, r->out);
-}
-
-Test(cli, json_output_of_every_command)
-{
-    const char *value = cli_acquire("job", "30s");
-    expect_json(RUN("extend", "--json", "--ttl", "20s", "job", value), 0);
-
-    const cli_result *r = RUN("status", "--json", "job");
-    expect_json(r, 0);
-    char resource[64];
-    long long quorum;
-    cr_assert(json_string(r->out, "resource", resource, sizeof(resource)) &&
-                  strcmp(resource, "job") == 0,
-              "no \"resource\":\"job\" in %s", r->out);
-    cr_assert(json_int(r->out, "quorum", &quorum) && quorum == 3, "no \"quorum\":3 in %s",
-              r->out);
-    cr_assert_not_null(json_value(r->out, "nodes"), "no \"nodes\" in %s", r->out);
-    for (size_t i = 0; i < CLI_MASTERS; i++)
-        cr_assert_not_null(strstr(r->out, cli_node(i)), "no %s in %s", cli_node(i), r->out);
-    cr_assert_not_null(strstr(r->out, value), "the value is missing from %s", r->out);
-
-    r = RUN("ping", "--json");
-    expect_json(r, 0);
-    for (size_t i = 0; i < CLI_MASTERS; i++)
-        cr_assert_not_null(strstr(r->out, cli_node(i)), "no %s in %s", cli_node(i), r->out);
-
-    r = RUN("release", "--json", "job", value);
-    expect_json(r, 0);
-    cli_expect_key_gone("job", r->cmdline);
 }

@@ -22,12 +22,13 @@ static void expect_usage_error(const cli_result *r)
 
 /* ---- Times --------------------------------------------------------------- */
 
-Test(cli_args, ttl_takes_milliseconds_seconds_and_minutes)
+Test(cli_args, ttl_takes_units_and_decimals)
 {
     static const struct {
         const char *arg;
         long long ms;
-    } cases[] = {{"1500", 1500}, {"1500ms", 1500}, {"2s", 2000}, {"1m", 60000}};
+    } cases[] = {{"1500", 1500}, {"1500ms", 1500}, {"2s", 2000},  {"1m", 60000},
+                 {"1.5s", 1500}, {"0.5m", 30000},  {"1h", 3600000}};
     for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
         const char *value = cli_acquire(cases[k].arg, cases[k].arg); /* resource = the TIME */
         /* Read right after the acquire: within 500 ms of the TTL. */
@@ -35,12 +36,28 @@ Test(cli_args, ttl_takes_milliseconds_seconds_and_minutes)
         cr_assert_geq(n, 3, "--ttl %s: PTTL not in (%lld, %lld] on a majority", cases[k].arg,
                       cases[k].ms - 500, cases[k].ms);
     }
+    /* -t is --ttl. */
+    const cli_result *r =
+        cli_run(CLI_ARGS("--config", cli.config, "acquire", "-t", "2.5s", "short"), NULL, T);
+    cli_expect_exit(r, 0);
+    const char *value = cli_first_line(r->out);
+    cr_assert_geq(cli_masters_with_pttl("short", value, 2000, 2500), 3, "%s",
+                  cli_describe_key("short"));
+}
+
+/* The message names the option, the value and the problem. */
+static void expect_time_error(const char *option, const char *value, const char *why)
+{
+    const cli_result *r =
+        cli_run(CLI_ARGS("--config", cli.config, "acquire", option, value, "job"), NULL, T);
+    expect_usage_error(r);
+    cr_assert_not_null(strstr(r->err, why), "%s: \"%s\" not in:\n%s", r->cmdline, why, r->err);
 }
 
 Test(cli_args, bad_times_exit_64)
 {
-    const char *bad[] = {"0",   "-5", "5h", "abc", "", "1.5s", "10 s", "99999999999999999999999",
-                         "ms"};
+    const char *bad[] = {"0",   "-5", "5d", "abc", "", "1.5.s", "10 s", "99999999999999999999999",
+                         "ms", "forever"};
     for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
         expect_usage_error(
             cli_run(CLI_ARGS("--config", cli.config, "acquire", "--ttl", bad[k], "job"), NULL, T));
@@ -49,10 +66,18 @@ Test(cli_args, bad_times_exit_64)
                      "0123456789abcdef0123456789abcdef"),
             NULL, T));
     }
-    const char *bad_wait[] = {"-1", "abc", "5h", ""};
+    const char *bad_wait[] = {"-1", "abc", "5d", "", "never"};
     for (size_t k = 0; k < sizeof(bad_wait) / sizeof(bad_wait[0]); k++)
         expect_usage_error(cli_run(
             CLI_ARGS("--config", cli.config, "acquire", "--wait", bad_wait[k], "job"), NULL, T));
+
+    /* Out of range is not "not a TIME". */
+    expect_time_error("--ttl", "0", "--ttl 0: out of range");
+    expect_time_error("-t", "0.4ms", "--ttl 0.4ms: out of range");
+    expect_time_error("--ttl", "25d", "--ttl 25d: expected");
+    expect_time_error("--ttl", "600h", "--ttl 600h: out of range");
+    expect_time_error("-w", "99999999999999999999999", "--wait 99999999999999999999999: out of range");
+    expect_time_error("--wait", "abc", "--wait abc: expected");
 }
 
 Test(cli_args, run_with_a_bad_time_never_starts_cmd)

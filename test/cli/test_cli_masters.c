@@ -55,13 +55,13 @@ Test(cli_masters, an_error_reply_is_shown_escaped_on_one_line)
     cr_assert_str_eq(r->err, "redlock: ping: too few masters reachable to form a quorum\n");
 
     r = cli_run(CLI_ARGS("-n", node, "acquire", "--wait", "0", "job"), NULL, T);
-    cli_expect_exit(r, 75);
+    cli_expect_exit(r, 69);
     cr_assert_str_empty(r->out);
     cr_assert_str_eq(r->err, not_acquired(node, why));
 
     /* The library's own lines quote the reply too: escaped as well. */
     r = cli_run(CLI_ARGS("-vvv", "-n", node, "acquire", "--wait", "0", "job"), NULL, T);
-    cli_expect_exit(r, 75);
+    cli_expect_exit(r, 69);
     cr_assert_not_null(strstr(r->err, why), "%s", r->err);
     cr_assert_null(strchr(r->err, '\x1b'), "a raw control byte on stderr:\n%s", r->err);
 }
@@ -75,7 +75,7 @@ Test(cli_masters, a_server_that_is_not_redis)
     cr_assert_str_eq(r->out, cli_format("%s  unreachable  (%s)\n", node, why));
     cr_assert_str_eq(r->err, "redlock: status job: too few masters reachable to form a quorum\n");
     r = cli_run(CLI_ARGS("-n", node, "acquire", "--wait", "0", "job"), NULL, T);
-    cli_expect_exit(r, 75);
+    cli_expect_exit(r, 69);
     cr_assert_str_eq(r->err, not_acquired(node, why));
 }
 
@@ -84,7 +84,7 @@ Test(cli_masters, a_server_that_never_answers_costs_the_connect_timeout)
     const char *node = start_fake(FAKE_MASTER_SILENT, NULL);
     const char *why = "handshake timed out after 500 ms";
     const cli_result *r = cli_run(CLI_ARGS("-n", node, "acquire", "--wait", "0", "job"), NULL, T);
-    cli_expect_exit(r, 75);
+    cli_expect_exit(r, 69);
     cr_assert_str_eq(r->err, not_acquired(node, why));
     cr_assert(r->elapsed_ms >= 450 && r->elapsed_ms <= 500 + 50 + SLACK_MS, "took %.0f ms",
               r->elapsed_ms);

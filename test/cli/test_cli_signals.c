@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 #include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 #define T CLI_RUN_TIMEOUT_MS
 
@@ -59,4 +60,39 @@ Test(cli_signals, sigint_sighup_and_sigquit_are_forwarded)
     forward("int", SIGINT, "INT", NULL, 128 + SIGINT);
     forward("hup", SIGHUP, "HUP", NULL, 128 + SIGHUP);
     forward("quit", SIGQUIT, "QUIT", NULL, 128 + SIGQUIT);
+}
+
+/*
+ * `--wait forever` on a held resource: the config's retry policy (3
+ * retries, 20 ms apart) would give up within a fraction of a second; this
+ * keeps trying until SIGTERM, which ends it with 128 + 15, CMD never run
+ * (run) and no value printed (acquire), and no key of its own left.
+ */
+static void wait_forever_until_sigterm(const char *const args[])
+{
+    const char *holder = cli_acquire("job", "60s");
+    size_t held = cli_masters_with_key("job");
+    cli_proc *p = cli_spawn(args, NULL);
+    cli_sleep_ms((int)fleet_scaled_ms(1500));
+    cr_assert(!cli_proc_exited(p), "gave up waiting within 1.5 s");
+    cr_assert_eq(kill(cli_proc_pid(p), SIGTERM), 0);
+    const cli_result *r = cli_wait(p, T);
+    cli_expect_exit(r, 128 + SIGTERM);
+    cr_assert_str_empty(r->out, "%s: stdout:\n%s", r->cmdline, r->out);
+    cr_assert_eq(cli_masters_holding("job", holder), held, "%s", cli_describe_key("job"));
+    cr_assert_eq(cli_keys_total(), (long long)held, "a key of the waiter's was left: %s",
+                 cli_describe_key("job"));
+}
+
+Test(cli_signals, run_waiting_forever_ends_on_sigterm_with_143)
+{
+    const char *marker = cli_path("ran");
+    wait_forever_until_sigterm(
+        CLI_ARGS("--config", cli.config, "run", "--wait", "forever", "job", "touch", marker));
+    cr_assert_neq(access(marker, F_OK), 0, "CMD ran without the lock");
+}
+
+Test(cli_signals, acquire_waiting_forever_ends_on_sigterm_with_143)
+{
+    wait_forever_until_sigterm(CLI_ARGS("--config", cli.config, "acquire", "-w", "inf", "job"));
 }

@@ -12,25 +12,65 @@ static int64_t duration(const char *text)
 Test(cli_parsers, durations_with_and_without_suffixes)
 {
     cr_assert_eq(duration("0"), 0);
-    cr_assert_eq(duration("1500"), 1500);
+    cr_assert_eq(duration("1500"), 1500, "a plain number is milliseconds");
     cr_assert_eq(duration("1500ms"), 1500);
     cr_assert_eq(duration("2s"), 2000);
     cr_assert_eq(duration("1m"), 60000);
+    cr_assert_eq(duration("1h"), 3600000);
     cr_assert_eq(duration("007"), 7);
+    cr_assert_eq(duration("0s"), 0);
+}
+
+/* Decimals as timeout(1) and systemd take them, rounded to the nearest
+ * millisecond, halves up. */
+Test(cli_parsers, durations_with_decimals)
+{
+    cr_assert_eq(duration("1.5s"), 1500);
+    cr_assert_eq(duration("0.25s"), 250);
+    cr_assert_eq(duration(".5s"), 500);
+    cr_assert_eq(duration("1.5m"), 90000);
+    cr_assert_eq(duration("0.5h"), 1800000);
+    cr_assert_eq(duration("2.000s"), 2000);
+    cr_assert_eq(duration("1.0005s"), 1001, "1000.5 ms: halves round up");
+    cr_assert_eq(duration("1.0004999s"), 1000, "1000.4999 ms rounds down");
+    cr_assert_eq(duration("1.00049999999999999999999999s"), 1000, "every digit counts");
+    cr_assert_eq(duration("1.00050000000000000000000001s"), 1001);
+    cr_assert_eq(duration("2.5"), 3, "2.5 ms");
+    cr_assert_eq(duration("2.4ms"), 2);
+    cr_assert_eq(duration("0.4"), 0);
+    cr_assert_eq(duration("0.0000003h"), 1, "1.08 ms");
+    cr_assert_eq(duration("2147483.647s"), 2147483647);
 }
 
 Test(cli_parsers, bad_durations)
 {
-    static const char *const bad[] = {"", "-5", "+5", "1.5s", "5h", "5 s", " 5", "5s ", "abc",
-                                      "ms", "s", "0x10", "99999999999999999999",
-                                      "9223372036854775807m", "2147483648"};
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-        cr_assert_eq(duration(bad[i]), -1, "\"%s\" was accepted", bad[i]);
+    static const char *const bad[] = {"", "-5", "+5", "5d", "5 s", " 5", "5s ", "abc", "ms",
+                                      "s", "0x10", "1.", ".", "1..5s", "1.5.s", "1,5s", "5S",
+                                      "5sec", "1e3", "nan", "inf", "forever", "5mss", "5hs"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        int64_t ms = -1;
+        cr_assert_eq(cli_parse_duration(bad[i], 0, INT32_MAX, &ms), CLI_TIME_INVALID,
+                     "\"%s\" was not refused as garbage", bad[i]);
+    }
     int64_t ms;
-    cr_assert_eq(cli_parse_duration(NULL, 0, 10, &ms), -1);
-    cr_assert_eq(cli_parse_duration("0", 1, 10, &ms), -1, "below the minimum");
-    cr_assert_eq(cli_parse_duration("11", 1, 10, &ms), -1, "above the maximum");
+    cr_assert_eq(cli_parse_duration(NULL, 0, 10, &ms), CLI_TIME_INVALID);
+}
+
+Test(cli_parsers, durations_out_of_range)
+{
+    static const char *const big[] = {"99999999999999999999", "9223372036854775807m",
+                                      "2147483648", "2147483.6475s", "596.6h"};
+    int64_t ms;
+    for (size_t i = 0; i < sizeof(big) / sizeof(big[0]); i++)
+        cr_assert_eq(cli_parse_duration(big[i], 0, INT32_MAX, &ms), CLI_TIME_RANGE,
+                     "\"%s\" was not out of range", big[i]);
+    cr_assert_eq(cli_parse_duration("0", 1, 10, &ms), CLI_TIME_RANGE, "below the minimum");
+    cr_assert_eq(cli_parse_duration("0.4ms", 1, 10, &ms), CLI_TIME_RANGE, "0 once rounded");
+    cr_assert_eq(cli_parse_duration("11", 1, 10, &ms), CLI_TIME_RANGE, "above the maximum");
     cr_assert_eq(cli_parse_duration("2147483647", 0, INT32_MAX, &ms), 0);
+    cr_assert_eq(ms, INT32_MAX);
+    cr_assert_eq(cli_parse_duration("2147483.6474s", 0, INT32_MAX, &ms), 0);
+    cr_assert_eq(ms, INT32_MAX);
 }
 
 Test(cli_parsers, nodes)

@@ -1,0 +1,108 @@
+/* The redlock tool's JSON objects (tool/json_out.c), without masters:
+ * results made up here, read back with jansson's strict parser. */
+#include "cli.h"
+
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* text (freed) parsed strictly; fails the test unless it is an object. */
+static json_t *parse(char *text)
+{
+    cr_assert_not_null(text);
+    json_error_t err;
+    json_t *o = json_loads(text, JSON_REJECT_DUPLICATES, &err);
+    cr_assert_not_null(o, "invalid JSON (%s at %d): %s", err.text, err.position, text);
+    cr_assert(json_is_object(o));
+    cr_assert_null(strchr(text, '\n'), "not one line: %s", text);
+    free(text);
+    return o;
+}
+
+static void expect_null(json_t *o, const char *key)
+{
+    cr_assert(json_is_null(json_object_get(o, key)), "\"%s\" is not null", key);
+}
+
+static void expect_base64_of(const char *text, const void *bytes, size_t len)
+{
+    char *expected = cli_base64(bytes, len);
+    cr_assert_str_eq(text, expected);
+    free(expected);
+}
+
+Test(cli_json, base64_of_rfc_4648)
+{
+    static const char *const cases[][2] = {{"", ""},         {"f", "Zg=="},     {"fo", "Zm8="},
+                                           {"foo", "Zm9v"},   {"foob", "Zm9vYg=="},
+                                           {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *b = cli_base64((const unsigned char *)cases[i][0], strlen(cases[i][0]));
+        cr_assert_str_eq(b, cases[i][1]);
+        free(b);
+    }
+}
+
+/* Every byte, 0x00 to 0xff, in the resource (but NUL, which an argument
+ * cannot hold) and in the values: valid JSON, the bytes in base64. */
+Test(cli_json, any_bytes_are_valid_utf8_json)
+{
+    char resource[256];
+    for (int b = 1; b < 256; b++)
+        resource[b - 1] = (char)b;
+    resource[255] = '\0';
+    char value[256];
+    for (int b = 0; b < 256; b++)
+        value[b] = (char)b;
+    redlock_master_result m[3] = {
+        {.name = "a:1", .outcome = REDLOCK_MASTER_OK, .value = value, .value_len = 256,
+         .pttl_ms = 500},
+        {.name = "b:1", .outcome = REDLOCK_MASTER_OK, .value = "caf\xc3\xa9", .value_len = 5,
+         .pttl_ms = -1},
+        {.name = "c\xff:1", .outcome = REDLOCK_MASTER_ERROR, .detail = "ERR \xfe\x01",
+         .latency_us = -1, .pttl_ms = -2},
+    };
+    redlock_result r = {.quorum = 2, .master_count = 3, .masters = m};
+    json_t *o = parse(cli_json_status(resource, REDLOCK_OK, &r));
+    cr_assert_null(json_object_get(o, "resource"));
+    expect_base64_of(json_string_value(json_object_get(o, "resource_base64")), resource, 255);
+    json_t *masters = json_object_get(o, "masters");
+    json_t *m0 = json_array_get(masters, 0);
+    cr_assert_null(json_object_get(m0, "value"));
+    expect_base64_of(json_string_value(json_object_get(m0, "value_base64")), value, 256);
+    cr_assert_eq(json_integer_value(json_object_get(m0, "pttl_ms")), 500);
+    json_t *m1 = json_array_get(masters, 1);
+    cr_assert_str_eq(json_string_value(json_object_get(m1, "value")), "caf\xc3\xa9");
+    expect_null(m1, "pttl_ms"); /* no expiry */
+    json_t *m2 = json_array_get(masters, 2);
+    cr_assert_str_eq(json_string_value(json_object_get(m2, "node")), "c\\xff:1");
+    cr_assert_str_eq(json_string_value(json_object_get(m2, "error")), "ERR \\xfe\\x01");
+    expect_null(m2, "value");
+    expect_null(m2, "pttl_ms"); /* no key, no answer */
+    json_decref(o);
+
+    o = parse(cli_json_ping(REDLOCK_ENOQUORUM, &r));
+    expect_null(json_array_get(json_object_get(o, "masters"), 2), "latency_us");
+    json_decref(o);
+
+    o = parse(cli_json_release(resource, REDLOCK_ENOTOWNER, &r));
+    expect_base64_of(json_string_value(json_object_get(o, "resource_base64")), resource, 255);
+    json_decref(o);
+}
+
+/* A failed acquire, even without a result (out of memory): an object whose
+ * numbers that do not exist are null. */
+Test(cli_json, a_failed_acquire_has_null_numbers)
+{
+    json_t *o = parse(cli_json_acquire("job", REDLOCK_ECONFLICT, NULL, NULL));
+    cr_assert(json_is_false(json_object_get(o, "acquired")));
+    cr_assert_str_eq(json_string_value(json_object_get(o, "status")), "REDLOCK_ECONFLICT");
+    static const char *const nulls[] = {"value",         "validity_ms",          "ttl_ms",
+                                        "elapsed_ms",    "attempts",             "quorum",
+                                        "master_count",  "masters_ok_at_decision"};
+    for (size_t i = 0; i < sizeof(nulls) / sizeof(nulls[0]); i++)
+        expect_null(o, nulls[i]);
+    cr_assert_eq(json_array_size(json_object_get(o, "masters")), 0);
+    json_decref(o);
+}

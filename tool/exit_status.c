@@ -1,0 +1,71 @@
+/*
+ * The tool's exit statuses: one table for every command (docs/cli.md).
+ *
+ *    0  done
+ *    1  release/extend: the lock is not ours (expired, or someone else's)
+ *   75  acquire/run: the resource is held by another holder (-E N: N)
+ *   77  the masters refused our credentials
+ *   69  no quorum reachable: masters unreachable, erroring or too slow
+ *   64 usage, 70 internal, 78 configuration, 80 run: the lock was lost
+ *
+ * A failure names one cause, the most specific: "held" or "not ours" (the
+ * masters answered, and the answer rules our value out), then refused
+ * credentials on any master, then the rest. The library's status for a mix
+ * names the majority cause (two masters refusing our password and three
+ * down is "no quorum"), so the per-master outcomes decide the second step.
+ */
+#include "cli.h"
+
+static bool credentials_refused(int status, const redlock_result *r)
+{
+    if (status == REDLOCK_EAUTH)
+        return true;
+    for (unsigned i = 0; r != NULL && i < r->master_count; i++)
+        if (r->masters[i].outcome == REDLOCK_MASTER_AUTH_FAILED)
+            return true;
+    return false;
+}
+
+/* A status that is no answer from a quorum: why none came. */
+static int unavailable_exit(int status, const redlock_result *r)
+{
+    return credentials_refused(status, r) ? EX_NOPERM : EX_UNAVAILABLE;
+}
+
+int cli_exit_for(int status, const redlock_result *r)
+{
+    switch (status) {
+    case REDLOCK_OK:
+        return 0;
+    case REDLOCK_ENOTOWNER:
+    case REDLOCK_EEXPIRED:
+        return CLI_EXIT_NOT_OURS;
+    case REDLOCK_ENOQUORUM:
+    case REDLOCK_EAUTH:
+    case REDLOCK_EREPLY:
+        return unavailable_exit(status, r);
+    case REDLOCK_EINVAL:
+        return EX_USAGE;
+    default:
+        return EX_SOFTWARE;
+    }
+}
+
+int cli_exit_for_acquire(int status, const redlock_result *r, int conflict_exit)
+{
+    switch (status) {
+    case REDLOCK_OK:
+        return 0;
+    case REDLOCK_ECONFLICT:
+        return conflict_exit;
+    case REDLOCK_ENOQUORUM:
+    case REDLOCK_EEXPIRED: /* a quorum, but slower than the TTL */
+    case REDLOCK_EAUTH:
+    case REDLOCK_EREPLY:
+        return unavailable_exit(status, r);
+    case REDLOCK_EINVAL:
+        return EX_USAGE;
+    default:
+        return EX_SOFTWARE;
+    }
+}

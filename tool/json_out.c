@@ -1,0 +1,224 @@
+/*
+ * Every JSON object the tool prints (--json), built with jansson so that
+ * the output is always valid JSON in valid UTF-8, one object on one line.
+ *
+ * Byte strings (resources, values) are any bytes. Each goes out under one
+ * of two keys: NAME, a string, when the bytes are valid UTF-8 without NUL;
+ * otherwise NAME_base64, the bytes in standard base64 (RFC 4648, padded).
+ * Texts for people (master names, errors) are valid UTF-8 as they are, or
+ * shown as the text output shows them (\xNN for control and non-ASCII
+ * bytes). Numbers that do not exist are null. docs/cli.md has the keys.
+ */
+#include "cli.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Valid UTF-8 without NUL (jansson refuses a string of invalid UTF-8). */
+static bool is_text(const char *s, size_t len)
+{
+    if (memchr(s, '\0', len) != NULL)
+        return false;
+    json_t *probe = json_stringn(s, len);
+    bool valid = probe != NULL;
+    json_decref(probe);
+    return valid;
+}
+
+/* One line of compact JSON, obj consumed; NULL when out of memory. */
+static char *finish(json_t *obj)
+{
+    char *out = obj ? json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(obj);
+    return out;
+}
+
+char *cli_base64(const unsigned char *bytes, size_t len)
+{
+    /* The 64 digits, then the padding. */
+    static const char digits[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=";
+    char *out = malloc((len + 2) / 3 * 4 + 1);
+    if (out == NULL)
+        return NULL;
+    size_t o = 0;
+    for (size_t i = 0; i < len; i += 3) {
+        unsigned long group = (unsigned long)bytes[i] << 16;
+        if (i + 1 < len)
+            group |= (unsigned long)bytes[i + 1] << 8;
+        if (i + 2 < len)
+            group |= bytes[i + 2];
+        out[o++] = digits[(group >> 18) & 63];
+        out[o++] = digits[(group >> 12) & 63];
+        out[o++] = digits[i + 1 < len ? (group >> 6) & 63 : 64];
+        out[o++] = digits[i + 2 < len ? group & 63 : 64];
+    }
+    out[o] = '\0';
+    return out;
+}
+
+/* NAME or NAME_base64 (see the top). */
+static void set_bytes(json_t *obj, const char *name, const char *bytes, size_t len)
+{
+    json_t *text = memchr(bytes, '\0', len) == NULL ? json_stringn(bytes, len) : NULL;
+    if (text != NULL) {
+        json_object_set_new(obj, name, text);
+        return;
+    }
+    char key[64];
+    snprintf(key, sizeof(key), "%s_base64", name);
+    char *encoded = cli_base64((const unsigned char *)bytes, len);
+    json_object_set_new(obj, key, encoded ? json_string(encoded) : json_null());
+    free(encoded);
+}
+
+/* A text for people, or null. */
+static json_t *text_or_null(const char *s)
+{
+    if (s == NULL)
+        return json_null();
+    if (is_text(s, strlen(s)))
+        return json_string(s);
+    char shown[1024];
+    return json_string(cli_shown(shown, sizeof(shown), s));
+}
+
+static json_t *number_or_null(bool exists, int64_t n)
+{
+    return exists ? json_integer((json_int_t)n) : json_null();
+}
+
+/* Why a master failed (out of reach, refusing us, an error reply), or null
+ * when it answered (ok, held, absent) or had yet to (pending). */
+static json_t *master_error(const redlock_master_result *m)
+{
+    if (m->outcome == REDLOCK_MASTER_OK || m->outcome == REDLOCK_MASTER_HELD ||
+        m->outcome == REDLOCK_MASTER_ABSENT || m->outcome == REDLOCK_MASTER_PENDING)
+        return json_null();
+    return text_or_null(m->detail ? m->detail : redlock_master_outcome_name(m->outcome));
+}
+
+/* The counts and per-master outcomes of a lock operation's result. */
+static void set_outcomes(json_t *obj, const redlock_result *r)
+{
+    json_object_set_new(obj, "masters_ok_at_decision",
+                        number_or_null(r != NULL, r ? r->masters_locked : 0));
+    json_object_set_new(obj, "master_count", number_or_null(r != NULL, r ? r->master_count : 0));
+    json_object_set_new(obj, "quorum", number_or_null(r != NULL, r ? r->quorum : 0));
+    json_t *masters = json_array();
+    for (unsigned i = 0; r != NULL && i < r->master_count; i++) {
+        const redlock_master_result *m = &r->masters[i];
+        json_array_append_new(masters,
+                              json_pack("{s:o, s:s, s:o}", "node", text_or_null(m->name),
+                                        "outcome", redlock_master_outcome_name(m->outcome),
+                                        "error", master_error(m)));
+    }
+    json_object_set_new(obj, "masters", masters);
+}
+
+static json_t *with_status(const char *resource, int status)
+{
+    json_t *obj = json_object();
+    set_bytes(obj, "resource", resource, strlen(resource));
+    json_object_set_new(obj, "status", json_string(redlock_status_name(status)));
+    json_object_set_new(obj, "message", json_string(redlock_strerror(status)));
+    return obj;
+}
+
+char *cli_json_acquire(const char *resource, int status, const redlock_lock *lock,
+                       const redlock_result *r)
+{
+    bool ok = status == REDLOCK_OK && lock != NULL;
+    json_t *obj = with_status(resource, status);
+    json_object_set_new(obj, "acquired", json_boolean(ok));
+    if (ok)
+        json_object_set_new(obj, "value", json_string(redlock_lock_value(lock, NULL)));
+    else
+        json_object_set_new(obj, "value", json_null());
+    json_object_set_new(obj, "validity_ms", number_or_null(ok, ok ? redlock_lock_validity_ms(lock) : 0));
+    json_object_set_new(obj, "ttl_ms", number_or_null(ok, ok ? redlock_lock_ttl_ms(lock) : 0));
+    json_object_set_new(obj, "elapsed_ms", number_or_null(r != NULL, r ? r->elapsed_ms : 0));
+    json_object_set_new(obj, "attempts", number_or_null(r != NULL, r ? r->attempts : 0));
+    set_outcomes(obj, r);
+    return finish(obj);
+}
+
+char *cli_json_release(const char *resource, int status, const redlock_result *r)
+{
+    json_t *obj = with_status(resource, status);
+    json_object_set_new(obj, "released", json_boolean(status == REDLOCK_OK));
+    set_outcomes(obj, r);
+    return finish(obj);
+}
+
+char *cli_json_extend(const char *resource, int status, const redlock_lock *lock,
+                      const redlock_result *r)
+{
+    bool ok = status == REDLOCK_OK;
+    json_t *obj = with_status(resource, status);
+    json_object_set_new(obj, "extended", json_boolean(ok));
+    json_object_set_new(obj, "validity_ms", number_or_null(ok, ok ? redlock_lock_validity_ms(lock) : 0));
+    int64_t ttl = redlock_lock_ttl_ms(lock); /* 0: the config's, not known here */
+    json_object_set_new(obj, "ttl_ms", number_or_null(ttl > 0, ttl));
+    set_outcomes(obj, r);
+    return finish(obj);
+}
+
+static bool reachable(const redlock_master_result *m)
+{
+    return m->outcome == REDLOCK_MASTER_OK;
+}
+
+char *cli_json_status(const char *resource, int status, const redlock_result *r)
+{
+    json_t *obj = with_status(resource, status);
+    json_object_set_new(obj, "quorum", json_integer(r->quorum));
+    json_t *masters = json_array();
+    for (unsigned i = 0; i < r->master_count; i++) {
+        const redlock_master_result *m = &r->masters[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "node", text_or_null(m->name));
+        json_object_set_new(o, "reachable", json_boolean(reachable(m)));
+        json_object_set_new(o, "held", json_boolean(m->value != NULL));
+        if (m->value != NULL)
+            set_bytes(o, "value", m->value, m->value_len);
+        else
+            json_object_set_new(o, "value", json_null());
+        /* -2: no key (or no answer), -1: a key without expiry. */
+        json_object_set_new(o, "pttl_ms", number_or_null(m->pttl_ms >= 0, m->pttl_ms));
+        json_object_set_new(o, "error", master_error(m));
+        json_array_append_new(masters, o);
+    }
+    json_object_set_new(obj, "masters", masters);
+    return finish(obj);
+}
+
+char *cli_json_ping(int status, const redlock_result *r)
+{
+    json_t *obj = json_object();
+    json_object_set_new(obj, "status", json_string(redlock_status_name(status)));
+    json_object_set_new(obj, "message", json_string(redlock_strerror(status)));
+    json_object_set_new(obj, "quorum", json_integer(r->quorum));
+    json_t *masters = json_array();
+    for (unsigned i = 0; i < r->master_count; i++) {
+        const redlock_master_result *m = &r->masters[i];
+        json_array_append_new(
+            masters, json_pack("{s:o, s:b, s:o, s:o}", "node", text_or_null(m->name),
+                               "reachable", reachable(m), "latency_us",
+                               number_or_null(m->latency_us >= 0, m->latency_us), "error",
+                               master_error(m)));
+    }
+    json_object_set_new(obj, "masters", masters);
+    return finish(obj);
+}
+
+void cli_print_json(char *text)
+{
+    if (text == NULL) {
+        cli_error("out of memory writing JSON");
+        return;
+    }
+    puts(text);
+    free(text);
+}

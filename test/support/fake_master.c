@@ -260,8 +260,8 @@ static void wake_and_wait(fake_master *fm)
 static void *serve(void *arg)
 {
     fake_master *fm = arg;
-    double end = tc_now_ms() + FAKE_MASTER_LIFETIME_MS;
-    for (double now = tc_now_ms(); now < end; now = tc_now_ms()) {
+    int64_t end = tc_now_us() / 1000 + FAKE_MASTER_LIFETIME_MS;
+    for (int64_t now = tc_now_us() / 1000; now < end; now = tc_now_us() / 1000) {
         atomic_store(&fm->woken, atomic_load(&fm->wakes));
         struct pollfd pfd[2 + MAX_CLIENTS];
         fake_client *polled[2 + MAX_CLIENTS];
@@ -274,7 +274,7 @@ static void *serve(void *arg)
                 pfd[n++] = (struct pollfd){fm->clients[i].fd, POLLIN, 0};
             }
         }
-        double left = end - now;
+        int64_t left = end - now;
         if (poll(pfd, n, left < POLL_MS ? (int)left : POLL_MS) < 0 && errno != EINTR)
             break;
         if (pfd[0].revents != 0 && woken_to_stop(fm))

@@ -2,6 +2,8 @@
 #ifndef REDLOCK_BENCH_H
 #define REDLOCK_BENCH_H
 
+#include "testclock.h"
+
 #include <redlock/redlock.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -60,7 +62,6 @@ typedef struct stopwatch {
     unsigned long allocs;
 } stopwatch;
 
-int64_t bench_now_ns(void);
 void stopwatch_start(stopwatch *w);
 /* Fill m's seconds, CPU and allocations per pair (m->pairs must be set). */
 void stopwatch_stop(const stopwatch *w, measurement *m);

@@ -50,7 +50,7 @@ static void on_released(int status, const redlock_result *r, void *arg)
     async_bench *b = s->b;
     if (status != REDLOCK_OK)
         b->m->failures++;
-    int64_t now = bench_now_ns();
+    int64_t now = tc_now_ns();
     samples_add(&b->m->pair, now - s->t0);
     samples_add(&b->m->acquire, s->t_acquired - s->t0);
     samples_add(&b->m->release, now - s->t_acquired);
@@ -63,7 +63,7 @@ static void on_acquired(int status, redlock_lock *lock, const redlock_result *r,
 {
     slot *s = arg;
     async_bench *b = s->b;
-    s->t_acquired = bench_now_ns();
+    s->t_acquired = tc_now_ns();
     if (status != REDLOCK_OK) {
         b->m->failures++;
         slot_next(s);
@@ -81,7 +81,7 @@ static void on_acquired(int status, redlock_lock *lock, const redlock_result *r,
 static void slot_start(slot *s)
 {
     async_bench *b = s->b;
-    if (b->started >= b->lim->pairs || bench_now_ns() >= b->deadline) {
+    if (b->started >= b->lim->pairs || tc_now_ns() >= b->deadline) {
         if (--b->running == 0)
             ev_break(b->loop, EVBREAK_ONE);
         return;
@@ -91,7 +91,7 @@ static void slot_start(slot *s)
     char key[48];
     int len = b->contended ? snprintf(key, sizeof(key), "bench:contended")
                            : snprintf(key, sizeof(key), "bench:lib:%u:%lu", s->index, s->counter);
-    s->t0 = bench_now_ns();
+    s->t0 = tc_now_ns();
     if (redlock_acquire_async(s->client, key, (size_t)len, &b->opts, on_acquired, s) !=
         REDLOCK_OK) {
         b->m->failures++;
@@ -107,7 +107,7 @@ static void run_slots(async_bench *b, unsigned long pairs, double seconds)
     const bench_limits *saved = b->lim;
     b->lim = &lim;
     b->started = b->finished = 0;
-    b->deadline = bench_now_ns() + (int64_t)(seconds * 1e9);
+    b->deadline = tc_now_ns() + (int64_t)(seconds * 1e9);
     b->running = b->in_flight;
     for (unsigned i = 0; i < b->in_flight; i++)
         slot_start(&b->slots[i]);
@@ -212,20 +212,20 @@ static void *sync_worker(void *arg)
     redlock_acquire_options_init(&o);
     o.ttl_ms = b->lim->ttl_ms;
     for (unsigned long counter = 0;; counter++) {
-        if (atomic_fetch_add(&b->started, 1) >= b->lim->pairs || bench_now_ns() >= b->deadline)
+        if (atomic_fetch_add(&b->started, 1) >= b->lim->pairs || tc_now_ns() >= b->deadline)
             break;
         char key[48];
         int len = snprintf(key, sizeof(key), "bench:sync:%u:%lu", t->index, counter);
-        int64_t t0 = bench_now_ns();
+        int64_t t0 = tc_now_ns();
         redlock_lock *lock = NULL;
         if (redlock_sync_acquire(b->client, key, (size_t)len, &o, &lock, NULL) != REDLOCK_OK) {
             atomic_fetch_add(&b->failures, 1);
             continue;
         }
-        int64_t t1 = bench_now_ns();
+        int64_t t1 = tc_now_ns();
         if (redlock_sync_release(b->client, lock, NULL) != REDLOCK_OK)
             atomic_fetch_add(&b->failures, 1);
-        int64_t t2 = bench_now_ns();
+        int64_t t2 = tc_now_ns();
         redlock_lock_free(lock);
         samples_add(&t->pair, t2 - t0);
         samples_add(&t->acquire, t1 - t0);
@@ -247,7 +247,7 @@ static int sync_phase(redlock_sync *client, const bench_limits *lim, unsigned th
                       measurement *m)
 {
     sync_bench b = {.client = client, .lim = lim};
-    b.deadline = bench_now_ns() + (int64_t)(lim->seconds * 1e9);
+    b.deadline = tc_now_ns() + (int64_t)(lim->seconds * 1e9);
     sync_thread *ts = calloc(threads, sizeof(*ts));
     pthread_t *tids = calloc(threads, sizeof(*tids));
     if (ts == NULL || tids == NULL) {

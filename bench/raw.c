@@ -86,7 +86,7 @@ static void send_all(raw_bench *b, raw_pair *p, const char *cmd, size_t len)
 
 static void pair_start(raw_bench *b, raw_pair *p)
 {
-    if (b->started >= b->lim->pairs || bench_now_ns() >= b->deadline) {
+    if (b->started >= b->lim->pairs || tc_now_ns() >= b->deadline) {
         b->running--;
         if (b->running == 0)
             ev_break(b->loop, EVBREAK_ONE);
@@ -103,7 +103,7 @@ static void pair_start(raw_bench *b, raw_pair *p)
     int vlen = snprintf(value, sizeof(value), "%08x%08lx%016lx", p->slot, p->counter,
                         (unsigned long)p->gen * 2654435761UL);
     char *cmd;
-    p->t0 = bench_now_ns();
+    p->t0 = tc_now_ns();
     int len = redisFormatCommand(&cmd, "SET %b %b NX PX %d", key, (size_t)klen, value,
                                  (size_t)vlen, b->lim->ttl_ms);
     send_all(b, p, cmd, (size_t)len);
@@ -112,7 +112,7 @@ static void pair_start(raw_bench *b, raw_pair *p)
 
 static void pair_release(raw_bench *b, raw_pair *p)
 {
-    p->t_acquired = bench_now_ns();
+    p->t_acquired = tc_now_ns();
     p->phase = 1;
     p->replies = 0;
     char key[48];
@@ -146,7 +146,7 @@ static void on_reply(redisAsyncContext *ac, void *r, void *privdata)
         pair_release(b, p);
         return;
     }
-    int64_t now = bench_now_ns();
+    int64_t now = tc_now_ns();
     samples_add(&b->m->pair, now - p->t0);
     samples_add(&b->m->acquire, p->t_acquired - p->t0);
     samples_add(&b->m->release, now - p->t_acquired);
@@ -206,7 +206,7 @@ static void run_pairs(raw_bench *b, unsigned in_flight, unsigned long count, dou
     const bench_limits *saved = b->lim;
     b->lim = &lim;
     b->started = b->finished = 0;
-    b->deadline = bench_now_ns() + (int64_t)(seconds * 1e9);
+    b->deadline = tc_now_ns() + (int64_t)(seconds * 1e9);
     b->running = in_flight;
     for (unsigned i = 0; i < in_flight; i++)
         pair_start(b, &b->pairs[i]);

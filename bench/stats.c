@@ -5,14 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
-
-int64_t bench_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 void samples_add(samples *s, int64_t ns)
 {
@@ -79,12 +71,12 @@ void stopwatch_start(stopwatch *w)
 {
     w->allocs = bench_allocations();
     w->cpu_us = cpu_us();
-    w->wall_ns = bench_now_ns();
+    w->wall_ns = tc_now_ns();
 }
 
 void stopwatch_stop(const stopwatch *w, measurement *m)
 {
-    m->seconds = (double)(bench_now_ns() - w->wall_ns) / 1e9;
+    m->seconds = (double)(tc_now_ns() - w->wall_ns) / 1e9;
     double pairs = m->pairs ? (double)m->pairs : 1;
     m->cpu_us_per_pair = (double)(cpu_us() - w->cpu_us) / pairs;
     m->allocs_per_pair = (double)(bench_allocations() - w->allocs) / pairs;

@@ -15,7 +15,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 cli_fixture cli;
@@ -27,34 +26,15 @@ static struct {
 static int dead_port_fd = -1;
 static int dead_port;
 
-/* ---- Time ------------------------------------------------------------- */
-
-long long cli_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-double cli_now_ms(void)
-{
-    return (double)cli_now_ns() / 1e6;
-}
-
-void cli_sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
+/* ---- Waiting ---------------------------------------------------------- */
 
 bool cli_wait_until(bool (*pred)(void *arg), void *arg, int timeout_ms)
 {
-    double deadline = cli_now_ms() + (double)fleet_scaled_ms(timeout_ms);
+    double deadline = tc_now_ms() + (double)fleet_scaled_ms(timeout_ms);
     while (!pred(arg)) {
-        if (cli_now_ms() >= deadline)
+        if (tc_now_ms() >= deadline)
             return false;
-        cli_sleep_ms(5);
+        tc_sleep_ms(5);
     }
     return true;
 }
@@ -473,13 +453,13 @@ bool cli_wait_extended(const char *key, int timeout_ms)
     pttl_watch w = {key, -1};
     if (!cli_wait_until(pttl_went_up, &w, timeout_ms))
         return false;
-    cli_sleep_ms(CLI_LOST_TTL_MS / 6);
+    tc_sleep_ms(CLI_LOST_TTL_MS / 6);
     return true;
 }
 
 double cli_pause_majority(const char *key, double *paused_ms)
 {
-    *paused_ms = cli_now_ms();
+    *paused_ms = tc_now_ms();
     for (size_t i = 0; i < LOST_MAJORITY; i++)
         cr_assert_eq(fleet_pause(cli.fleet, i), 0);
     long long pttl = -2;
@@ -488,7 +468,7 @@ double cli_pause_majority(const char *key, double *paused_ms)
         pttl = p > pttl ? p : pttl;
     }
     cr_assert(pttl > 0 && pttl <= CLI_LOST_TTL_MS, "PTTL %lld on the masters still up", pttl);
-    return cli_now_ms() + (double)pttl;
+    return tc_now_ms() + (double)pttl;
 }
 
 void cli_resume_majority(const char *key)

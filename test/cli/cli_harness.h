@@ -26,6 +26,7 @@
 #define REDLOCK_TEST_CLI_HARNESS_H
 
 #include "fleet.h"
+#include "testclock.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -208,11 +209,6 @@ const char *cli_acquire(const char *resource, const char *ttl);
 /* The line of text that names node ("127.0.0.1:PORT" not followed by a
  * digit), without its newline; NULL if none. Fails if several do. */
 const char *cli_line_about(const char *text, const char *node);
-
-/* CLOCK_MONOTONIC in ms and ns. */
-double cli_now_ms(void);
-long long cli_now_ns(void);
-void cli_sleep_ms(int ms);
 
 /* ---- Between the harness's files (cli_harness.c, cli_process.c) ---------- */
 

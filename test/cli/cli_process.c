@@ -285,7 +285,7 @@ cli_proc *cli_spawn(const char *const args[], const char *const env[])
     cr_assert_geq(null_fd, 0);
 
     pid_t parent = getpid();
-    p->started_ms = cli_now_ms();
+    p->started_ms = tc_now_ms();
     pid_t pid = fork();
     if (pid == 0)
         exec_tool(parent, null_fd, out[1], err[1], argv, envp);
@@ -320,7 +320,7 @@ static void reap_nohang(cli_proc *p)
 {
     if (!p->exited && waitpid(p->pid, &p->wstatus, WNOHANG) == p->pid) {
         p->exited = true;
-        p->exited_ms = cli_now_ms();
+        p->exited_ms = tc_now_ms();
     }
 }
 
@@ -369,9 +369,9 @@ static const char *describe_status(bool exited, int wstatus)
 const cli_result *cli_wait(cli_proc *p, int timeout_ms)
 {
     timeout_ms = (int)fleet_scaled_ms(timeout_ms);
-    double deadline = cli_now_ms() + timeout_ms;
+    double deadline = tc_now_ms() + timeout_ms;
     while (!p->exited || p->out_fd >= 0 || p->err_fd >= 0) {
-        double left = deadline - cli_now_ms();
+        double left = deadline - tc_now_ms();
         if (left <= 0)
             break;
         struct pollfd fds[3];
@@ -405,7 +405,7 @@ const cli_result *cli_wait(cli_proc *p, int timeout_ms)
     p->out = p->err = NULL;
     bool exited = p->exited, open = p->out_fd >= 0 || p->err_fd >= 0;
     int wstatus = p->wstatus;
-    r->elapsed_ms = (exited ? p->exited_ms : cli_now_ms()) - p->started_ms;
+    r->elapsed_ms = (exited ? p->exited_ms : tc_now_ms()) - p->started_ms;
     unregister_proc(p);
     kill_and_reap_proc(p); /* a no-op unless it timed out */
     if (!exited)
@@ -448,15 +448,15 @@ int cli_track(pid_t pid)
 bool cli_wait_gone(int pidfd, int timeout_ms, double *at_ms)
 {
     if (pidfd >= 0) {
-        double deadline = cli_now_ms() + (double)fleet_scaled_ms(timeout_ms);
+        double deadline = tc_now_ms() + (double)fleet_scaled_ms(timeout_ms);
         struct pollfd pfd = {pidfd, POLLIN, 0};
         int rc;
-        while ((rc = poll(&pfd, 1, (int)(deadline - cli_now_ms()) + 1)) < 0 && errno == EINTR)
+        while ((rc = poll(&pfd, 1, (int)(deadline - tc_now_ms()) + 1)) < 0 && errno == EINTR)
             ;
         if (rc <= 0)
             return false;
     }
     if (at_ms != NULL)
-        *at_ms = cli_now_ms();
+        *at_ms = tc_now_ms();
     return true;
 }

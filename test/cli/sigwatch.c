@@ -13,6 +13,8 @@
  * it as the process disappearing. The lifetime (default 120 s) keeps a
  * forgotten sigwatch from running for ever.
  */
+#include "testclock.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -34,13 +36,6 @@ static const struct {
 
 static enum action actions[WATCHED];
 static int exit_codes[WATCHED];
-
-static long long monotonic_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static int watched_index(const char *name)
 {
@@ -111,20 +106,20 @@ int main(int argc, char **argv)
     sigprocmask(SIG_BLOCK, &set, NULL);
 
     char line[128];
-    snprintf(line, sizeof(line), "START %lld %ld\n", monotonic_ns(), (long)getpid());
+    snprintf(line, sizeof(line), "START %lld %ld\n", (long long)tc_now_ns(), (long)getpid());
     record(file, line);
 
-    long long end_ns = monotonic_ns() + lifetime_s * 1000000000LL;
+    long long end_ns = (long long)tc_now_ns() + lifetime_s * 1000000000LL;
     for (;;) {
-        long long left_ns = end_ns - monotonic_ns();
+        long long left_ns = end_ns - (long long)tc_now_ns();
         if (left_ns <= 0) {
-            snprintf(line, sizeof(line), "TIMEOUT %lld\n", monotonic_ns());
+            snprintf(line, sizeof(line), "TIMEOUT %lld\n", (long long)tc_now_ns());
             record(file, line);
             return 124;
         }
         struct timespec wait = {left_ns / 1000000000LL, left_ns % 1000000000LL};
         int signo = sigtimedwait(&set, NULL, &wait);
-        long long at_ns = monotonic_ns();
+        long long at_ns = (long long)tc_now_ns();
         if (signo < 0)
             continue; /* EAGAIN (the lifetime is checked above) or EINTR */
         size_t k = 0;

@@ -103,14 +103,14 @@ Test(cli, acquire_of_a_held_resource_exits_75)
 
 Test(cli, acquire_with_wait_gets_the_lock_once_the_holder_expires)
 {
-    double start = cli_now_ms();
+    double start = tc_now_ms();
     const char *first = cli_acquire("job", "1s");
     const cli_result *r = RUN("acquire", "--wait", "10s", "job");
     cli_expect_exit(r, 0);
     const char *second = cli_first_line(r->out);
     cr_assert(cli_is_value(second) && strcmp(first, second) != 0, "values %s, %s", first, second);
     /* Not before the first lock's key expired, set after `start`. */
-    cr_assert_geq(cli_now_ms() - start, 990, "acquired after %.0f ms", cli_now_ms() - start);
+    cr_assert_geq(tc_now_ms() - start, 990, "acquired after %.0f ms", tc_now_ms() - start);
     cr_assert_geq(cli_masters_holding("job", second), 3);
 }
 
@@ -222,9 +222,9 @@ Test(cli, extend_of_a_foreign_or_expired_value_exits_1)
     cr_assert_geq(cli_masters_holding("job", value), 3);
 
     const char *expired = cli_acquire("short", "300ms");
-    double deadline = cli_now_ms() + 5000;
-    while (cli_masters_with_key("short") > 0 && cli_now_ms() < deadline)
-        cli_sleep_ms(20);
+    double deadline = tc_now_ms() + 5000;
+    while (cli_masters_with_key("short") > 0 && tc_now_ms() < deadline)
+        tc_sleep_ms(20);
     cli_expect_key_gone("short", "5 s after a 300 ms acquire");
     cli_expect_exit(RUN("extend", "--ttl", "30s", "short", expired), 1);
     cli_expect_key_gone("short", "after extending an expired lock");

@@ -220,14 +220,14 @@ Test(cli_lock, killing_redlock_kills_cmd_and_the_lock_expires_after_its_ttl)
     cr_assert_geq(cmd_fd, 0, "CMD exited at once: %s", cli_read_file(file));
 
     cr_assert_eq(kill(cli_proc_pid(p), SIGKILL), 0);
-    double killed_ms = cli_now_ms();
+    double killed_ms = tc_now_ms();
     cr_assert(cli_wait_until(has_exited, p, 3000), "redlock still runs 3 s after SIGKILL");
     /* The key stays until its TTL, so nobody else gets the lock meanwhile
      * (at least 2 s of the 3 s TTL were left, extensions being every 1 s).
      * Read on the masters: a tool started to try would take long to start
      * under valgrind. */
     size_t holding = cli_masters_with_key("crash");
-    if (cli_now_ms() - killed_ms < 1500)
+    if (tc_now_ms() - killed_ms < 1500)
         cr_assert_geq(holding, 3, "the lock did not outlive redlock: %s",
                       cli_describe_key("crash"));
     else
@@ -237,8 +237,8 @@ Test(cli_lock, killing_redlock_kills_cmd_and_the_lock_expires_after_its_ttl)
     cr_assert_eq(r->signal, SIGKILL, "%s: not killed by SIGKILL", r->cmdline);
 
     double deadline = killed_ms + 3000 + 5000;
-    while (cli_masters_with_key("crash") > 0 && cli_now_ms() < deadline)
-        cli_sleep_ms(20);
+    while (cli_masters_with_key("crash") > 0 && tc_now_ms() < deadline)
+        tc_sleep_ms(20);
     cli_expect_key_gone("crash", "5 s after the TTL");
     cli_expect_exit(
         cli_run(CLI_ARGS("--config", cli.config, "acquire", "--wait", "0", "crash"), NULL, T), 0);

@@ -143,7 +143,7 @@ Test(cli_run, run_gets_the_lock_once_the_holder_releases_it)
     cli_proc *p = cli_spawn(CLI_ARGS("--config", cli.config, "run", "--wait", "20s", "job", "--",
                                      "touch", marker),
                             NULL);
-    cli_sleep_ms(300);
+    tc_sleep_ms(300);
     cr_assert(!cli_proc_exited(p), "run gave up while waiting 20 s");
     cr_assert_neq(access(marker, F_OK), 0, "CMD ran while another holder had the lock");
     cli_expect_exit(cli_run(CLI_ARGS("--config", cli.config, "release", "job", holder), NULL, T),

@@ -73,7 +73,7 @@ static void wait_forever_until_sigterm(const char *const args[])
     const char *holder = cli_acquire("job", "60s");
     size_t held = cli_masters_with_key("job");
     cli_proc *p = cli_spawn(args, NULL);
-    cli_sleep_ms((int)fleet_scaled_ms(1500));
+    tc_sleep_ms((int)fleet_scaled_ms(1500));
     cr_assert(!cli_proc_exited(p), "gave up waiting within 1.5 s");
     cr_assert_eq(kill(cli_proc_pid(p), SIGTERM), 0);
     const cli_result *r = cli_wait(p, T);

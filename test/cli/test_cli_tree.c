@@ -129,7 +129,7 @@ static tree start_tree(const char *config, const char *const options[], const sh
     const char *tail[] = {"tree", "--", "sh", "-c", script, "sh", pids, t.go, NULL};
     for (size_t i = 0; i < sizeof(tail) / sizeof(tail[0]); i++)
         args[n++] = tail[i];
-    t.spawned_ms = cli_now_ms();
+    t.spawned_ms = tc_now_ms();
     t.redlock = cli_spawn(args, NULL);
 
     lines_wait w = {pids, s->processes};
@@ -238,7 +238,7 @@ static void kill_redlock_under(const shape *s, bool whole_group)
     tree t = start_tree(cli.config, CLI_ARGS("--ttl", "3000"), s, false);
     pid_t pid = cli_proc_pid(t.redlock);
     cr_assert_eq(kill(whole_group ? -pid : pid, SIGKILL), 0);
-    double killed_ms = cli_now_ms();
+    double killed_ms = tc_now_ms();
     double gone_ms = expect_tree_gone(&t, 3000, "3 s after redlock was killed");
     const cli_result *r = cli_wait(t.redlock, T);
     cr_assert_eq(r->signal, SIGKILL, "%s: not killed by SIGKILL", r->cmdline);
@@ -328,7 +328,7 @@ Test(cli_tree, a_job_ignoring_sigterm_is_killed_after_the_grace_and_the_lock_hel
     double exited_ms = 0;
     cr_assert(cli_wait_gone(t.fds[0], 10000, &exited_ms), "the shell did not exit");
 
-    cli_sleep_ms(300);
+    tc_sleep_ms(300);
     cr_assert(!cli_proc_exited(t.redlock),
               "redlock exited 300 ms after CMD, its job still running");
     cr_assert_geq(cli_masters_with_key("tree"), 3, "the lock was released while CMD's job ran");

@@ -156,11 +156,11 @@ static void client_ended(world *w, client *c, int status, bool restart)
 {
     /* Whatever it held, it holds no more (a run's command may have been
      * SIGKILLed before it could log its end). */
-    flog_write(w->log, "X %lld %ld", (long long)flog_now_ns(), (long)c->pid);
+    flog_write(w->log, "X %lld %ld", (long long)tc_now_ns(), (long)c->pid);
     /* While running (not when stopping them), a run that did not get the
      * lock, or lost it, says so with its status. */
     if (restart && c->kind == CLIENT_RUN && WIFEXITED(status) && WEXITSTATUS(status) != 0)
-        flog_write(w->log, "N %lld %ld run-exit-%d", (long long)flog_now_ns(), (long)c->pid,
+        flog_write(w->log, "N %lld %ld run-exit-%d", (long long)tc_now_ns(), (long)c->pid,
                    WEXITSTATUS(status));
     c->pid = 0;
     if (restart)
@@ -207,22 +207,21 @@ static void stop_clients(world *w, fleet *f)
     for (size_t i = 0; i < MAX_CLIENTS; i++)
         if (w->clients[i].pid != 0)
             kill(w->clients[i].pid, SIGTERM);
-    int64_t deadline = flog_now_ns() + STOP_GRACE_MS * 1000000LL;
-    while (running_clients(w) > 0 && flog_now_ns() < deadline) {
+    int64_t deadline = tc_now_ns() + STOP_GRACE_MS * 1000000LL;
+    while (running_clients(w) > 0 && tc_now_ns() < deadline) {
         reap(w, f, false);
-        struct timespec ts = {0, TICK_MS * 1000000L};
-        nanosleep(&ts, NULL);
+        tc_sleep_ms(TICK_MS);
     }
     for (size_t i = 0; i < MAX_CLIENTS; i++) {
         if (w->clients[i].pid != 0) {
             fprintf(stderr, "failover: client %d did not stop; killing it\n",
                     (int)w->clients[i].pid);
-            flog_write(w->log, "K %lld %ld", (long long)flog_now_ns(), (long)w->clients[i].pid);
+            flog_write(w->log, "K %lld %ld", (long long)tc_now_ns(), (long)w->clients[i].pid);
             kill(w->clients[i].pid, SIGKILL);
         }
     }
-    deadline = flog_now_ns() + STOP_GRACE_MS * 1000000LL;
-    while (running_clients(w) > 0 && flog_now_ns() < deadline)
+    deadline = tc_now_ns() + STOP_GRACE_MS * 1000000LL;
+    while (running_clients(w) > 0 && tc_now_ns() < deadline)
         reap(w, f, false);
 }
 
@@ -310,16 +309,15 @@ static fleet *start_masters(bool unsafe, bool *aof)
 static void run_loop(world *w, fleet *f, injector *inj, int64_t end_ns)
 {
     log_tail tail = {.in = fopen(w->log_path, "re")};
-    while (!interrupted && (end_ns == 0 || flog_now_ns() < end_ns)) {
+    while (!interrupted && (end_ns == 0 || tc_now_ns() < end_ns)) {
         reap(w, f, true);
         tail_follow(&tail);
         if (inj != NULL) {
-            pid_t killed = injector_tick(inj, flog_now_ns(), holding_client(w, &tail));
+            pid_t killed = injector_tick(inj, tc_now_ns(), holding_client(w, &tail));
             if (killed != 0)
                 tail.holder = 0;
         }
-        struct timespec ts = {0, TICK_MS * 1000000L};
-        nanosleep(&ts, NULL);
+        tc_sleep_ms(TICK_MS);
     }
     if (tail.in != NULL)
         fclose(tail.in);
@@ -345,8 +343,8 @@ static void report_progress(world *w, int64_t end_ns)
     unsigned long sections = 0;
     unsigned long failures = 0;
     char last_failure[80] = "";
-    int64_t next = flog_now_ns() + 1000000000;
-    while (!interrupted && (end_ns == 0 || flog_now_ns() < end_ns)) {
+    int64_t next = tc_now_ns() + 1000000000;
+    while (!interrupted && (end_ns == 0 || tc_now_ns() < end_ns)) {
         reap(w, NULL, true);
         char line[512];
         while (tail.in != NULL && fgets(line, sizeof(line), tail.in) != NULL) {
@@ -362,7 +360,7 @@ static void report_progress(world *w, int64_t end_ns)
         }
         if (tail.in != NULL)
             clearerr(tail.in);
-        if (flog_now_ns() >= next) {
+        if (tc_now_ns() >= next) {
             redlock_result *r = NULL;
             unsigned answering = 0;
             unsigned total = 0;
@@ -380,8 +378,7 @@ static void report_progress(world *w, int64_t end_ns)
             sections = failures = 0;
             next += 1000000000;
         }
-        struct timespec ts = {0, TICK_MS * 1000000L};
-        nanosleep(&ts, NULL);
+        tc_sleep_ms(TICK_MS);
     }
     if (tail.in != NULL)
         fclose(tail.in);
@@ -439,18 +436,18 @@ int main(int argc, char **argv)
            "(TTL %d ms) contend for \"%s\"\n",
            LIB_PROCESSES, LIB_THREADS, LIB_TTL_MS, RUNNERS, RUN_TTL_MS, RESOURCE);
 
-    int64_t end_ns = o.seconds ? flog_now_ns() + (int64_t)o.seconds * 1000000000 : 0;
+    int64_t end_ns = o.seconds ? tc_now_ns() + (int64_t)o.seconds * 1000000000 : 0;
     if (f != NULL) {
         injector inj;
         injector_init(&inj, f, w.log, o.seed, o.unsafe, aof,
                       RUN_TTL_MS > LIB_TTL_MS ? RUN_TTL_MS : LIB_TTL_MS);
         run_loop(&w, f, &inj, end_ns);
-        flog_write(w.log, "Z %lld", (long long)flog_now_ns());
+        flog_write(w.log, "Z %lld", (long long)tc_now_ns());
         stop_clients(&w, f);
         injector_heal(&inj);
     } else {
         report_progress(&w, end_ns);
-        flog_write(w.log, "Z %lld", (long long)flog_now_ns());
+        flog_write(w.log, "Z %lld", (long long)tc_now_ns());
         stop_clients(&w, NULL);
     }
 

@@ -1,8 +1,8 @@
 /*
  * The failover suite's event log: one text line per event, appended by
  * every process with a single write(2) on an O_APPEND descriptor, so lines
- * never interleave. Times are CLOCK_MONOTONIC nanoseconds (one clock for
- * every process on the machine).
+ * never interleave. Times are CLOCK_MONOTONIC nanoseconds, tc_now_ns() (one
+ * clock for every process on the machine).
  *
  *   S t holder deadline value   a critical section starts (deadline: when
  *                               the holder's validity ends, 0 if unknown)
@@ -23,11 +23,11 @@
 #ifndef REDLOCK_FAILOVER_LOG_H
 #define REDLOCK_FAILOVER_LOG_H
 
+#include "testclock.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
-
-int64_t flog_now_ns(void);
 
 /* Open (create) the log for appending; -1 on error. */
 int flog_open(const char *path);

@@ -35,7 +35,7 @@ unsigned injector_available(const injector *inj)
 
 static void log_fault(injector *inj, const char *kind, size_t master)
 {
-    int64_t now = flog_now_ns();
+    int64_t now = tc_now_ns();
     flog_write(inj->log, "F %lld %s %zu", (long long)now, kind, master);
     flog_write(inj->log, "U %lld %u", (long long)now, injector_available(inj));
 }
@@ -48,8 +48,8 @@ void injector_init(injector *inj, fleet *f, int log, uint64_t seed, bool unsafe,
     /* "Longest TTL" plus the drift allowance and a margin for slow
      * machines: every key the master forgot would have expired by then. */
     inj->delayed_restart_ns = (longest_ttl_ms + longest_ttl_ms / 50 + 500) * 1000000;
-    inj->next_fault_ns = flog_now_ns() + FAULT_GAP_MAX_MS * 1000000LL;
-    flog_write(log, "U %lld %u", (long long)flog_now_ns(), injector_available(inj));
+    inj->next_fault_ns = tc_now_ns() + FAULT_GAP_MAX_MS * 1000000LL;
+    flog_write(log, "U %lld %u", (long long)tc_now_ns(), injector_available(inj));
 }
 
 /* A master that is up, chosen at random, or -1. */
@@ -75,7 +75,7 @@ static void bring_back(injector *inj, size_t i)
             m->down = false;
             log_fault(inj, "restart", i);
         } else {
-            m->back_at_ns = flog_now_ns() + 100000000; /* try again shortly */
+            m->back_at_ns = tc_now_ns() + 100000000; /* try again shortly */
         }
     }
 }
@@ -116,7 +116,7 @@ pid_t injector_tick(injector *inj, int64_t now, pid_t holder)
     unsigned roll = (unsigned)(next_random(inj) % 100);
     if (roll < 20 && holder > 0) {
         kill(holder, SIGKILL);
-        flog_write(inj->log, "K %lld %ld", (long long)flog_now_ns(), (long)holder);
+        flog_write(inj->log, "K %lld %ld", (long long)tc_now_ns(), (long)holder);
         return holder;
     }
     if (unavailable >= INJECTOR_MAX_UNAVAILABLE)

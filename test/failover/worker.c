@@ -57,13 +57,11 @@ static void record_end(void)
 {
     if (atomic_exchange(&record_ended, true))
         return;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
     char line[256];
     size_t n = 0;
     line[n++] = 'E';
     line[n++] = ' ';
-    n += put_number(line + n, (long long)ts.tv_sec * 1000000000 + ts.tv_nsec);
+    n += put_number(line + n, (long long)tc_now_ns());
     line[n++] = ' ';
     n += put_number(line + n, record_holder);
     line[n++] = ' ';
@@ -79,12 +77,6 @@ static void on_record_stop(int sig)
     (void)sig;
     record_end();
     _exit(0);
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
 }
 
 static const char *arg_value(int argc, char **argv, const char *name, const char *fallback)
@@ -128,27 +120,27 @@ static void *lib_thread(void *arg)
         redlock_result *r = NULL;
         int rc = redlock_sync_acquire(w->client, w->resource, len, &o, &lock, &r);
         if (rc != REDLOCK_OK) {
-            flog_write(w->log, "N %lld %ld %s", (long long)flog_now_ns(), pid,
+            flog_write(w->log, "N %lld %ld %s", (long long)tc_now_ns(), pid,
                        redlock_status_name(rc));
             redlock_result_free(r);
             continue;
         }
-        flog_write(w->log, "A %lld %ld %lld %lld", (long long)flog_now_ns(), pid,
+        flog_write(w->log, "A %lld %ld %lld %lld", (long long)tc_now_ns(), pid,
                    (long long)(r ? r->elapsed_us : -1), (long long)(r ? r->total_ms * 1000 : -1));
         redlock_result_free(r);
         long work = 5 + (long)(rand_r(&seed) % (unsigned)w->work_max_ms);
-        int64_t now = flog_now_ns();
+        int64_t now = tc_now_ns();
         int64_t validity = redlock_lock_validity_ms(lock);
         if (validity >= work + MARGIN_MS) {
             const char *value = redlock_lock_value(lock, NULL);
             flog_write(w->log, "S %lld %ld %lld %s", (long long)now, pid,
                        (long long)now + (long long)validity * 1000000, value);
-            sleep_ms(work);
-            flog_write(w->log, "E %lld %ld %s", (long long)flog_now_ns(), pid, value);
+            tc_sleep_ms(work);
+            flog_write(w->log, "E %lld %ld %s", (long long)tc_now_ns(), pid, value);
         }
         redlock_sync_release(w->client, lock, NULL);
         redlock_lock_free(lock);
-        sleep_ms((long)(rand_r(&seed) % 20)); /* let the others in */
+        tc_sleep_ms((long)(rand_r(&seed) % 20)); /* let the others in */
     }
     return NULL;
 }
@@ -213,12 +205,12 @@ static int run_record(int argc, char **argv)
     record_value = value;
     unsigned seed = (unsigned)getpid() * 7919U + (unsigned)time(NULL);
     long work = work_min + (long)(rand_r(&seed) % (unsigned)(work_max - work_min + 1));
-    flog_write(log, "S %lld %ld 0 %s", (long long)flog_now_ns(), record_holder, value);
+    flog_write(log, "S %lld %ld 0 %s", (long long)tc_now_ns(), record_holder, value);
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_record_stop;
     sigaction(SIGTERM, &sa, NULL);
-    sleep_ms(work);
+    tc_sleep_ms(work);
     record_end();
     close(log);
     return 0;

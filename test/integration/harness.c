@@ -4,14 +4,6 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 static void capture_log(int level, const char *message, void *arg)
 {
@@ -71,16 +63,16 @@ void harness_free_client(harness *h)
     h->client = NULL;
     /* A freed client finishes its releases and closes its connections on
      * the loop, within a command timeout; then no watcher may be left. */
-    double deadline = now_ms() + HARNESS_GUARD_S * 1000 * fleet_time_scale();
+    double deadline = tc_now_ms() + HARNESS_GUARD_S * 1000 * fleet_time_scale();
     while (ev_run(h->loop, EVRUN_ONCE))
-        cr_assert_lt(now_ms(), deadline, "the freed client left watchers active");
+        cr_assert_lt(tc_now_ms(), deadline, "the freed client left watchers active");
 }
 
 double harness_free_client_timed(harness *h)
 {
-    double t0 = now_ms();
+    double t0 = tc_now_ms();
     harness_free_client(h);
-    return now_ms() - t0;
+    return tc_now_ms() - t0;
 }
 
 void harness_stop(harness *h)
@@ -218,9 +210,9 @@ void harness_run_for(harness *h, int ms)
 bool harness_wait_until(harness *h, bool (*pred)(harness *h, void *arg), void *arg,
                         int timeout_ms)
 {
-    double deadline = now_ms() + (double)fleet_scaled_ms(timeout_ms);
+    double deadline = tc_now_ms() + (double)fleet_scaled_ms(timeout_ms);
     while (!pred(h, arg)) {
-        if (now_ms() >= deadline)
+        if (tc_now_ms() >= deadline)
             return false;
         harness_run_for(h, 10);
     }

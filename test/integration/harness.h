@@ -8,6 +8,7 @@
 #define REDLOCK_TEST_HARNESS_H
 
 #include "fleet.h"
+#include "testclock.h"
 
 #include <ev.h>
 #include <redlock/redlock.h>
@@ -71,9 +72,6 @@ void expect_master(const redlock_result *r, size_t i, int outcome, const char *d
 /* The same, or the master had not answered when the operation was decided
  * (others made the quorum first): outcome pending, no detail. */
 void expect_master_or_pending(const redlock_result *r, size_t i, int outcome, const char *detail);
-
-/* Milliseconds of CLOCK_MONOTONIC. */
-double now_ms(void);
 
 /* How many configs the program has freed so far (every
  * redlock_config_free() is counted): a client frees its private copy when

@@ -8,7 +8,6 @@
 
 #include <criterion/criterion.h>
 #include <string.h>
-#include <time.h>
 
 #define TTL_MS 10000
 #define MAX_FAKES 2
@@ -26,14 +25,6 @@ static void teardown(void)
 }
 
 TestSuite(connection, .fini = teardown, .timeout = 120);
-
-/* Sleep without running the loop. */
-static void sleep_ms(int64_t ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
 
 static void set_timeouts(int64_t connect_ms, int64_t command_ms)
 {
@@ -103,7 +94,7 @@ Test(connection, a_client_created_after_the_loop_sat_idle_gets_its_whole_connect
     harness_start(&h, 3, NULL);
     set_timeouts(connect_ms, fleet_scaled_ms(250));
     harness_run_for(&h, 10); /* the loop has run, and cached its time */
-    sleep_ms(2 * connect_ms);
+    tc_sleep_ms(2 * connect_ms); /* without running the loop */
     harness_connect(&h);
 
     redlock_lock *lock = NULL;

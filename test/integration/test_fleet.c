@@ -3,6 +3,7 @@
  * faulted, and leave nothing behind.
  */
 #include "fleet.h"
+#include "testclock.h"
 
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
@@ -19,7 +20,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 static fleet *fl;
@@ -28,19 +28,6 @@ static void stop_fleet(void)
 {
     fleet_stop(fl);
     fl = NULL;
-}
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void pause_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
 }
 
 /* 1 when a plain TCP connect to 127.0.0.1:port is refused. */
@@ -87,12 +74,12 @@ static void expect_ping(size_t i, int expected)
 
 Test(fleet, starts_five_servers_that_answer_ping, .fini = stop_fleet, .timeout = 60)
 {
-    int64_t start = mono_ms();
+    double start = tc_now_ms();
     fl = fleet_start(5, NULL);
-    int64_t took = mono_ms() - start;
+    double took = tc_now_ms() - start;
     cr_assert_not_null(fl);
-    cr_log_info("fleet_start(5) took %lld ms", (long long)took);
-    cr_expect_lt(took, 2000, "starting 5 servers took %lld ms", (long long)took);
+    cr_log_info("fleet_start(5) took %.0f ms", took);
+    cr_expect_lt(took, 2000, "starting 5 servers took %.0f ms", took);
     cr_assert_eq(fleet_size(fl), 5);
     for (size_t i = 0; i < 5; i++) {
         cr_assert_gt(fleet_port(fl, i), 0);
@@ -156,11 +143,11 @@ Test(fleet, pause_times_out_and_resume_answers, .fini = stop_fleet, .timeout = 6
     cr_expect_eq(fleet_is_paused(fl, 1), 1);
     cr_expect_eq(fleet_pause(fl, 1), 0, "pausing twice is fine");
 
-    int64_t start = mono_ms();
+    double start = tc_now_ms();
     int result = fleet_ping(fl, 1, 200);
-    int64_t took = mono_ms() - start;
+    double took = tc_now_ms() - start;
     cr_expect_eq(result, FLEET_PING_TIMEOUT);
-    cr_expect(took >= 190 && took < 1500, "PING gave up after %lld ms", (long long)took);
+    cr_expect(took >= 190 && took < 1500, "PING gave up after %.0f ms", took);
     expect_ping(0, FLEET_PING_OK);
     expect_ping(2, FLEET_PING_OK);
     cr_expect_eq(fleet_count_value(fl, "k", 1, "v", 1), 0, "skips the paused server quickly");
@@ -258,9 +245,9 @@ Test(fleet, requirepass_refuses_unauthenticated_commands, .fini = stop_fleet, .t
 
     /* A replica authenticates to its master. */
     cr_assert_eq(fleet_start_replica(fl, 2, 0), 0);
-    int64_t deadline = mono_ms() + 3000;
-    while (fleet_count_value(fl, "k", 1, "v", 1) < 3 && mono_ms() < deadline)
-        pause_ms(20);
+    double deadline = tc_now_ms() + 3000;
+    while (fleet_count_value(fl, "k", 1, "v", 1) < 3 && tc_now_ms() < deadline)
+        tc_sleep_ms(20);
     r = fleet_command(fl, 2, "INFO replication");
     cr_assert_not_null(r);
     cr_expect_not_null(strstr(r->str, "master_link_status:up"), "%s", r->str);
@@ -287,9 +274,9 @@ Test(fleet, replica_rejects_writes_with_readonly, .fini = stop_fleet, .timeout =
     freeReplyObject(r);
 
     /* It syncs from its master promptly. */
-    int64_t deadline = mono_ms() + 3000;
-    while (fleet_count_value(fl, "k", 1, "v", 1) < 2 && mono_ms() < deadline)
-        pause_ms(20);
+    double deadline = tc_now_ms() + 3000;
+    while (fleet_count_value(fl, "k", 1, "v", 1) < 2 && tc_now_ms() < deadline)
+        tc_sleep_ms(20);
     cr_expect_eq(fleet_count_value(fl, "k", 1, "v", 1), 2);
 
     /* A restart makes it a master again, empty without persistence. */
@@ -421,9 +408,9 @@ Test(fleet, a_server_that_cannot_start_fails_fast, .timeout = 60)
 {
     static const char *const extra[] = {"--no-such-option", "1", NULL};
     fleet_options opts = {.extra_args = extra};
-    int64_t start = mono_ms();
+    double start = tc_now_ms();
     cr_expect_null(fleet_start(3, &opts));
-    cr_expect_lt(mono_ms() - start, 3000);
+    cr_expect_lt(tc_now_ms() - start, 3000);
     int status;
     errno = 0;
     cr_expect_eq(waitpid(-1, &status, WNOHANG), -1, "a child is left");
@@ -477,20 +464,20 @@ static int leftover_after_child(void (*end)(void))
     cr_assert_eq(waitpid(child, &status, 0), child);
     cr_assert(got, "the child did not start its fleet");
 
-    int64_t deadline = mono_ms() + 3000;
+    double deadline = tc_now_ms() + 3000;
     for (size_t i = 0; i < 2; i++) {
-        while (waitpid(pids[i], &status, WNOHANG) == 0 && mono_ms() < deadline)
-            pause_ms(10);
+        while (waitpid(pids[i], &status, WNOHANG) == 0 && tc_now_ms() < deadline)
+            tc_sleep_ms(10);
         cr_expect(process_gone(pids[i]), "server %zu outlived its process", i);
     }
-    while (path_exists(dir) && mono_ms() < deadline)
-        pause_ms(10);
+    while (path_exists(dir) && tc_now_ms() < deadline)
+        tc_sleep_ms(10);
     /* Reap the janitor once its rm is done (ECHILD: nothing left). */
-    int64_t reap_deadline = mono_ms() + 3000;
-    for (pid_t r = 0; r >= 0 && mono_ms() < reap_deadline;) {
+    double reap_deadline = tc_now_ms() + 3000;
+    for (pid_t r = 0; r >= 0 && tc_now_ms() < reap_deadline;) {
         r = waitpid(-1, &status, WNOHANG);
         if (r == 0)
-            pause_ms(5);
+            tc_sleep_ms(5);
     }
     if (!path_exists(dir))
         return 0;

@@ -51,8 +51,8 @@ static outcome second_holder(redlock_lock *a_lock, int limit_ms)
     redlock_client *a = h.client;
     h.client = b; /* the harness's blocking helpers act on h.client */
     redlock_acquire_options o = fleet_acquire_options(TTL_MS, 0);
-    double deadline = now_ms() + limit_ms;
-    while (now_ms() < deadline) {
+    double deadline = tc_now_ms() + limit_ms;
+    while (tc_now_ms() < deadline) {
         redlock_lock *b_lock = NULL;
         if (harness_acquire(&h, "shared", 6, &o, &b_lock, NULL) == REDLOCK_OK) {
             out.b_acquired = true;

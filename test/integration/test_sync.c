@@ -1,13 +1,13 @@
 /* The blocking API: one client shared by many threads, operations of
  * different threads in flight at once, mutual exclusion between them. */
 #include "fleet.h"
+#include "testclock.h"
 
 #include <criterion/criterion.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <time.h>
 
 static fleet *masters;
 static redlock_config *cfg;
@@ -27,13 +27,6 @@ static void teardown(void)
 }
 
 TestSuite(sync, .init = five_masters, .fini = teardown, .timeout = 120);
-
-static double mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 Test(sync, acquire_extend_release)
 {
@@ -112,7 +105,7 @@ static void *contend(void *arg)
     o.retry_count = 1000;
     o.retry_delay_ms = 5;
     o.retry_jitter_ms = 10;
-    for (int round = 0; round < ROUNDS_PER_THREAD && mono_ms() < deadline_ms; round++) {
+    for (int round = 0; round < ROUNDS_PER_THREAD && tc_now_ms() < deadline_ms; round++) {
         int res = (id + round) % RESOURCES;
         char name[32];
         snprintf(name, sizeof(name), "shared-%d", res);
@@ -128,8 +121,7 @@ static void *contend(void *arg)
         if (atomic_exchange(&holder[res], id) != 0)
             atomic_fetch_add(&overlaps, 1);
         atomic_fetch_add(&acquired[res], 1);
-        struct timespec pause = {0, 200000}; /* 0.2 ms of "work" */
-        nanosleep(&pause, NULL);
+        tc_sleep_us(200); /* 0.2 ms of "work" */
         if (atomic_exchange(&holder[res], 0) != id)
             atomic_fetch_add(&overlaps, 1);
         rc = redlock_sync_release(shared, lock, NULL);
@@ -143,7 +135,7 @@ static void *contend(void *arg)
 Test(sync, sixteen_threads_contend_on_three_resources_without_overlap)
 {
     cr_assert_eq(redlock_sync_new(&shared, cfg), REDLOCK_OK);
-    deadline_ms = mono_ms() + RUN_LIMIT_MS;
+    deadline_ms = tc_now_ms() + RUN_LIMIT_MS;
     pthread_t threads[THREADS];
     for (intptr_t i = 0; i < THREADS; i++)
         cr_assert_eq(pthread_create(&threads[i], NULL, contend, (void *)i), 0);
@@ -178,7 +170,7 @@ Test(sync, a_dead_master_does_not_hang_a_blocking_call)
     redlock_acquire_options_init(&o);
     o.retry_count = 0;
     redlock_lock *lock = NULL;
-    double t0 = mono_ms();
+    double t0 = tc_now_ms();
     cr_assert_eq(redlock_sync_acquire(s, "d", 1, &o, &lock, NULL), REDLOCK_OK);
     cr_assert_eq(redlock_sync_release(s, lock, NULL), REDLOCK_OK);
     redlock_lock_free(lock);
@@ -187,16 +179,10 @@ Test(sync, a_dead_master_does_not_hang_a_blocking_call)
     cr_assert_eq(redlock_sync_acquire(s, "d", 1, &o, &lock, &r), REDLOCK_ENOQUORUM);
     /* Bounded by the 200 ms connect and 100 ms command timeouts, with
      * margin for a loaded machine. */
-    cr_assert_lt(mono_ms() - t0, 2000.0);
+    cr_assert_lt(tc_now_ms() - t0, 2000.0);
     redlock_result_free(r);
     redlock_sync_free(s);
     cr_assert_eq(fleet_resume(masters, 1), 0);
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
 }
 
 Test(sync, auto_extension_and_the_lost_fd)
@@ -213,13 +199,13 @@ Test(sync, auto_extension_and_the_lost_fd)
     cr_assert_eq(redlock_sync_auto_extend(s, lock, NULL, NULL), REDLOCK_OK);
 
     /* The I/O thread extends it while this thread reads its state. */
-    double until = mono_ms() + 2000;
+    double until = tc_now_ms() + 2000;
     int min_validity = 1000000;
-    while (mono_ms() < until) {
+    while (tc_now_ms() < until) {
         cr_assert_eq(redlock_lock_get_state(lock), REDLOCK_LOCK_HELD);
         int v = (int)redlock_lock_validity_ms(lock);
         min_validity = v < min_validity ? v : min_validity;
-        sleep_ms(20);
+        tc_sleep_ms(20);
     }
     cr_assert_gt(min_validity, 0);
     struct pollfd p = {.fd = fd, .events = POLLIN};
@@ -265,7 +251,7 @@ Test(sync, inspect_and_ping)
     cr_assert_eq(redlock_sync_new(&s, cfg), REDLOCK_OK);
     redlock_lock *lock = NULL;
     cr_assert_eq(redlock_sync_acquire(s, "looked-at", 9, NULL, &lock, NULL), REDLOCK_OK);
-    sleep_ms(50);
+    tc_sleep_ms(50);
     redlock_result *r = NULL;
     cr_assert_eq(redlock_sync_inspect(s, "looked-at", 9, &r), REDLOCK_OK);
     for (unsigned i = 0; i < r->master_count; i++)

@@ -34,7 +34,7 @@ static void record_loss(redlock_lock *lock, int status, void *arg)
     rec->calls++;
     rec->status = status;
     rec->validity_at_loss_ms = redlock_lock_validity_ms(lock);
-    rec->at_ms = now_ms();
+    rec->at_ms = tc_now_ms();
     cr_assert_eq(redlock_lock_get_state(lock), REDLOCK_LOCK_LOST);
 }
 
@@ -97,7 +97,7 @@ Test(watchdog, a_stopped_majority_loses_the_lock_before_its_validity_ends)
     cr_assert_eq(redlock_auto_extend_async(h.client, lock, record_loss, &rec), REDLOCK_OK);
     for (size_t i = 0; i < 3; i++)
         cr_assert_eq(fleet_pause(h.fleet, i), 0);
-    double paused_at = now_ms();
+    double paused_at = tc_now_ms();
     cr_assert(harness_wait_until(&h, lost_called, &rec, 5000), "never told the lock was lost");
     cr_assert_eq(rec.calls, 1);
     /* Told while validity remained (at most ttl/6 = 250 ms of it). */
@@ -132,11 +132,11 @@ Test(watchdog, a_lock_taken_over_is_lost_at_once)
     /* Someone overwrites the key everywhere (an operator, a broken client). */
     for (size_t i = 0; i < 5; i++)
         cr_assert_eq(fleet_set(h.fleet, i, "taken", 5, "intruder", 8, 60000), 0);
-    double t0 = now_ms();
+    double t0 = tc_now_ms();
     cr_assert(harness_wait_until(&h, lost_called, &rec, 3000));
     cr_assert_eq(rec.status, REDLOCK_ENOTOWNER);
     /* At the first extension (ttl/3), not at the guard. */
-    cr_assert_lt(now_ms() - t0, 1500.0);
+    cr_assert_lt(tc_now_ms() - t0, 1500.0);
     /* The masters said the value is not ours: no validity to rely on. */
     cr_assert_leq(rec.validity_at_loss_ms, 0);
     redlock_lock_free(lock);

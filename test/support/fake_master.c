@@ -2,6 +2,7 @@
 #include "fake_master.h"
 
 #include "scripts.h" /* the library's scripts: SCRIPT LOAD answers their SHA1 */
+#include "testclock.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -19,7 +20,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #define MAX_CLIENTS 16  /* connections served at once; more are closed */
@@ -48,13 +48,6 @@ struct fake_master {
     atomic_uint commands;
     atomic_uint requests; /* commands outside the handshake */
 };
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Best effort, never blocking, never raising SIGPIPE. */
 static void send_bytes(int fd, const void *buf, size_t len)
@@ -261,14 +254,14 @@ static void wake_and_wait(fake_master *fm)
     unsigned ticket = atomic_fetch_add(&fm->wakes, 1) + 1;
     wake(fm);
     for (int i = 0; i < 1000 && atomic_load(&fm->woken) < ticket; i++)
-        nanosleep(&(struct timespec){0, 1000000}, NULL);
+        tc_sleep_ms(1);
 }
 
 static void *serve(void *arg)
 {
     fake_master *fm = arg;
-    int64_t end = now_ms() + FAKE_MASTER_LIFETIME_MS;
-    for (int64_t now = now_ms(); now < end; now = now_ms()) {
+    int64_t end = tc_now_us() / 1000 + FAKE_MASTER_LIFETIME_MS;
+    for (int64_t now = tc_now_us() / 1000; now < end; now = tc_now_us() / 1000) {
         atomic_store(&fm->woken, atomic_load(&fm->wakes));
         struct pollfd pfd[2 + MAX_CLIENTS];
         fake_client *polled[2 + MAX_CLIENTS];

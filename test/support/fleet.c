@@ -4,6 +4,7 @@
  * contract. Every wait here is bounded in time.
  */
 #include "fleet.h"
+#include "testclock.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -23,7 +24,6 @@
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #ifndef FLEET_REDIS_SERVER
@@ -72,20 +72,6 @@ struct fleet {
 };
 
 /* ---- Small helpers ------------------------------------------------------ */
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* An interrupted sleep is just shorter: every caller loops on a deadline. */
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
 
 static struct timeval timeval_ms(int ms)
 {
@@ -565,7 +551,7 @@ static int spawn_server(fleet *f, fleet_server *s, int replica_of_port)
  * reaped (or not our child any more), -1 when it is still there. */
 static int reap(pid_t pid, int timeout_ms)
 {
-    int64_t deadline = now_ms() + timeout_ms;
+    double deadline = tc_now_ms() + (double)timeout_ms;
     for (;;) {
         int status;
         pid_t r = waitpid(pid, &status, WNOHANG);
@@ -573,9 +559,9 @@ static int reap(pid_t pid, int timeout_ms)
             return 0;
         if (r < 0 && errno != EINTR)
             return -1;
-        if (now_ms() >= deadline)
+        if (tc_now_ms() >= deadline)
             return -1;
-        sleep_ms(1);
+        tc_sleep_ms(1);
     }
 }
 
@@ -590,16 +576,16 @@ static int signal_server(const fleet_server *s, int sig)
 /* Reap the forks of a dead server: as a subreaper we inherit them. */
 static void reap_orphans(pid_t group)
 {
-    int64_t deadline = now_ms() + fleet_scaled_ms(REAP_TIMEOUT_MS);
+    double deadline = tc_now_ms() + (double)fleet_scaled_ms(REAP_TIMEOUT_MS);
     for (;;) {
         int status;
         pid_t r = waitpid(-group, &status, WNOHANG);
         if (r < 0 && errno != EINTR)
             return; /* ECHILD: none left that is ours */
         if (r == 0) {
-            if (now_ms() >= deadline)
+            if (tc_now_ms() >= deadline)
                 return;
-            sleep_ms(1);
+            tc_sleep_ms(1);
         }
     }
 }
@@ -632,7 +618,7 @@ static int kill_server(fleet_server *s, size_t i)
  */
 static int await_stop_or_continue(fleet_server *s, int event)
 {
-    int64_t deadline = now_ms() + fleet_scaled_ms(SIGNAL_TIMEOUT_MS);
+    double deadline = tc_now_ms() + (double)fleet_scaled_ms(SIGNAL_TIMEOUT_MS);
     for (;;) {
         int status;
         pid_t r = waitpid(s->pid, &status, event | WNOHANG);
@@ -652,9 +638,9 @@ static int await_stop_or_continue(fleet_server *s, int event)
             }
             return -1;
         }
-        if (now_ms() >= deadline)
+        if (tc_now_ms() >= deadline)
             return -1;
-        sleep_ms(1);
+        tc_sleep_ms(1);
     }
 }
 
@@ -751,7 +737,7 @@ static int launch_and_wait(fleet *f, launch *batch, size_t count, int replica_of
         batch[b].tries = 1;
         batch[b].ready = 0;
     }
-    int64_t deadline = now_ms() + fleet_scaled_ms(FLEET_START_TIMEOUT_MS);
+    double deadline = tc_now_ms() + (double)fleet_scaled_ms(FLEET_START_TIMEOUT_MS);
     size_t pending = count;
     while (pending > 0) {
         for (size_t b = 0; b < count; b++) {
@@ -780,7 +766,7 @@ static int launch_and_wait(fleet *f, launch *batch, size_t count, int replica_of
         }
         if (pending == 0)
             break;
-        if (now_ms() >= deadline) {
+        if (tc_now_ms() >= deadline) {
             for (size_t b = 0; b < count; b++) {
                 if (!batch[b].ready)
                     report_failure(&f->servers[batch[b].index], batch[b].index,
@@ -788,7 +774,7 @@ static int launch_and_wait(fleet *f, launch *batch, size_t count, int replica_of
             }
             return -1;
         }
-        sleep_ms(POLL_MS);
+        tc_sleep_ms(POLL_MS);
     }
     return 0;
 }

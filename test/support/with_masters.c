@@ -11,6 +11,7 @@
  * For scripts that need real masters: the examples, the package checks.
  */
 #include "fleet.h"
+#include "testclock.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -18,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define EXIT_USAGE 64
@@ -51,7 +51,6 @@ static int write_config(const fleet *f, const char *path)
 /* Wait for pid at most timeout_s seconds; its exit status as a shell gives it. */
 static int wait_bounded(pid_t pid, long timeout_s)
 {
-    struct timespec tick = {0, 20L * 1000 * 1000};
     for (long waited_ms = 0; waited_ms < timeout_s * 1000; waited_ms += 20) {
         int st = 0;
         pid_t r = waitpid(pid, &st, WNOHANG);
@@ -59,7 +58,7 @@ static int wait_bounded(pid_t pid, long timeout_s)
             return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
         if (r < 0 && errno != EINTR)
             return EXIT_FAILED;
-        nanosleep(&tick, NULL);
+        tc_sleep_ms(20);
     }
     fprintf(stderr, "with-masters: the command ran longer than %ld s; killed\n", timeout_s);
     kill(pid, SIGKILL);

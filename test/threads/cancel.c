@@ -47,7 +47,7 @@ static void victim_start(victim *v, void *(*fn)(void *))
 /* Cancel the victim, join it (bounded) and unmap its stack. */
 static void victim_cancel(victim *v)
 {
-    double t0 = mono_ms();
+    double t0 = tc_now_ms();
     REQUIRE(pthread_cancel(v->thread) == 0, "pthread_cancel");
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
@@ -57,8 +57,8 @@ static void victim_cancel(victim *v)
             "the canceled thread did not end within %d ms", JOIN_BOUND_MS);
     CHECK(ret == PTHREAD_CANCELED, "the victim was not canceled (its call returned %d)",
           atomic_load(&victim_rc));
-    CHECK(mono_ms() - t0 < (double)fleet_scaled_ms(JOIN_BOUND_MS), "cancel took %.0f ms",
-          mono_ms() - t0);
+    CHECK(tc_now_ms() - t0 < (double)fleet_scaled_ms(JOIN_BOUND_MS), "cancel took %.0f ms",
+          tc_now_ms() - t0);
     REQUIRE(munmap(v->stack, VICTIM_STACK) == 0, "munmap");
 }
 
@@ -110,19 +110,19 @@ void scenario_cancel_blocked_callers(fleet *masters, redlock_config *cfg)
         REQUIRE(fleet_set(masters, m, "canceled", 8, "someone-else", 12, 60000) == 0, "set");
     victim v;
     victim_start(&v, acquire_held);
-    double deadline = mono_ms() + (double)fleet_scaled_ms(5000);
-    while (atomic_load(&attempts) == 0 && mono_ms() < deadline)
-        sleep_ms(1);
+    double deadline = tc_now_ms() + (double)fleet_scaled_ms(5000);
+    while (atomic_load(&attempts) == 0 && tc_now_ms() < deadline)
+        tc_sleep_ms(1);
     REQUIRE(atomic_load(&attempts) > 0, "the acquire never failed an attempt");
     victim_cancel(&v);
     /* The resource comes free: an acquire still retrying would take it now
      * and hand the lock to the dead thread's stack. */
     for (size_t m = 0; m < fleet_size(masters); m++)
         REQUIRE(fleet_del(masters, m, "canceled", 8) == 1, "del");
-    double until = mono_ms() + (double)fleet_scaled_ms(300);
-    while (mono_ms() < until) {
+    double until = tc_now_ms() + (double)fleet_scaled_ms(300);
+    while (tc_now_ms() < until) {
         CHECK(redlock_sync_ping(client, NULL) == REDLOCK_OK, "ping");
-        sleep_ms(10);
+        tc_sleep_ms(10);
     }
     for (size_t m = 0; m < fleet_size(masters); m++)
         CHECK(fleet_pttl(masters, m, "canceled", 8) == -2, "master %zu: the canceled acquire "
@@ -136,7 +136,7 @@ void scenario_cancel_blocked_callers(fleet *masters, redlock_config *cfg)
     /* Queued: a ping waiting behind the held I/O thread. */
     io_gate_close(masters, client);
     victim_start(&v, ping);
-    sleep_ms(fleet_scaled_ms(20)); /* the ping is queued */
+    tc_sleep_ms(fleet_scaled_ms(20)); /* the ping is queued */
     victim_cancel(&v);
     io_gate_open();
     CHECK(redlock_sync_ping(client, NULL) == REDLOCK_OK, "ping after the cancel");

@@ -6,7 +6,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 static atomic_int failures;
 static pthread_mutex_t report_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -46,19 +45,6 @@ void require_failed(const char *file, int line, const char *cond, const char *fm
 int check_failures(void)
 {
     return atomic_load(&failures);
-}
-
-double mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-void sleep_ms(int64_t ms)
-{
-    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
 }
 
 void run_threads(pthread_t *threads, size_t n, void *(*fn)(void *))

@@ -80,7 +80,7 @@ static void *contend(void *arg)
     redlock_acquire_options o = fleet_acquire_options(TTL_MS, 1000);
     o.retry_delay_ms = 5;
     o.retry_jitter_ms = 10;
-    for (int round = 0; round < ROUNDS && mono_ms() < deadline_ms; round++) {
+    for (int round = 0; round < ROUNDS && tc_now_ms() < deadline_ms; round++) {
         int res = (id + round) % RESOURCES;
         char name[32];
         resource_name(name, sizeof(name), res);
@@ -111,7 +111,7 @@ static void *contend(void *arg)
 static void *ping_along(void *arg)
 {
     (void)arg;
-    while (!atomic_load(&contenders_done) && mono_ms() < deadline_ms) {
+    while (!atomic_load(&contenders_done) && tc_now_ms() < deadline_ms) {
         redlock_result *r = NULL;
         int rc = redlock_sync_ping(shared, &r);
         CHECK(rc == REDLOCK_OK, "ping: %s", redlock_status_name(rc));
@@ -121,7 +121,7 @@ static void *ping_along(void *arg)
             redlock_result_free(r);
         }
         atomic_fetch_add(&pings, 1);
-        sleep_ms(2);
+        tc_sleep_ms(2);
     }
     return NULL;
 }
@@ -130,7 +130,7 @@ void scenario_contention(fleet *masters, redlock_config *cfg)
 {
     REQUIRE(redlock_sync_new(&shared, cfg) == REDLOCK_OK, "redlock_sync_new");
     majority = (unsigned)fleet_size(masters) / 2 + 1;
-    deadline_ms = mono_ms() + (double)fleet_scaled_ms(RUN_LIMIT_MS);
+    deadline_ms = tc_now_ms() + (double)fleet_scaled_ms(RUN_LIMIT_MS);
     pthread_t threads[THREADS];
     pthread_t pinger;
     run_threads(&pinger, 1, ping_along);

@@ -53,14 +53,14 @@ static void hold_and_release(int id, int res, const char *name, redlock_lock *lo
 {
     int was = atomic_exchange(&holder[res], id);
     CHECK(was == 0, "%s: thread %d got it while thread %d held it", name, id, was);
-    sleep_ms(1);
+    tc_sleep_ms(1);
     CHECK(redlock_lock_validity_ms(lock) > 0, "%s: validity ran out while held", name);
     was = atomic_exchange(&holder[res], 0);
     CHECK(was == id, "%s: thread %d found thread %d's mark", name, id, was);
 
-    double t0 = mono_ms();
+    double t0 = tc_now_ms();
     int rc = redlock_sync_release(shared, lock, NULL);
-    double took = mono_ms() - t0;
+    double took = tc_now_ms() - t0;
     CHECK(took < (double)fleet_scaled_ms(RELEASE_BOUND_MS), "release took %.0f ms", took);
     /* Released, or (masters killed meanwhile) left to expire. */
     CHECK(rc == REDLOCK_OK || rc == REDLOCK_ENOQUORUM, "release: %s", redlock_status_name(rc));
@@ -84,9 +84,9 @@ static void *worker(void *arg)
         o.wait_ms = fleet_scaled_ms(WAIT_MS);
 
         redlock_lock *lock = NULL;
-        double t0 = mono_ms();
+        double t0 = tc_now_ms();
         int rc = redlock_sync_acquire(shared, name, strlen(name), &o, &lock, NULL);
-        double took = mono_ms() - t0;
+        double took = tc_now_ms() - t0;
         bool settled = before % 2 == 0 && atomic_load(&epoch) == before && start < DONE;
         CHECK(took < (double)fleet_scaled_ms(ACQUIRE_BOUND_MS), "acquire took %.0f ms (%s)", took,
               phase_names[start]);
@@ -109,7 +109,7 @@ static void *worker(void *arg)
             atomic_fetch_add(&no_quorum_in[start], 1);
         if (rc != REDLOCK_OK) {
             CHECK(lock == NULL, "a lock handle with %s", redlock_status_name(rc));
-            sleep_ms(5);
+            tc_sleep_ms(5);
             continue;
         }
         if (settled)
@@ -133,7 +133,7 @@ static void changing(void)
 static void settled_for(int ms)
 {
     atomic_fetch_add(&epoch, 1);
-    sleep_ms(fleet_scaled_ms(ms));
+    tc_sleep_ms(fleet_scaled_ms(ms));
 }
 
 void scenario_faults(fleet *masters, redlock_config *cfg)
@@ -142,7 +142,7 @@ void scenario_faults(fleet *masters, redlock_config *cfg)
     pthread_t threads[THREADS];
     run_threads(threads, THREADS, worker);
 
-    sleep_ms(fleet_scaled_ms(500)); /* ALL_UP */
+    tc_sleep_ms(fleet_scaled_ms(500)); /* ALL_UP */
     changing();
     REQUIRE(fleet_pause(masters, 0) == 0, "pause master 0");
     REQUIRE(fleet_kill(masters, 1) == 0, "kill master 1");
@@ -157,9 +157,9 @@ void scenario_faults(fleet *masters, redlock_config *cfg)
     REQUIRE(fleet_restart(masters, 1) == 0, "restart master 1");
     REQUIRE(fleet_restart(masters, 2) == 0, "restart master 2");
     settled_for(0); /* BACK */
-    double deadline = mono_ms() + (double)fleet_scaled_ms(BACK_LIMIT_MS);
-    while (atomic_load(&threads_back) < THREADS && mono_ms() < deadline)
-        sleep_ms(20);
+    double deadline = tc_now_ms() + (double)fleet_scaled_ms(BACK_LIMIT_MS);
+    while (atomic_load(&threads_back) < THREADS && tc_now_ms() < deadline)
+        tc_sleep_ms(20);
     atomic_store(&epoch, 2 * DONE);
     join_threads(threads, THREADS);
     redlock_sync_free(shared);
@@ -177,13 +177,13 @@ void scenario_faults(fleet *masters, redlock_config *cfg)
 
     /* What a killed master kept of a lock released meanwhile expires with
      * its TTL; nothing outlives that. */
-    deadline = mono_ms() + TTL_MS + (double)fleet_scaled_ms(1000);
+    deadline = tc_now_ms() + TTL_MS + (double)fleet_scaled_ms(1000);
     for (int r = 0; r < RESOURCES; r++) {
         char name[32];
         resource_name(name, sizeof(name), r);
         for (size_t i = 0; i < fleet_size(masters); i++) {
-            while (fleet_pttl(masters, i, name, strlen(name)) != -2 && mono_ms() < deadline)
-                sleep_ms(50);
+            while (fleet_pttl(masters, i, name, strlen(name)) != -2 && tc_now_ms() < deadline)
+                tc_sleep_ms(50);
             CHECK(fleet_pttl(masters, i, name, strlen(name)) == -2, "master %zu kept %s", i,
                   name);
         }

@@ -20,9 +20,9 @@ void io_gate_log(int level, const char *message, void *arg)
         !atomic_exchange(&armed, false))
         return;
     atomic_store(&blocked, true);
-    double deadline = mono_ms() + (double)fleet_scaled_ms(GATE_LIMIT_MS);
-    while (!atomic_load(&opened) && mono_ms() < deadline)
-        sleep_ms(1);
+    double deadline = tc_now_ms() + (double)fleet_scaled_ms(GATE_LIMIT_MS);
+    while (!atomic_load(&opened) && tc_now_ms() < deadline)
+        tc_sleep_ms(1);
     CHECK(atomic_load(&opened), "the I/O thread was held for %d ms", GATE_LIMIT_MS);
 }
 
@@ -49,9 +49,9 @@ void io_gate_close(fleet *masters, redlock_sync *sync)
     atomic_store(&blocked, false);
     atomic_store(&armed, true);
     REQUIRE(pthread_create(&helper, NULL, fail_an_attempt, NULL) == 0, "pthread_create");
-    double deadline = mono_ms() + (double)fleet_scaled_ms(GATE_LIMIT_MS);
-    while (!atomic_load(&blocked) && mono_ms() < deadline)
-        sleep_ms(1);
+    double deadline = tc_now_ms() + (double)fleet_scaled_ms(GATE_LIMIT_MS);
+    while (!atomic_load(&blocked) && tc_now_ms() < deadline)
+        tc_sleep_ms(1);
     REQUIRE(atomic_load(&blocked), "the I/O thread never reached the gate");
 }
 

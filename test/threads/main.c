@@ -36,7 +36,7 @@ static const scenario *find(const char *name)
 static bool run(const scenario *s)
 {
     int before = check_failures();
-    double t0 = mono_ms();
+    double t0 = tc_now_ms();
     fleet_options opts = {.appendonly = s->appendonly};
     fleet *masters = fleet_start(s->masters, &opts);
     REQUIRE(masters != NULL, "could not start %zu redis-server masters", s->masters);
@@ -46,7 +46,7 @@ static bool run(const scenario *s)
     redlock_config_free(cfg);
     fleet_stop(masters);
     bool passed = check_failures() == before;
-    printf("%s %s (%.1f s)\n", passed ? "PASS" : "FAIL", s->name, (mono_ms() - t0) / 1000);
+    printf("%s %s (%.1f s)\n", passed ? "PASS" : "FAIL", s->name, (tc_now_ms() - t0) / 1000);
     fflush(stdout);
     return passed;
 }

@@ -41,12 +41,12 @@ static void *hold_until_freed(void *arg)
     pthread_barrier_wait(&all_held);
 
     /* The state may be read while the I/O thread releases the lock. */
-    double deadline = mono_ms() + (double)fleet_scaled_ms(FREE_BOUND_MS);
-    while (redlock_lock_get_state(held[i]) != REDLOCK_LOCK_RELEASED && mono_ms() < deadline) {
+    double deadline = tc_now_ms() + (double)fleet_scaled_ms(FREE_BOUND_MS);
+    while (redlock_lock_get_state(held[i]) != REDLOCK_LOCK_RELEASED && tc_now_ms() < deadline) {
         int state = redlock_lock_get_state(held[i]);
         CHECK(state == REDLOCK_LOCK_HELD, "%s: %s before the client was freed", name,
               redlock_lock_state_name(state));
-        sleep_ms(1);
+        tc_sleep_ms(1);
     }
     pthread_barrier_wait(&client_freed);
     CHECK(redlock_lock_get_state(held[i]) == REDLOCK_LOCK_RELEASED, "%s: %s after the free",
@@ -73,9 +73,9 @@ void scenario_free_releases_locks(fleet *masters, redlock_config *cfg)
         CHECK(fleet_count_value(masters, name, strlen(name), value, len) >= 3,
               "%s not held by a quorum", name);
     }
-    double t0 = mono_ms();
+    double t0 = tc_now_ms();
     redlock_sync_free(owner);
-    double took = mono_ms() - t0;
+    double took = tc_now_ms() - t0;
     pthread_barrier_wait(&client_freed);
     join_threads(threads, HOLDERS);
     pthread_barrier_destroy(&all_held);
@@ -121,7 +121,7 @@ static void *wait_for_busy(void *arg)
     o.wait_ms = fleet_scaled_ms(WAIT_LIMIT_MS);
     redlock_lock *lock = NULL;
     int rc = redlock_sync_acquire(waited_on, "busy", 4, &o, &lock, NULL);
-    atomic_store(&returned_at[i], mono_ms());
+    atomic_store(&returned_at[i], tc_now_ms());
     atomic_store(&statuses[i], rc);
     atomic_store(&got_lock[i], lock != NULL);
     redlock_lock_free(lock);
@@ -142,16 +142,16 @@ void scenario_free_while_threads_wait(fleet *masters, redlock_config *cfg)
     pthread_t threads[WAITERS];
     run_threads(threads, WAITERS, wait_for_busy);
     /* Every waiter is inside the client, retrying, before the free. */
-    double deadline = mono_ms() + (double)fleet_scaled_ms(5000);
-    while (atomic_load(&first_attempts) < WAITERS && mono_ms() < deadline)
-        sleep_ms(5);
+    double deadline = tc_now_ms() + (double)fleet_scaled_ms(5000);
+    while (atomic_load(&first_attempts) < WAITERS && tc_now_ms() < deadline)
+        tc_sleep_ms(5);
     REQUIRE(atomic_load(&first_attempts) >= WAITERS, "only %d of %d waiters started",
             atomic_load(&first_attempts), WAITERS);
 
-    double t0 = mono_ms();
+    double t0 = tc_now_ms();
     redlock_sync_free(waited_on);
-    CHECK(mono_ms() - t0 < (double)fleet_scaled_ms(FREE_BOUND_MS), "redlock_sync_free took %.0f ms",
-          mono_ms() - t0);
+    CHECK(tc_now_ms() - t0 < (double)fleet_scaled_ms(FREE_BOUND_MS), "redlock_sync_free took %.0f ms",
+          tc_now_ms() - t0);
     join_threads(threads, WAITERS);
 
     for (size_t i = 0; i < WAITERS; i++) {
@@ -205,8 +205,8 @@ static void *hold_then_free(void *arg)
     pthread_barrier_wait(&racers_held);
     pthread_barrier_wait(&io_held);
     if (i % 2 == 1) {
-        double deadline = mono_ms() + (double)fleet_scaled_ms(FREE_BOUND_MS);
-        while (!atomic_load(&free_now) && mono_ms() < deadline)
+        double deadline = tc_now_ms() + (double)fleet_scaled_ms(FREE_BOUND_MS);
+        while (!atomic_load(&free_now) && tc_now_ms() < deadline)
             sched_yield(); /* no sleep: free as the I/O thread resumes */
     }
     redlock_lock_free(raced[i]);
@@ -232,16 +232,16 @@ void scenario_handles_freed_while_client_freed(fleet *masters, redlock_config *c
 
     io_gate_close(masters, racing);
     pthread_barrier_wait(&io_held); /* even threads queue their handle's end */
-    sleep_ms(fleet_scaled_ms(50));
-    double t0 = mono_ms();
+    tc_sleep_ms(fleet_scaled_ms(50));
+    double t0 = tc_now_ms();
     pthread_t freer;
     REQUIRE(pthread_create(&freer, NULL, free_racing, NULL) == 0, "pthread_create");
-    sleep_ms(fleet_scaled_ms(50)); /* the free has begun: it waits for the I/O thread */
+    tc_sleep_ms(fleet_scaled_ms(50)); /* the free has begun: it waits for the I/O thread */
     atomic_store(&free_now, true);
     io_gate_open();
     pthread_join(freer, NULL);
-    CHECK(mono_ms() - t0 < (double)fleet_scaled_ms(FREE_BOUND_MS + 100),
-          "redlock_sync_free took %.0f ms", mono_ms() - t0);
+    CHECK(tc_now_ms() - t0 < (double)fleet_scaled_ms(FREE_BOUND_MS + 100),
+          "redlock_sync_free took %.0f ms", tc_now_ms() - t0);
     join_threads(threads, RACERS);
     pthread_barrier_destroy(&racers_held);
     pthread_barrier_destroy(&io_held);

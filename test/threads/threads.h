@@ -17,6 +17,7 @@
 #define REDLOCK_TEST_THREADS_H
 
 #include "fleet.h"
+#include "testclock.h"
 
 #include <pthread.h>
 #include <redlock/redlock.h>
@@ -73,10 +74,6 @@ void io_gate_close(fleet *masters, redlock_sync *sync);
 void io_gate_open(void);
 
 /* ---- Helpers ------------------------------------------------------------- */
-
-/* CLOCK_MONOTONIC in milliseconds. */
-double mono_ms(void);
-void sleep_ms(int64_t ms);
 
 /* Start n threads running fn(i) for i in 0..n-1 (REQUIREd to succeed), and
  * join them. */

@@ -74,15 +74,15 @@ static void *hold_and_watch(void *arg)
     CHECK(rc == REDLOCK_EBUSY, "auto-extend twice: %s", redlock_status_name(rc));
 
     /* The I/O thread extends it while this thread reads its state. */
-    double until = mono_ms() + WATCH_MS;
+    double until = tc_now_ms() + WATCH_MS;
     int64_t min_validity = INT64_MAX;
-    while (mono_ms() < until) {
+    while (tc_now_ms() < until) {
         int state = redlock_lock_get_state(w->lock);
         CHECK(state == REDLOCK_LOCK_HELD, "%s: %s while auto-extended", name,
               redlock_lock_state_name(state));
         int64_t v = redlock_lock_validity_ms(w->lock);
         min_validity = v < min_validity ? v : min_validity;
-        sleep_ms(20);
+        tc_sleep_ms(20);
     }
     CHECK(min_validity > 0, "%s: validity fell to %lld ms", name, (long long)min_validity);
     struct pollfd p = {.fd = fd, .events = POLLIN};
@@ -159,8 +159,8 @@ static void *extend_then_let_go(void *arg)
     rc = redlock_sync_auto_extend(extender, lock, NULL, NULL);
     CHECK(rc == REDLOCK_OK, "auto-extend: %s", redlock_status_name(rc));
 
-    double until = mono_ms() + HOLD_MS;
-    while (mono_ms() < until) {
+    double until = tc_now_ms() + HOLD_MS;
+    while (tc_now_ms() < until) {
         if (i % 2 == 0) {
             /* Busy while an automatic extension is in flight. */
             rc = redlock_sync_extend(extender, lock, 0, NULL);
@@ -168,7 +168,7 @@ static void *extend_then_let_go(void *arg)
                   redlock_status_name(rc));
         }
         CHECK(redlock_lock_get_state(lock) == REDLOCK_LOCK_HELD, "%s: not held", name);
-        sleep_ms(20);
+        tc_sleep_ms(20);
     }
     if (i % 2 == 0) {
         rc = redlock_sync_release(extender, lock, NULL);
@@ -186,7 +186,7 @@ void scenario_handles_freed_while_extended(fleet *masters, redlock_config *cfg)
     run_threads(threads, EXTENDED, extend_then_let_go);
     join_threads(threads, EXTENDED);
     /* Longer than a TTL: a lock still extended would still be there. */
-    sleep_ms(fleet_scaled_ms(2 * (int64_t)EXTENDED_TTL_MS));
+    tc_sleep_ms(fleet_scaled_ms(2 * (int64_t)EXTENDED_TTL_MS));
     for (size_t i = 0; i < EXTENDED; i++) {
         char name[32];
         extended_name(name, sizeof(name), i);

@@ -9,9 +9,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RL_SETTING_COUNT 8 /* entries of redlock_setting */
+/* Entries of redlock_setting: one per row of REDLOCK_SETTING_MAP. */
+#define RL_SETTING_COUNT_ONE_(name, key, min, max, def) +1
+enum { RL_SETTING_COUNT = 0 REDLOCK_SETTING_MAP(RL_SETTING_COUNT_ONE_) };
+#undef RL_SETTING_COUNT_ONE_
 
-/* Name, range and default of one integer setting. */
+/* Name, range and default of one integer setting: a row of
+ * REDLOCK_SETTING_MAP, indexed by redlock_setting. */
 typedef struct rl_setting_info {
     const char *name; /* the YAML key */
     int64_t min;
@@ -20,6 +24,9 @@ typedef struct rl_setting_info {
 } rl_setting_info;
 
 extern const rl_setting_info rl_setting_table[RL_SETTING_COUNT];
+
+/* Whether value is within the setting's range (key must be valid). */
+bool rl_setting_in_range(redlock_setting key, int64_t value);
 
 #define RL_DRIFT_FACTOR_DEFAULT 0.01
 #define RL_PORT_MAX 65535

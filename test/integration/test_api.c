@@ -78,6 +78,44 @@ Test(api, bad_arguments_are_refused_and_never_call_back)
     cr_assert_eq(calls, 0);
 }
 
+/* An acquire option takes exactly the range of its config setting
+ * (REDLOCK_SETTING_MAP): its max is accepted, one more is refused. */
+Test(api, acquire_options_take_the_ranges_of_the_config_settings)
+{
+    harness_connect(&h);
+    calls = 0;
+    static const redlock_setting keys[] = {REDLOCK_TTL_MS, REDLOCK_RETRY_COUNT,
+                                           REDLOCK_RETRY_DELAY_MS, REDLOCK_RETRY_JITTER_MS};
+    for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+        int64_t max = 0;
+        switch (keys[k]) {
+#define RL_TEST_MAX_(name, key, min, top, def)                                                     \
+    case REDLOCK_##name:                                                                           \
+        max = top;                                                                                 \
+        break;
+            REDLOCK_SETTING_MAP(RL_TEST_MAX_)
+#undef RL_TEST_MAX_
+        }
+        redlock_config *cfg = NULL;
+        cr_assert_eq(redlock_config_new(&cfg), REDLOCK_OK);
+        cr_assert_eq(redlock_config_set(cfg, keys[k], max), REDLOCK_OK);
+        cr_assert_eq(redlock_config_set(cfg, keys[k], max + 1), REDLOCK_EINVAL);
+        redlock_config_free(cfg);
+
+        redlock_acquire_options o = fleet_acquire_options(1000, 0);
+        int64_t *field = keys[k] == REDLOCK_TTL_MS          ? &o.ttl_ms
+                         : keys[k] == REDLOCK_RETRY_COUNT    ? &o.retry_count
+                         : keys[k] == REDLOCK_RETRY_DELAY_MS ? &o.retry_delay_ms
+                                                             : &o.retry_jitter_ms;
+        *field = max + 1;
+        cr_assert_eq(redlock_acquire_async(h.client, "r", 1, &o, count_acquire, NULL),
+                     REDLOCK_EINVAL, "%s = %lld", redlock_setting_name(keys[k]),
+                     (long long)*field);
+    }
+    harness_run_for(&h, 50);
+    cr_assert_eq(calls, 0);
+}
+
 Test(api, a_client_needs_nodes_and_consistent_settings)
 {
     redlock_client *c = NULL;

@@ -321,7 +321,7 @@ Test(config_yaml, integer_out_of_range)
                  "c.yaml:1:9: ttl_ms: expected an integer from 1 to 2147483647, "
                  "got \"-10000\"");
     expect_error("retry_count: -1\n" ONE_NODE,
-                 "c.yaml:1:14: retry_count: expected an integer from 0 to 1000000, got \"-1\"");
+                 "c.yaml:1:14: retry_count: expected an integer from 0 to 2147483647, got \"-1\"");
     expect_error("connect_timeout_ms: 600001\n" ONE_NODE,
                  "c.yaml:1:21: connect_timeout_ms: expected an integer from 1 to 600000, "
                  "got \"600001\"");

@@ -323,10 +323,3 @@ int64_t rl_node_command_timeout_ms(const redlock_config *cfg, const rl_node *nod
     return node->command_timeout_ms ? node->command_timeout_ms
                                     : cfg->settings[REDLOCK_COMMAND_TIMEOUT_MS];
 }
-
-const char *rl_config_inconsistency(const redlock_config *cfg)
-{
-    if (cfg->settings[REDLOCK_RECONNECT_MIN_MS] > cfg->settings[REDLOCK_RECONNECT_MAX_MS])
-        return "reconnect_min_ms is greater than reconnect_max_ms";
-    return NULL;
-}

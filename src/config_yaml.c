@@ -31,6 +31,7 @@
 
 /* Top-level keys: the integer settings (indexed like redlock_setting), then: */
 enum { TOP_DRIFT_FACTOR = RL_SETTING_COUNT, TOP_NODES, TOP_KEY_COUNT };
+_Static_assert((int)TOP_DRIFT_FACTOR == (int)RL_KEY_DRIFT_FACTOR, "problems name drift_factor so");
 
 /* Keys of one node mapping. */
 enum node_key {
@@ -67,6 +68,8 @@ typedef struct rl_yaml_loader {
     redlock_config *cfg;
     const yaml_node_t *top_keys[TOP_KEY_COUNT]; /* key node of each top-level key seen */
     size_t node_lines[REDLOCK_MAX_NODES];       /* 1-based line of each node added */
+    /* key nodes of each added node's own connect and command timeouts */
+    const yaml_node_t *node_timeout_keys[REDLOCK_MAX_NODES][2];
 } rl_yaml_loader;
 
 /* What one node mapping says, before anything is added to the config. */
@@ -604,6 +607,8 @@ static int load_node(rl_yaml_loader *ld, const yaml_node_t *node, size_t index)
     int64_t connect_ms = spec.set[NK_CONNECT_TIMEOUT] ? spec.ints[NK_CONNECT_TIMEOUT] : 0;
     int64_t command_ms = spec.set[NK_COMMAND_TIMEOUT] ? spec.ints[NK_COMMAND_TIMEOUT] : 0;
     redlock_config_node_set_timeouts(ld->cfg, added, connect_ms, command_ms); /* 0: unset */
+    ld->node_timeout_keys[added][0] = spec.keys[NK_CONNECT_TIMEOUT];
+    ld->node_timeout_keys[added][1] = spec.keys[NK_COMMAND_TIMEOUT];
     return REDLOCK_OK;
 }
 
@@ -662,34 +667,22 @@ static int load_top_value(rl_yaml_loader *ld, size_t key, const yaml_node_t *val
     return rc;
 }
 
-/* Where a setting's name first occurs as a whole word in text, or -1. */
-static long word_position(const char *text, const char *word)
-{
-    size_t len = strlen(word);
-    for (const char *at = strstr(text, word); at != NULL; at = strstr(at + 1, word)) {
-        bool starts = (at == text) || !(at[-1] == '_' || (at[-1] >= 'a' && at[-1] <= 'z'));
-        bool ends = !(at[len] == '_' || (at[len] >= 'a' && at[len] <= 'z'));
-        if (starts && ends)
-            return (long)(at - text);
-    }
-    return -1;
-}
-
-/* Reports a cross-setting problem at the first setting it names that the
- * file sets, else at the top-level mapping. */
-static int report_inconsistency(const rl_yaml_loader *ld, const yaml_node_t *root,
-                                const char *problem)
+/* Reports a config that can never work (config_check.c) at what is to
+ * blame: the node's own timeout, else the first key at fault that the file
+ * sets, else the top-level mapping. */
+static int report_problem(const rl_yaml_loader *ld, const yaml_node_t *root,
+                          const rl_config_problem *problem)
 {
     const yaml_mark_t *mark = &root->start_mark;
-    long best = -1;
-    for (size_t i = 0; i < RL_SETTING_COUNT; i++) {
-        long at = word_position(problem, rl_setting_table[i].name);
-        if (at >= 0 && ld->top_keys[i] != NULL && (best < 0 || at < best)) {
-            best = at;
-            mark = &ld->top_keys[i]->start_mark;
-        }
-    }
-    return report(ld, REDLOCK_ECONFIG, mark, NULL, "%s", problem);
+    const yaml_node_t *key = NULL;
+    if (problem->node >= 0)
+        key = ld->node_timeout_keys[problem->node]
+                                   [problem->node_key == REDLOCK_CONNECT_TIMEOUT_MS ? 0 : 1];
+    for (size_t i = 0; key == NULL && i < problem->key_count; i++)
+        key = ld->top_keys[problem->keys[i]];
+    if (key != NULL)
+        mark = &key->start_mark;
+    return report(ld, REDLOCK_ECONFIG, mark, NULL, "%s", problem->text);
 }
 
 /* Builds ld->cfg from the document's root. */
@@ -725,9 +718,9 @@ static int load_root(rl_yaml_loader *ld)
     if (ld->top_keys[TOP_NODES] == NULL)
         return report(ld, REDLOCK_ECONFIG, &root->start_mark, "nodes",
                       "at least one node is required");
-    const char *problem = rl_config_inconsistency(ld->cfg);
-    if (problem != NULL)
-        return report_inconsistency(ld, root, problem);
+    rl_config_problem problem;
+    if (rl_config_find_problem(ld->cfg, &problem))
+        return report_problem(ld, root, &problem);
     return REDLOCK_OK;
 }
 

@@ -133,10 +133,47 @@ Test(api, a_client_needs_nodes_and_consistent_settings)
     cr_assert(strstr(h.log, "reconnect_min_ms") != NULL, "log:\n%s", h.log);
 }
 
+/* A config no lock could be valid with is refused by both clients, with
+ * one log line saying why; a risky one is accepted with a warning. */
+Test(api, a_client_refuses_a_config_that_cannot_work_and_warns_of_a_risky_one)
+{
+    static const char refused[] = "invalid configuration: command_timeout_ms (10000) must be "
+                                  "less than ttl_ms (10000), or a lock can expire before its "
+                                  "masters answer\n";
+    redlock_client *c = NULL;
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_COMMAND_TIMEOUT_MS, 10000), REDLOCK_OK);
+    cr_assert_eq(redlock_client_new(&c, h.cfg, h.loop), REDLOCK_ECONFIG);
+    cr_assert_null(c);
+    cr_assert_str_eq(h.log, refused);
+    redlock_sync *s = NULL;
+    cr_assert_eq(redlock_sync_new(&s, h.cfg), REDLOCK_ECONFIG);
+    cr_assert_null(s);
+    cr_assert_str_eq(h.log, "invalid configuration: command_timeout_ms (10000) must be less than "
+                            "ttl_ms (10000), or a lock can expire before its masters answer\n"
+                            "invalid configuration: command_timeout_ms (10000) must be less than "
+                            "ttl_ms (10000), or a lock can expire before its masters answer\n");
+
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_COMMAND_TIMEOUT_MS, 50), REDLOCK_OK);
+    cr_assert_eq(redlock_config_node_set_timeouts(h.cfg, 0, 0, 100000), REDLOCK_OK);
+    cr_assert_eq(redlock_client_new(&c, h.cfg, h.loop), REDLOCK_ECONFIG);
+    cr_assert(strstr(h.log, "invalid configuration: nodes[0].command_timeout_ms (100000) must be "
+                            "less than ttl_ms (10000), or a lock can expire before its masters "
+                            "answer\n") != NULL,
+              "log:\n%s", h.log);
+
+    cr_assert_eq(redlock_config_node_set_timeouts(h.cfg, 0, 0, 1500), REDLOCK_OK);
+    harness_connect(&h);
+    cr_assert_not_null(h.client);
+    cr_assert(strstr(h.log, "nodes[0].command_timeout_ms (1500) is more than a tenth of ttl_ms "
+                            "(10000): a slow master leaves a lock little validity\n") != NULL,
+              "log:\n%s", h.log);
+}
+
 Test(api, freeing_the_client_cancels_operations_in_flight_once_each)
 {
-    /* A stopped master and a long timeout keep the operations in flight. */
-    redlock_config_set(h.cfg, REDLOCK_COMMAND_TIMEOUT_MS, 10000);
+    /* A stopped master and a long timeout (below the TTL, which a config
+     * needs) keep the operations in flight. */
+    redlock_config_set(h.cfg, REDLOCK_COMMAND_TIMEOUT_MS, 5000);
     harness_connect(&h);
     redlock_lock *lock = NULL;
     redlock_acquire_options o = fleet_acquire_options(10000, 0);

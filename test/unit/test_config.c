@@ -312,17 +312,6 @@ Test(config, clear_nodes_keeps_settings)
     redlock_config_free(cfg);
 }
 
-Test(config, inconsistency_when_reconnect_min_exceeds_max)
-{
-    redlock_config *cfg = new_config();
-    cr_assert_null(rl_config_inconsistency(cfg));
-    redlock_config_set(cfg, REDLOCK_RECONNECT_MIN_MS, 6000);
-    redlock_config_set(cfg, REDLOCK_RECONNECT_MAX_MS, 5000);
-    cr_assert_str_eq(rl_config_inconsistency(cfg),
-                     "reconnect_min_ms is greater than reconnect_max_ms");
-    redlock_config_free(cfg);
-}
-
 Test(config, copy_is_deep)
 {
     redlock_config *cfg = new_config();

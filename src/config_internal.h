@@ -11,9 +11,12 @@
 #include <stdint.h>
 
 /* Entries of redlock_setting: one per row of REDLOCK_SETTING_MAP. */
-#define RL_SETTING_COUNT_ONE_(name, key, min, max, def) +1
-enum { RL_SETTING_COUNT = 0 REDLOCK_SETTING_MAP(RL_SETTING_COUNT_ONE_) };
-#undef RL_SETTING_COUNT_ONE_
+enum rl_setting_rows {
+#define RL_SETTING_ROW_(name, key, min, max, def) RL_SETTING_ROW_##name,
+    REDLOCK_SETTING_MAP(RL_SETTING_ROW_)
+#undef RL_SETTING_ROW_
+    RL_SETTING_COUNT
+};
 
 /* Name, range and default of one integer setting: a row of
  * REDLOCK_SETTING_MAP, indexed by redlock_setting. */

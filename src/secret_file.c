@@ -20,26 +20,19 @@
 
 #define RL_SECRET_FILE_FIRST_CAP ((size_t)64 * 1024) /* when the size is unknown */
 
-/* Where a failure is described. */
-typedef struct file_problem {
-    char *buf;
-    size_t len;
-} file_problem;
-
+/* Describes a failure in p (one line) and returns status. */
 RL_PRINTF(3, 4)
-static int fail(const file_problem *p, int status, const char *fmt, ...)
+static int fail(rl_msg_buf *p, int status, const char *fmt, ...)
 {
-    rl_msg_buf msg;
-    rl_msg_init(&msg, p->buf, p->len);
     va_list ap;
     va_start(ap, fmt);
-    rl_msg_vprintf(&msg, fmt, ap);
+    rl_msg_vprintf(p, fmt, ap);
     va_end(ap);
     return status;
 }
 
 /* "what: <errno text>", in English whatever the process's locale. */
-static int fail_errno(const file_problem *p, const char *what, int err)
+static int fail_errno(rl_msg_buf *p, const char *what, int err)
 {
     locale_t c = newlocale(LC_MESSAGES_MASK, "C", (locale_t)0);
     int rc = fail(p, REDLOCK_ECONFIG, "%s: %s", what, c ? strerror_l(err, c) : "error");
@@ -60,7 +53,7 @@ void rl_secret_file_free(char *text, size_t len)
  * freed memory. */
 static char *grow_wiped(char *buf, size_t used, size_t cap)
 {
-    char *bigger = malloc(cap);
+    char *bigger = cap > 0 ? malloc(cap) : NULL;
     if (bigger == NULL)
         return NULL;
     if (used > 0)
@@ -71,7 +64,7 @@ static char *grow_wiped(char *buf, size_t used, size_t cap)
 
 /* Reads fd to its end into *buf (grown from cap, wiped when moved), refusing
  * more than max_bytes. On failure *buf may hold *used bytes. */
-static int read_all(const file_problem *p, int fd, size_t max_bytes, size_t cap, char **buf,
+static int read_all(rl_msg_buf *p, int fd, size_t max_bytes, size_t cap, char **buf,
                     size_t *used)
 {
     for (;;) {
@@ -100,7 +93,8 @@ static int read_all(const file_problem *p, int fd, size_t max_bytes, size_t cap,
 int rl_secret_file_read(const char *path, size_t max_bytes, char **text, size_t *len,
                         char *problem, size_t problem_len)
 {
-    const file_problem p = {problem, problem_len};
+    rl_msg_buf p;
+    rl_msg_init(&p, problem, problem_len);
     *text = NULL;
     *len = 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC);

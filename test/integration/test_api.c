@@ -86,16 +86,13 @@ Test(api, acquire_options_take_the_ranges_of_the_config_settings)
     calls = 0;
     static const redlock_setting keys[] = {REDLOCK_TTL_MS, REDLOCK_RETRY_COUNT,
                                            REDLOCK_RETRY_DELAY_MS, REDLOCK_RETRY_JITTER_MS};
-    for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
-        int64_t max = 0;
-        switch (keys[k]) {
-#define RL_TEST_MAX_(name, key, min, top, def)                                                     \
-    case REDLOCK_##name:                                                                           \
-        max = top;                                                                                 \
-        break;
-            REDLOCK_SETTING_MAP(RL_TEST_MAX_)
+    static const int64_t max_of[] = {
+#define RL_TEST_MAX_(name, key, min, max, def) [REDLOCK_##name] = (max),
+        REDLOCK_SETTING_MAP(RL_TEST_MAX_)
 #undef RL_TEST_MAX_
-        }
+    };
+    for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+        int64_t max = max_of[keys[k]];
         redlock_config *cfg = NULL;
         cr_assert_eq(redlock_config_new(&cfg), REDLOCK_OK);
         cr_assert_eq(redlock_config_set(cfg, keys[k], max), REDLOCK_OK);

@@ -72,12 +72,14 @@ Test(status, outcome_and_lock_state_tables_give_stable_values_and_distinct_names
     cr_assert_eq(n_outcomes, 8);
     cr_assert_eq(n_states, 5);
     for (size_t i = 0; i < n_outcomes; i++) {
+        cr_assert_eq(outcomes[i].value, outcomes[i].expected);
         cr_assert_eq(outcomes[i].value, (int)i, "outcomes are numbered from 0 in table order");
         cr_assert_str_eq(redlock_master_outcome_name(outcomes[i].value), outcomes[i].name);
         for (size_t j = i + 1; j < n_outcomes; j++)
             cr_assert_str_neq(outcomes[i].name, outcomes[j].name);
     }
     for (size_t i = 0; i < n_states; i++) {
+        cr_assert_eq(states[i].value, states[i].expected);
         cr_assert_eq(states[i].value, (int)i, "states are numbered from 0 in table order");
         cr_assert_str_eq(redlock_lock_state_name(states[i].value), states[i].name);
         for (size_t j = i + 1; j < n_states; j++)

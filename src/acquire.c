@@ -62,13 +62,14 @@ void redlock_acquire_options_init(redlock_acquire_options *opts)
     opts->wait_ms = REDLOCK_DEFAULT;
 }
 
-/* An option's value, the config's for REDLOCK_DEFAULT; -2 when invalid. */
+/* An option's value, the config's for REDLOCK_DEFAULT; -2 when outside the
+ * setting's range. */
 static int64_t option_or_default(int64_t value, const redlock_client *client,
-                                 redlock_setting key, int64_t min, int64_t max)
+                                 redlock_setting key)
 {
     if (value == REDLOCK_DEFAULT)
         return rl_client_setting(client, key);
-    return value >= min && value <= max ? value : -2;
+    return rl_setting_in_range(key, value) ? value : -2;
 }
 
 /* Leave nothing of the attempt behind: withdraw the SETs not sent yet, and
@@ -226,13 +227,10 @@ int redlock_acquire_async(redlock_client *client, const void *resource, size_t r
         redlock_acquire_options_init(&defaults);
         opts = &defaults;
     }
-    int64_t ttl_ms = option_or_default(opts->ttl_ms, client, REDLOCK_TTL_MS, 1, INT32_MAX);
-    int64_t retries = option_or_default(opts->retry_count, client, REDLOCK_RETRY_COUNT, 0,
-                                        INT64_MAX);
-    int64_t delay_ms = option_or_default(opts->retry_delay_ms, client, REDLOCK_RETRY_DELAY_MS, 0,
-                                         INT32_MAX);
-    int64_t jitter_ms = option_or_default(opts->retry_jitter_ms, client,
-                                          REDLOCK_RETRY_JITTER_MS, 0, INT32_MAX);
+    int64_t ttl_ms = option_or_default(opts->ttl_ms, client, REDLOCK_TTL_MS);
+    int64_t retries = option_or_default(opts->retry_count, client, REDLOCK_RETRY_COUNT);
+    int64_t delay_ms = option_or_default(opts->retry_delay_ms, client, REDLOCK_RETRY_DELAY_MS);
+    int64_t jitter_ms = option_or_default(opts->retry_jitter_ms, client, REDLOCK_RETRY_JITTER_MS);
     int64_t wait_ms = opts->wait_ms;
     if (ttl_ms < 0 || retries < 0 || delay_ms < 0 || jitter_ms < 0 ||
         (wait_ms != REDLOCK_DEFAULT && (wait_ms < 0 || wait_ms > INT64_MAX / 1000)))

@@ -44,9 +44,9 @@ int redlock_client_new(redlock_client **out, const redlock_config *cfg, struct e
     if (cfg == NULL || loop == NULL || cfg->node_count == 0)
         return REDLOCK_EINVAL;
     rl_logger log = {cfg->log_fn, cfg->log_arg, cfg->log_level};
-    const char *problem = rl_config_inconsistency(cfg);
-    if (problem != NULL) {
-        rl_log(&log, REDLOCK_LOG_ERROR, "invalid configuration: %s", problem);
+    rl_config_problem problem;
+    if (rl_config_find_problem(cfg, &problem)) {
+        rl_log(&log, REDLOCK_LOG_ERROR, "invalid configuration: %s", problem.text);
         return REDLOCK_ECONFIG;
     }
 
@@ -69,11 +69,7 @@ int redlock_client_new(redlock_client **out, const redlock_config *cfg, struct e
     rl_list_init(&client->locks);
     rl_random_pool_init(&client->random);
 
-    if (client->n % 2 == 0)
-        rl_log(&log, REDLOCK_LOG_WARN,
-               "%zu masters: an even number tolerates no more failures than %zu would; "
-               "an odd number is recommended",
-               client->n, client->n - 1);
+    rl_config_warn(cfg, &log);
     for (size_t i = 0; i < client->n; i++)
         rl_master_init(&client->masters[i], client, &client->cfg->nodes[i]);
     for (size_t i = 0; i < client->n; i++)

@@ -7,16 +7,11 @@
 #include <string.h>
 #include <strings.h>
 
-/* Indexed by redlock_setting; ranges are documented in docs/config.md. */
+/* REDLOCK_SETTING_MAP, indexed by redlock_setting (docs/config.md). */
 const rl_setting_info rl_setting_table[RL_SETTING_COUNT] = {
-    [REDLOCK_CONNECT_TIMEOUT_MS] = {"connect_timeout_ms", 1, 600000, 500},
-    [REDLOCK_COMMAND_TIMEOUT_MS] = {"command_timeout_ms", 1, 600000, 50},
-    [REDLOCK_TTL_MS] = {"ttl_ms", 1, 2147483647, 10000},
-    [REDLOCK_RETRY_COUNT] = {"retry_count", 0, 1000000, 3},
-    [REDLOCK_RETRY_DELAY_MS] = {"retry_delay_ms", 0, 3600000, 200},
-    [REDLOCK_RETRY_JITTER_MS] = {"retry_jitter_ms", 0, 3600000, 100},
-    [REDLOCK_RECONNECT_MIN_MS] = {"reconnect_min_ms", 1, 3600000, 100},
-    [REDLOCK_RECONNECT_MAX_MS] = {"reconnect_max_ms", 1, 3600000, 5000},
+#define RL_SETTING_INFO_(name, key, min, max, def) [REDLOCK_##name] = {key, min, max, def},
+    REDLOCK_SETTING_MAP(RL_SETTING_INFO_)
+#undef RL_SETTING_INFO_
 };
 
 static bool setting_valid(redlock_setting key)
@@ -119,12 +114,14 @@ int redlock_config_copy(const redlock_config *cfg, redlock_config **out)
     return REDLOCK_OK;
 }
 
+bool rl_setting_in_range(redlock_setting key, int64_t value)
+{
+    return value >= rl_setting_table[key].min && value <= rl_setting_table[key].max;
+}
+
 int redlock_config_set(redlock_config *cfg, redlock_setting key, int64_t value)
 {
-    if (cfg == NULL || !setting_valid(key))
-        return REDLOCK_EINVAL;
-    const rl_setting_info *info = &rl_setting_table[key];
-    if (value < info->min || value > info->max)
+    if (cfg == NULL || !setting_valid(key) || !rl_setting_in_range(key, value))
         return REDLOCK_EINVAL;
     cfg->settings[key] = value;
     return REDLOCK_OK;
@@ -294,13 +291,11 @@ int redlock_config_node_set_timeouts(redlock_config *cfg, size_t index,
                                      int64_t connect_timeout_ms, int64_t command_timeout_ms)
 {
     rl_node *node = node_at(cfg, index);
-    const rl_setting_info *conn = &rl_setting_table[REDLOCK_CONNECT_TIMEOUT_MS];
-    const rl_setting_info *cmd = &rl_setting_table[REDLOCK_COMMAND_TIMEOUT_MS];
     if (node == NULL ||
         (connect_timeout_ms != 0 &&
-         (connect_timeout_ms < conn->min || connect_timeout_ms > conn->max)) ||
+         !rl_setting_in_range(REDLOCK_CONNECT_TIMEOUT_MS, connect_timeout_ms)) ||
         (command_timeout_ms != 0 &&
-         (command_timeout_ms < cmd->min || command_timeout_ms > cmd->max)))
+         !rl_setting_in_range(REDLOCK_COMMAND_TIMEOUT_MS, command_timeout_ms)))
         return REDLOCK_EINVAL;
     node->connect_timeout_ms = connect_timeout_ms;
     node->command_timeout_ms = command_timeout_ms;
@@ -327,11 +322,4 @@ int64_t rl_node_command_timeout_ms(const redlock_config *cfg, const rl_node *nod
 {
     return node->command_timeout_ms ? node->command_timeout_ms
                                     : cfg->settings[REDLOCK_COMMAND_TIMEOUT_MS];
-}
-
-const char *rl_config_inconsistency(const redlock_config *cfg)
-{
-    if (cfg->settings[REDLOCK_RECONNECT_MIN_MS] > cfg->settings[REDLOCK_RECONNECT_MAX_MS])
-        return "reconnect_min_ms is greater than reconnect_max_ms";
-    return NULL;
 }

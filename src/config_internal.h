@@ -1,5 +1,6 @@
 /* The config object's layout and its settings table, shared by config.c
- * (building in code), config_yaml.c (loading) and client.c (reading). */
+ * (building in code), config_yaml.c (loading), config_check.c (checking)
+ * and client.c (reading). */
 #ifndef REDLOCK_CONFIG_INTERNAL_H
 #define REDLOCK_CONFIG_INTERNAL_H
 
@@ -9,9 +10,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RL_SETTING_COUNT 8 /* entries of redlock_setting */
+/* Entries of redlock_setting: one per row of REDLOCK_SETTING_MAP. */
+enum rl_setting_rows {
+#define RL_SETTING_ROW_(name, key, min, max, def) RL_SETTING_ROW_##name,
+    REDLOCK_SETTING_MAP(RL_SETTING_ROW_)
+#undef RL_SETTING_ROW_
+    RL_SETTING_COUNT
+};
 
-/* Name, range and default of one integer setting. */
+/* Name, range and default of one integer setting: a row of
+ * REDLOCK_SETTING_MAP, indexed by redlock_setting. */
 typedef struct rl_setting_info {
     const char *name; /* the YAML key */
     int64_t min;
@@ -20,6 +28,9 @@ typedef struct rl_setting_info {
 } rl_setting_info;
 
 extern const rl_setting_info rl_setting_table[RL_SETTING_COUNT];
+
+/* Whether value is within the setting's range (key must be valid). */
+bool rl_setting_in_range(redlock_setting key, int64_t value);
 
 #define RL_DRIFT_FACTOR_DEFAULT 0.01
 #define RL_PORT_MAX 65535
@@ -59,8 +70,28 @@ int64_t rl_node_command_timeout_ms(const redlock_config *cfg, const rl_node *nod
 long rl_config_find_node(const redlock_config *cfg, const char *host, int port,
                          const char *unix_path);
 
-/* Cross-setting checks (e.g. reconnect_min_ms <= reconnect_max_ms).
- * Returns NULL when consistent, else a static description of the problem. */
-const char *rl_config_inconsistency(const redlock_config *cfg);
+/* The top-level keys a problem is blamed on: redlock_setting values, and: */
+#define RL_KEY_DRIFT_FACTOR RL_SETTING_COUNT
+
+/* Why a config can never work, and what to blame (config_check.c). */
+typedef struct rl_config_problem {
+    char text[200];           /* one line, without a position */
+    int keys[2];              /* top-level keys at fault, the most to blame first */
+    size_t key_count;
+    long node;                /* a node whose own timeout is at fault, else -1 */
+    redlock_setting node_key; /* that timeout */
+} rl_config_problem;
+
+/* Cross-setting checks, in this order: reconnect_min_ms <= reconnect_max_ms;
+ * the command, then the connect timeout (config-wide, then each node's own)
+ * below ttl_ms; the drift allowance (ttl_ms * drift_factor + 2 ms) below
+ * ttl_ms. Returns false when the config can work, else true with the first
+ * problem in *problem. */
+bool rl_config_find_problem(const redlock_config *cfg, rl_config_problem *problem);
+
+struct rl_logger;
+/* Logs, at REDLOCK_LOG_WARN, what can work but is risky: an even number of
+ * masters, a command timeout (config-wide or a node's own) above ttl_ms / 10. */
+void rl_config_warn(const redlock_config *cfg, const struct rl_logger *log);
 
 #endif

@@ -1,14 +1,15 @@
 /* Loading a config from YAML: parse with libyaml, check every key, and build
- * the config through the setters of config.c (docs/config.md). */
+ * the config through the setters of config.c (docs/config.md). Messages are
+ * built with message_buffer.h; files are read by secret_file.h. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* strtod_l, explicit_bzero */
 #endif
 
 #include "config_internal.h"
+#include "message_buffer.h"
+#include "secret_file.h"
 #include "util.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <locale.h>
 #include <math.h>
@@ -17,8 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <yaml.h>
 
 #define RL_YAML_MAX_BYTES ((size_t)16 << 20) /* larger inputs are refused unparsed */
@@ -32,6 +31,7 @@
 
 /* Top-level keys: the integer settings (indexed like redlock_setting), then: */
 enum { TOP_DRIFT_FACTOR = RL_SETTING_COUNT, TOP_NODES, TOP_KEY_COUNT };
+_Static_assert((int)TOP_DRIFT_FACTOR == (int)RL_KEY_DRIFT_FACTOR, "problems name drift_factor so");
 
 /* Keys of one node mapping. */
 enum node_key {
@@ -68,6 +68,8 @@ typedef struct rl_yaml_loader {
     redlock_config *cfg;
     const yaml_node_t *top_keys[TOP_KEY_COUNT]; /* key node of each top-level key seen */
     size_t node_lines[REDLOCK_MAX_NODES];       /* 1-based line of each node added */
+    /* key nodes of each added node's own connect and command timeouts */
+    const yaml_node_t *node_timeout_keys[REDLOCK_MAX_NODES][2];
 } rl_yaml_loader;
 
 /* What one node mapping says, before anything is added to the config. */
@@ -82,74 +84,10 @@ typedef struct node_spec {
 /* ------------------------------------------------------------------------ */
 /* Messages                                                                  */
 
-/* Appends to a caller's buffer, always NUL-terminated, silently truncating. */
-typedef struct msg_sink {
-    char *buf;
-    size_t cap;
-    size_t used;
-} msg_sink;
-
-static void sink_init(msg_sink *sink, char *buf, size_t cap)
-{
-    sink->buf = (cap > 0) ? buf : NULL;
-    sink->cap = (buf != NULL) ? cap : 0;
-    sink->used = 0;
-    if (sink->cap > 0)
-        sink->buf[0] = '\0';
-}
-
-RL_PRINTF(2, 0)
-static void sink_vprintf(msg_sink *sink, const char *fmt, va_list ap)
-{
-    if (sink->cap == 0)
-        return;
-    size_t room = sink->cap - sink->used;
-    int n = vsnprintf(sink->buf + sink->used, room, fmt, ap);
-    if (n < 0)
-        return;
-    sink->used += ((size_t)n < room) ? (size_t)n : room - 1;
-}
-
-RL_PRINTF(2, 3)
-static void sink_printf(msg_sink *sink, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    sink_vprintf(sink, fmt, ap);
-    va_end(ap);
-}
-
-/* Appends at most max_bytes of bytes[0..len) as printable ASCII (quotes,
- * backslashes and everything else outside 0x20..0x7e escaped), then "..."
- * when cut, so any input yields one short line. */
-static void sink_escaped(msg_sink *sink, const char *bytes, size_t len, size_t max_bytes)
-{
-    size_t shown = (len < max_bytes) ? len : max_bytes;
-    for (size_t i = 0; i < shown; i++) {
-        unsigned char c = (unsigned char)bytes[i];
-        if (c == '"' || c == '\\')
-            sink_printf(sink, "\\%c", c);
-        else if (c == '\n')
-            sink_printf(sink, "\\n");
-        else if (c == '\t')
-            sink_printf(sink, "\\t");
-        else if (c < 0x20 || c > 0x7e)
-            sink_printf(sink, "\\x%02x", c);
-        else
-            sink_printf(sink, "%c", c);
-    }
-    /* cppcheck-suppress knownConditionTrueFalse ; true when max_bytes < len */
-    if (shown < len)
-        sink_printf(sink, "...");
-}
-
 /* text, escaped and truncated, into buf: for names echoed in messages. */
 static const char *echo_text(const char *text, char *buf, size_t len)
 {
-    msg_sink sink;
-    sink_init(&sink, buf, len);
-    sink_escaped(&sink, text, strlen(text), RL_YAML_ECHO_MAX);
-    return buf;
+    return rl_msg_echo(text, RL_YAML_ECHO_MAX, buf, len);
 }
 
 static bool is_null_scalar(const yaml_node_t *node)
@@ -165,19 +103,19 @@ static bool is_null_scalar(const yaml_node_t *node)
  * its kind. Never called on a password's value. */
 static const char *describe_value(const yaml_node_t *node, char *buf, size_t len)
 {
-    msg_sink sink;
-    sink_init(&sink, buf, len);
+    rl_msg_buf msg;
+    rl_msg_init(&msg, buf, len);
     if (node->type == YAML_MAPPING_NODE)
-        sink_printf(&sink, "a mapping");
+        rl_msg_printf(&msg, "a mapping");
     else if (node->type == YAML_SEQUENCE_NODE)
-        sink_printf(&sink, "a sequence");
+        rl_msg_printf(&msg, "a sequence");
     else if (is_null_scalar(node))
-        sink_printf(&sink, "null");
+        rl_msg_printf(&msg, "null");
     else {
-        sink_printf(&sink, "\"");
-        sink_escaped(&sink, (const char *)node->data.scalar.value, node->data.scalar.length,
+        rl_msg_printf(&msg, "\"");
+        rl_msg_escaped(&msg, (const char *)node->data.scalar.value, node->data.scalar.length,
                      RL_YAML_ECHO_MAX);
-        sink_printf(&sink, "\"");
+        rl_msg_printf(&msg, "\"");
     }
     return buf;
 }
@@ -191,17 +129,17 @@ RL_PRINTF(5, 6)
 static int report(const rl_yaml_loader *ld, int status, const yaml_mark_t *mark,
                   const char *path, const char *fmt, ...)
 {
-    msg_sink sink;
-    sink_init(&sink, ld->errbuf, ld->errlen);
-    sink_escaped(&sink, ld->name, strlen(ld->name), SIZE_MAX);
+    rl_msg_buf msg;
+    rl_msg_init(&msg, ld->errbuf, ld->errlen);
+    rl_msg_escaped(&msg, ld->name, strlen(ld->name), SIZE_MAX);
     if (mark != NULL)
-        sink_printf(&sink, ":%zu:%zu", mark->line + 1, mark->column + 1);
-    sink_printf(&sink, ": ");
+        rl_msg_printf(&msg, ":%zu:%zu", mark->line + 1, mark->column + 1);
+    rl_msg_printf(&msg, ": ");
     if (path != NULL)
-        sink_printf(&sink, "%s: ", path);
+        rl_msg_printf(&msg, "%s: ", path);
     va_list ap;
     va_start(ap, fmt);
-    sink_vprintf(&sink, fmt, ap);
+    rl_msg_vprintf(&msg, fmt, ap);
     va_end(ap);
     return status;
 }
@@ -262,14 +200,14 @@ static void node_path(char *buf, size_t len, size_t index)
  * and truncated since it may be any text the file holds. */
 static void key_path(char *buf, size_t len, const char *prefix, const yaml_node_t *key)
 {
-    msg_sink sink;
-    sink_init(&sink, buf, len);
+    rl_msg_buf msg;
+    rl_msg_init(&msg, buf, len);
     if (prefix != NULL)
-        sink_printf(&sink, "%s.", prefix);
+        rl_msg_printf(&msg, "%s.", prefix);
     if (key->data.scalar.length == 0)
-        sink_printf(&sink, "\"\"");
+        rl_msg_printf(&msg, "\"\"");
     else
-        sink_escaped(&sink, (const char *)key->data.scalar.value, key->data.scalar.length,
+        rl_msg_escaped(&msg, (const char *)key->data.scalar.value, key->data.scalar.length,
                      RL_YAML_ECHO_MAX);
 }
 
@@ -379,10 +317,10 @@ static int read_string_value(const rl_yaml_loader *ld, const yaml_node_t *node,
 /* "a, b, c" */
 static void join_names(char *buf, size_t len, const char *const *names, size_t count)
 {
-    msg_sink sink;
-    sink_init(&sink, buf, len);
+    rl_msg_buf msg;
+    rl_msg_init(&msg, buf, len);
     for (size_t i = 0; i < count; i++)
-        sink_printf(&sink, "%s%s", i ? ", " : "", names[i]);
+        rl_msg_printf(&msg, "%s%s", i ? ", " : "", names[i]);
 }
 
 /*
@@ -669,6 +607,8 @@ static int load_node(rl_yaml_loader *ld, const yaml_node_t *node, size_t index)
     int64_t connect_ms = spec.set[NK_CONNECT_TIMEOUT] ? spec.ints[NK_CONNECT_TIMEOUT] : 0;
     int64_t command_ms = spec.set[NK_COMMAND_TIMEOUT] ? spec.ints[NK_COMMAND_TIMEOUT] : 0;
     redlock_config_node_set_timeouts(ld->cfg, added, connect_ms, command_ms); /* 0: unset */
+    ld->node_timeout_keys[added][0] = spec.keys[NK_CONNECT_TIMEOUT];
+    ld->node_timeout_keys[added][1] = spec.keys[NK_COMMAND_TIMEOUT];
     return REDLOCK_OK;
 }
 
@@ -727,34 +667,22 @@ static int load_top_value(rl_yaml_loader *ld, size_t key, const yaml_node_t *val
     return rc;
 }
 
-/* Where a setting's name first occurs as a whole word in text, or -1. */
-static long word_position(const char *text, const char *word)
-{
-    size_t len = strlen(word);
-    for (const char *at = strstr(text, word); at != NULL; at = strstr(at + 1, word)) {
-        bool starts = (at == text) || !(at[-1] == '_' || (at[-1] >= 'a' && at[-1] <= 'z'));
-        bool ends = !(at[len] == '_' || (at[len] >= 'a' && at[len] <= 'z'));
-        if (starts && ends)
-            return (long)(at - text);
-    }
-    return -1;
-}
-
-/* Reports a cross-setting problem at the first setting it names that the
- * file sets, else at the top-level mapping. */
-static int report_inconsistency(const rl_yaml_loader *ld, const yaml_node_t *root,
-                                const char *problem)
+/* Reports a config that can never work (config_check.c) at what is to
+ * blame: the node's own timeout, else the first key at fault that the file
+ * sets, else the top-level mapping. */
+static int report_problem(const rl_yaml_loader *ld, const yaml_node_t *root,
+                          const rl_config_problem *problem)
 {
     const yaml_mark_t *mark = &root->start_mark;
-    long best = -1;
-    for (size_t i = 0; i < RL_SETTING_COUNT; i++) {
-        long at = word_position(problem, rl_setting_table[i].name);
-        if (at >= 0 && ld->top_keys[i] != NULL && (best < 0 || at < best)) {
-            best = at;
-            mark = &ld->top_keys[i]->start_mark;
-        }
-    }
-    return report(ld, REDLOCK_ECONFIG, mark, NULL, "%s", problem);
+    const yaml_node_t *key = NULL;
+    if (problem->node >= 0)
+        key = ld->node_timeout_keys[problem->node]
+                                   [problem->node_key == REDLOCK_CONNECT_TIMEOUT_MS ? 0 : 1];
+    for (size_t i = 0; key == NULL && i < problem->key_count; i++)
+        key = ld->top_keys[problem->keys[i]];
+    if (key != NULL)
+        mark = &key->start_mark;
+    return report(ld, REDLOCK_ECONFIG, mark, NULL, "%s", problem->text);
 }
 
 /* Builds ld->cfg from the document's root. */
@@ -790,9 +718,9 @@ static int load_root(rl_yaml_loader *ld)
     if (ld->top_keys[TOP_NODES] == NULL)
         return report(ld, REDLOCK_ECONFIG, &root->start_mark, "nodes",
                       "at least one node is required");
-    const char *problem = rl_config_inconsistency(ld->cfg);
-    if (problem != NULL)
-        return report_inconsistency(ld, root, problem);
+    rl_config_problem problem;
+    if (rl_config_find_problem(ld->cfg, &problem))
+        return report_problem(ld, root, &problem);
     return REDLOCK_OK;
 }
 
@@ -909,100 +837,6 @@ static int load_text(redlock_config **out, const unsigned char *text, size_t len
 }
 
 /* ------------------------------------------------------------------------ */
-/* Files                                                                     */
-
-/* Grows a buffer to cap bytes without leaving a copy of its contents (which
- * may hold passwords) in freed memory. */
-static char *grow_wiped(char *buf, size_t used, size_t cap)
-{
-    char *bigger = malloc(cap);
-    if (bigger == NULL)
-        return NULL;
-    if (used > 0)
-        memcpy(bigger, buf, used);
-    if (buf != NULL) {
-        explicit_bzero(buf, used);
-        free(buf);
-    }
-    return bigger;
-}
-
-/* "what: <errno text>", in English whatever the process's locale. */
-static int report_errno(const rl_yaml_loader *ld, const char *what, int err)
-{
-    locale_t c = newlocale(LC_MESSAGES_MASK, "C", (locale_t)0);
-    int rc = report(ld, REDLOCK_ECONFIG, NULL, NULL, "%s: %s", what,
-                    c ? strerror_l(err, c) : "error");
-    if (c)
-        freelocale(c);
-    return rc;
-}
-
-/* Reads fd to its end into *buf (grown from cap, wiped when moved), refusing
- * more than RL_YAML_MAX_BYTES. On failure *buf may hold *used bytes. */
-static int read_all(const rl_yaml_loader *ld, int fd, size_t cap, char **buf, size_t *used)
-{
-    for (;;) {
-        if (*used == cap || *buf == NULL) {
-            size_t want = (*buf == NULL) ? cap : cap * 2;
-            char *bigger = grow_wiped(*buf, *used, want);
-            if (bigger == NULL)
-                return report_nomem(ld);
-            *buf = bigger;
-            cap = want;
-        }
-        ssize_t n = read(fd, *buf + *used, cap - *used);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return report_errno(ld, "cannot read", errno);
-        if (n == 0)
-            return REDLOCK_OK;
-        *used += (size_t)n;
-        if (*used > RL_YAML_MAX_BYTES)
-            return report(ld, REDLOCK_ECONFIG, NULL, NULL,
-                          "too large: more than %zu bytes (the limit is 16 MiB)",
-                          RL_YAML_MAX_BYTES);
-    }
-}
-
-/* Reads the whole file into *text (wipe and free it), refusing more than
- * RL_YAML_MAX_BYTES. Messages name the path, without a position. */
-static int read_file(const rl_yaml_loader *ld, const char *path, char **text, size_t *len)
-{
-    *text = NULL;
-    *len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return report_errno(ld, "cannot open", errno);
-    struct stat st;
-    size_t cap = (size_t)64 * 1024;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-        if ((uint64_t)st.st_size > RL_YAML_MAX_BYTES) {
-            close(fd);
-            return report(ld, REDLOCK_ECONFIG, NULL, NULL,
-                          "too large: %" PRIu64 " bytes (the limit is 16 MiB)",
-                          (uint64_t)st.st_size);
-        }
-        cap = (size_t)st.st_size + 1; /* +1: reading 0 bytes confirms the end */
-    }
-    char *buf = NULL;
-    size_t used = 0;
-    int rc = read_all(ld, fd, cap, &buf, &used);
-    close(fd);
-    if (rc != REDLOCK_OK) {
-        if (buf != NULL) {
-            explicit_bzero(buf, used);
-            free(buf);
-        }
-        return rc;
-    }
-    *text = buf;
-    *len = used;
-    return REDLOCK_OK;
-}
-
-/* ------------------------------------------------------------------------ */
 /* Public entry points                                                       */
 
 int redlock_config_load_file(redlock_config **out, const char *path, char *errbuf,
@@ -1016,14 +850,12 @@ int redlock_config_load_file(redlock_config **out, const char *path, char *errbu
                       out == NULL ? "out" : "path");
     char *text = NULL;
     size_t len = 0;
-    int rc = read_file(&ld, path, &text, &len);
+    char problem[REDLOCK_ERRBUF_SIZE];
+    int rc = rl_secret_file_read(path, RL_YAML_MAX_BYTES, &text, &len, problem, sizeof(problem));
     if (rc != REDLOCK_OK)
-        return rc;
-    /* text is set when read_file succeeds; the analyzer does not follow
-     * report(), which is variadic, to see that failures return non-zero. */
+        return report(&ld, rc, NULL, NULL, "%s", problem);
     rc = load_text(out, (const unsigned char *)text, len, path, errbuf, errlen);
-    explicit_bzero(text, len); // NOLINT(clang-analyzer-core.NonNullParamChecker)
-    free(text);
+    rl_secret_file_free(text, len);
     return rc;
 }
 

@@ -197,18 +197,6 @@ int redlock_lock_get_state(const redlock_lock *lock)
     return deadline > rl_now_us() ? REDLOCK_LOCK_HELD : REDLOCK_LOCK_EXPIRED;
 }
 
-const char *redlock_lock_state_name(int state)
-{
-    static const char *const names[] = {
-        [REDLOCK_LOCK_HELD] = "held",         [REDLOCK_LOCK_EXPIRED] = "expired",
-        [REDLOCK_LOCK_LOST] = "lost",         [REDLOCK_LOCK_RELEASED] = "released",
-        [REDLOCK_LOCK_UNKNOWN] = "unknown",
-    };
-    if (state < 0 || (size_t)state >= sizeof(names) / sizeof(names[0]))
-        return "invalid";
-    return names[state];
-}
-
 static void signal_lost_fd(int fd)
 {
     uint64_t one = 1;

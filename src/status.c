@@ -1,4 +1,6 @@
-/* The status table: messages and names generated from REDLOCK_STATUS_MAP. */
+/* The names of statuses, per-master outcomes and lock states, generated from
+ * their tables (REDLOCK_STATUS_MAP, REDLOCK_MASTER_OUTCOME_MAP,
+ * REDLOCK_LOCK_STATE_MAP). */
 #include "redlock/redlock.h"
 
 const char *redlock_strerror(int status)
@@ -32,17 +34,24 @@ const char *redlock_version(void)
 
 const char *redlock_master_outcome_name(int outcome)
 {
-    static const char *const names[] = {
-        [REDLOCK_MASTER_OK] = "ok",
-        [REDLOCK_MASTER_HELD] = "held",
-        [REDLOCK_MASTER_ABSENT] = "absent",
-        [REDLOCK_MASTER_TIMEOUT] = "timeout",
-        [REDLOCK_MASTER_NOT_CONNECTED] = "not-connected",
-        [REDLOCK_MASTER_AUTH_FAILED] = "auth-failed",
-        [REDLOCK_MASTER_ERROR] = "error",
-        [REDLOCK_MASTER_PENDING] = "pending",
-    };
-    if (outcome < 0 || (size_t)outcome >= sizeof(names) / sizeof(names[0]))
-        return "unknown";
-    return names[outcome];
+    switch (outcome) {
+#define RL_OUTCOME_NAME_(name, value, text)                                                        \
+    case REDLOCK_MASTER_##name:                                                                    \
+        return text;
+        REDLOCK_MASTER_OUTCOME_MAP(RL_OUTCOME_NAME_)
+#undef RL_OUTCOME_NAME_
+    }
+    return "unknown";
+}
+
+const char *redlock_lock_state_name(int state)
+{
+    switch (state) {
+#define RL_LOCK_STATE_NAME_(name, value, text)                                                     \
+    case REDLOCK_LOCK_##name:                                                                      \
+        return text;
+        REDLOCK_LOCK_STATE_MAP(RL_LOCK_STATE_NAME_)
+#undef RL_LOCK_STATE_NAME_
+    }
+    return "invalid";
 }

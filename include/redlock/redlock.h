@@ -141,16 +141,27 @@ typedef void (*redlock_log_fn)(int level, const char *message, void *arg);
 
 typedef struct redlock_config redlock_config;
 
-/* Settings with integer values (see docs/config.md for ranges and defaults). */
+/*
+ * The settings with integer values: X(NAME, key, min, max, default). NAME
+ * gives REDLOCK_NAME of enum redlock_setting (numbered from 0 in this
+ * order), key is the YAML key and redlock_setting_name(), and min..max is
+ * the range redlock_config_set() accepts; the acquire options share the
+ * ranges of TTL_MS and the RETRY_* settings. See docs/config.md.
+ */
+#define REDLOCK_SETTING_MAP(X)                                                          \
+    X(CONNECT_TIMEOUT_MS, "connect_timeout_ms", 1, 600000, 500) /* TCP connect + handshake */ \
+    X(COMMAND_TIMEOUT_MS, "command_timeout_ms", 1, 600000, 50)  /* one request, one master */ \
+    X(TTL_MS, "ttl_ms", 1, 2147483647, 10000)                   /* default time-to-live */    \
+    X(RETRY_COUNT, "retry_count", 0, 2147483647, 3)       /* retries after the first attempt */ \
+    X(RETRY_DELAY_MS, "retry_delay_ms", 0, 3600000, 200)  /* pause before a retry ... */        \
+    X(RETRY_JITTER_MS, "retry_jitter_ms", 0, 3600000, 100) /* ... plus a random 0..jitter */    \
+    X(RECONNECT_MIN_MS, "reconnect_min_ms", 1, 3600000, 100)  /* first reconnect delay */        \
+    X(RECONNECT_MAX_MS, "reconnect_max_ms", 1, 3600000, 5000) /* cap of the doubling delay */
+
 typedef enum redlock_setting {
-    REDLOCK_CONNECT_TIMEOUT_MS = 0, /* TCP connect + handshake, per master */
-    REDLOCK_COMMAND_TIMEOUT_MS,     /* one request to one master */
-    REDLOCK_TTL_MS,                 /* default lock time-to-live */
-    REDLOCK_RETRY_COUNT,            /* retries after the first attempt */
-    REDLOCK_RETRY_DELAY_MS,         /* pause before a retry ... */
-    REDLOCK_RETRY_JITTER_MS,        /* ... plus a random 0..jitter */
-    REDLOCK_RECONNECT_MIN_MS,       /* first reconnect delay */
-    REDLOCK_RECONNECT_MAX_MS        /* cap of the doubling reconnect delay */
+#define REDLOCK_SETTING_ENUM_(name, key, min, max, def) REDLOCK_##name,
+    REDLOCK_SETTING_MAP(REDLOCK_SETTING_ENUM_)
+#undef REDLOCK_SETTING_ENUM_
 } redlock_setting;
 
 /* An empty config (no nodes) with every setting at its default. */
@@ -215,20 +226,26 @@ REDLOCK_API const char *redlock_config_node_name(const redlock_config *cfg, size
 /* ------------------------------------------------------------------------ */
 /* Results                                                                   */
 
-/* What one master did with one request. */
+/* What one master did with one request: X(NAME, value, name), giving
+ * REDLOCK_MASTER_NAME and its redlock_master_outcome_name(). */
+#define REDLOCK_MASTER_OUTCOME_MAP(X)                                         \
+    X(OK, 0, "ok")                /* did what was asked: set, deleted, extended */ \
+    X(HELD, 1, "held")            /* the key holds another holder's value */ \
+    X(ABSENT, 2, "absent")        /* release/extend: the key is not there */ \
+    X(TIMEOUT, 3, "timeout")      /* no reply within the command timeout */ \
+    X(NOT_CONNECTED, 4, "not-connected") /* no connection, or lost before the reply */ \
+    X(AUTH_FAILED, 5, "auth-failed") /* the master refused our credentials */ \
+    X(ERROR, 6, "error")          /* an error reply; detail has its text */ \
+    X(PENDING, 7, "pending")      /* no reply yet when the outcome was decided */
+
 typedef enum redlock_master_outcome {
-    REDLOCK_MASTER_OK = 0,        /* did what was asked: set, deleted, extended */
-    REDLOCK_MASTER_HELD,          /* the key holds another holder's value */
-    REDLOCK_MASTER_ABSENT,        /* release/extend: the key is not there */
-    REDLOCK_MASTER_TIMEOUT,       /* no reply within the command timeout */
-    REDLOCK_MASTER_NOT_CONNECTED, /* no connection, or it was lost before the reply */
-    REDLOCK_MASTER_AUTH_FAILED,   /* the master refused our credentials */
-    REDLOCK_MASTER_ERROR,         /* an error reply; detail has its text */
-    REDLOCK_MASTER_PENDING        /* no reply yet when the outcome was decided */
+#define REDLOCK_MASTER_OUTCOME_ENUM_(name, value, text) REDLOCK_MASTER_##name = (value),
+    REDLOCK_MASTER_OUTCOME_MAP(REDLOCK_MASTER_OUTCOME_ENUM_)
+#undef REDLOCK_MASTER_OUTCOME_ENUM_
 } redlock_master_outcome;
 
-/* "ok", "held", "absent", "timeout", "not-connected", "auth-failed",
- * "error", "pending"; "unknown" otherwise. */
+/* The outcome's name from REDLOCK_MASTER_OUTCOME_MAP, e.g. "not-connected";
+ * "unknown" otherwise. */
 REDLOCK_API const char *redlock_master_outcome_name(int outcome);
 
 typedef struct redlock_master_result {
@@ -294,18 +311,26 @@ REDLOCK_API const char *redlock_lock_value(const redlock_lock *lock, size_t *len
 REDLOCK_API int64_t redlock_lock_validity_ms(const redlock_lock *lock);
 REDLOCK_API int64_t redlock_lock_ttl_ms(const redlock_lock *lock);
 
+/* A lock's state: X(NAME, value, name), giving REDLOCK_LOCK_NAME and its
+ * redlock_lock_state_name(). */
+#define REDLOCK_LOCK_STATE_MAP(X)                                             \
+    X(HELD, 0, "held")         /* validity left: the holder may act */       \
+    X(EXPIRED, 1, "expired")   /* its validity ran out */                    \
+    X(LOST, 2, "lost")         /* auto-extension failed (the lost callback ran) */ \
+    X(RELEASED, 3, "released") /* released, or released by freeing its client */ \
+    X(UNKNOWN, 4, "unknown")   /* made from a value, never extended */
+
 typedef enum redlock_lock_state {
-    REDLOCK_LOCK_HELD = 0,   /* validity left: the holder may act */
-    REDLOCK_LOCK_EXPIRED,    /* its validity ran out */
-    REDLOCK_LOCK_LOST,       /* auto-extension failed (the lost callback ran) */
-    REDLOCK_LOCK_RELEASED,   /* released, or released by freeing its client */
-    REDLOCK_LOCK_UNKNOWN     /* made from a value, never extended */
+#define REDLOCK_LOCK_STATE_ENUM_(name, value, text) REDLOCK_LOCK_##name = (value),
+    REDLOCK_LOCK_STATE_MAP(REDLOCK_LOCK_STATE_ENUM_)
+#undef REDLOCK_LOCK_STATE_ENUM_
 } redlock_lock_state;
 
 /* The lock's state now. Safe to call from any thread, also while the
  * blocking client's I/O thread auto-extends the lock. */
 REDLOCK_API int redlock_lock_get_state(const redlock_lock *lock);
-/* "held", "expired", "lost", "released", "unknown"; "invalid" otherwise. */
+/* The state's name from REDLOCK_LOCK_STATE_MAP, e.g. "held"; "invalid"
+ * otherwise. */
 REDLOCK_API const char *redlock_lock_state_name(int state);
 /*
  * A file descriptor that becomes readable when the lock is lost (for

@@ -8,9 +8,10 @@
 # What is documented is read from the sources themselves:
 #   - functions: the REDLOCK_API declarations of include/redlock/redlock.h;
 #   - statuses: the X(NAME, value, "message") rows of REDLOCK_STATUS_MAP;
-#   - outcomes: the members of enum redlock_master_outcome;
-#   - config keys: the setting table of src/config.c (top-level integer
-#     keys), and the top-level and node key names of src/config_yaml.c.
+#   - outcomes: the X(NAME, value, "name") rows of REDLOCK_MASTER_OUTCOME_MAP;
+#   - config keys: the X(NAME, "key", ...) rows of REDLOCK_SETTING_MAP
+#     (top-level integer keys), and the top-level and node key names of
+#     src/config_yaml.c.
 # Each extraction is checked against a count found independently, and
 # against a minimum, so that a change of layout in the sources fails here
 # instead of silently checking nothing. Exits 0 when complete, else 1 with
@@ -19,8 +20,6 @@ set -u
 
 root=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
 header=$root/include/redlock/redlock.h
-config_c=$root/src/config.c
-config_internal=$root/src/config_internal.h
 config_yaml=$root/src/config_yaml.c
 api=$root/docs/api
 errors_md=$root/docs/errors.md
@@ -29,7 +28,7 @@ config_md=$root/docs/config.md
 problems=()
 problem() { problems+=("$*"); }
 
-for f in "$header" "$config_c" "$config_internal" "$config_yaml" "$errors_md" "$config_md" \
+for f in "$header" "$config_yaml" "$errors_md" "$config_md" \
          "$api/README.md"; do
     [ -f "$f" ] || problem "missing file: ${f#"$root"/}"
 done
@@ -67,23 +66,28 @@ statuses=$(printf '%s\n' "$status_rows" |
 n_statuses=$(printf '%s\n' "$statuses" | sed '/^$/d' | wc -l)
 n_status_rows=$(printf '%s\n' "$status_rows" | grep -c 'X(')
 
-# Per-master outcomes: the members of enum redlock_master_outcome.
-outcomes=$(awk '
-    /^typedef enum redlock_master_outcome/ { inside = 1; next }
-    inside && /^}/ { inside = 0 }
-    inside
-' "$header" | grep -o 'REDLOCK_MASTER_[A-Z_]*')
-n_outcomes=$(printf '%s\n' "$outcomes" | sed '/^$/d' | wc -l)
+# The rows of an X-macro of the header: from its #define to its last
+# continued line.
+map_rows() {
+    awk -v map="$1" '
+        $0 ~ "^#define " map "\\(X\\)" { inside = 1; next }
+        inside { print; if ($0 !~ /\\[ \t]*$/) inside = 0 }
+    ' "$header"
+}
 
-# Config keys. Top-level integer settings: rl_setting_table's names, whose
-# size is RL_SETTING_COUNT.
-setting_keys=$(awk '
-    /rl_setting_table\[RL_SETTING_COUNT\] = \{/ { inside = 1; next }
-    inside && /^\};/ { inside = 0 }
-    inside
-' "$config_c" | sed -n 's/^[ \t]*\[REDLOCK_[A-Z_]*\] = {"\([a-z_]*\)".*/\1/p')
+# Per-master outcomes: REDLOCK_MASTER_ and the NAME of each row.
+outcome_rows=$(map_rows REDLOCK_MASTER_OUTCOME_MAP)
+outcomes=$(printf '%s\n' "$outcome_rows" |
+    sed -n 's/^[ \t]*X(\([A-Z_]*\), *[0-9]*, *"[a-z-]*").*/REDLOCK_MASTER_\1/p')
+n_outcomes=$(printf '%s\n' "$outcomes" | sed '/^$/d' | wc -l)
+n_outcome_rows=$(printf '%s\n' "$outcome_rows" | grep -c 'X(')
+
+# Config keys. Top-level integer settings: the keys of REDLOCK_SETTING_MAP.
+setting_rows=$(map_rows REDLOCK_SETTING_MAP)
+setting_keys=$(printf '%s\n' "$setting_rows" |
+    sed -n 's/^[ \t]*X([A-Z_]*, *"\([a-z_]*\)",.*/\1/p')
 n_setting_keys=$(printf '%s\n' "$setting_keys" | sed '/^$/d' | wc -l)
-setting_count=$(sed -n 's/^#define RL_SETTING_COUNT \([0-9]*\).*/\1/p' "$config_internal")
+setting_count=$(printf '%s\n' "$setting_rows" | grep -c 'X(')
 # The other top-level keys: names[TOP_...] = "..." in config_yaml.c.
 top_keys=$(sed -n 's/^[ \t]*names\[TOP_[A-Z_]*\] = "\([a-z_]*\)";.*/\1/p' "$config_yaml")
 n_top_keys=$(printf '%s\n' "$top_keys" | sed '/^$/d' | wc -l)
@@ -114,8 +118,8 @@ sane() { # what found expected minimum
 min_functions=40
 sane "public functions in include/redlock/redlock.h" "$n_functions" "$n_api_words" "$min_functions"
 sane "statuses in REDLOCK_STATUS_MAP" "$n_statuses" "$n_status_rows" 10
-sane "per-master outcomes" "$n_outcomes" "$n_outcomes" 5
-sane "setting keys in src/config.c" "$n_setting_keys" "${setting_count:-0}" 5
+sane "per-master outcomes in REDLOCK_MASTER_OUTCOME_MAP" "$n_outcomes" "$n_outcome_rows" 5
+sane "setting keys in REDLOCK_SETTING_MAP" "$n_setting_keys" "${setting_count:-0}" 5
 sane "top-level keys in src/config_yaml.c" "$n_top_keys" "$n_top_enum" 2
 sane "node keys in src/config_yaml.c" "$n_node_keys" "$n_node_enum" 5
 

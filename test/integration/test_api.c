@@ -78,6 +78,41 @@ Test(api, bad_arguments_are_refused_and_never_call_back)
     cr_assert_eq(calls, 0);
 }
 
+/* An acquire option takes exactly the range of its config setting
+ * (REDLOCK_SETTING_MAP): its max is accepted, one more is refused. */
+Test(api, acquire_options_take_the_ranges_of_the_config_settings)
+{
+    harness_connect(&h);
+    calls = 0;
+    static const redlock_setting keys[] = {REDLOCK_TTL_MS, REDLOCK_RETRY_COUNT,
+                                           REDLOCK_RETRY_DELAY_MS, REDLOCK_RETRY_JITTER_MS};
+    static const int64_t max_of[] = {
+#define RL_TEST_MAX_(name, key, min, max, def) [REDLOCK_##name] = (max),
+        REDLOCK_SETTING_MAP(RL_TEST_MAX_)
+#undef RL_TEST_MAX_
+    };
+    for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+        int64_t max = max_of[keys[k]];
+        redlock_config *cfg = NULL;
+        cr_assert_eq(redlock_config_new(&cfg), REDLOCK_OK);
+        cr_assert_eq(redlock_config_set(cfg, keys[k], max), REDLOCK_OK);
+        cr_assert_eq(redlock_config_set(cfg, keys[k], max + 1), REDLOCK_EINVAL);
+        redlock_config_free(cfg);
+
+        redlock_acquire_options o = fleet_acquire_options(1000, 0);
+        int64_t *field = keys[k] == REDLOCK_TTL_MS          ? &o.ttl_ms
+                         : keys[k] == REDLOCK_RETRY_COUNT    ? &o.retry_count
+                         : keys[k] == REDLOCK_RETRY_DELAY_MS ? &o.retry_delay_ms
+                                                             : &o.retry_jitter_ms;
+        *field = max + 1;
+        cr_assert_eq(redlock_acquire_async(h.client, "r", 1, &o, count_acquire, NULL),
+                     REDLOCK_EINVAL, "%s = %lld", redlock_setting_name(keys[k]),
+                     (long long)*field);
+    }
+    harness_run_for(&h, 50);
+    cr_assert_eq(calls, 0);
+}
+
 Test(api, a_client_needs_nodes_and_consistent_settings)
 {
     redlock_client *c = NULL;
@@ -95,10 +130,47 @@ Test(api, a_client_needs_nodes_and_consistent_settings)
     cr_assert(strstr(h.log, "reconnect_min_ms") != NULL, "log:\n%s", h.log);
 }
 
+/* A config no lock could be valid with is refused by both clients, with
+ * one log line saying why; a risky one is accepted with a warning. */
+Test(api, a_client_refuses_a_config_that_cannot_work_and_warns_of_a_risky_one)
+{
+    static const char refused[] = "invalid configuration: command_timeout_ms (10000) must be "
+                                  "less than ttl_ms (10000), or a lock can expire before its "
+                                  "masters answer\n";
+    redlock_client *c = NULL;
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_COMMAND_TIMEOUT_MS, 10000), REDLOCK_OK);
+    cr_assert_eq(redlock_client_new(&c, h.cfg, h.loop), REDLOCK_ECONFIG);
+    cr_assert_null(c);
+    cr_assert_str_eq(h.log, refused);
+    redlock_sync *s = NULL;
+    cr_assert_eq(redlock_sync_new(&s, h.cfg), REDLOCK_ECONFIG);
+    cr_assert_null(s);
+    cr_assert_str_eq(h.log, "invalid configuration: command_timeout_ms (10000) must be less than "
+                            "ttl_ms (10000), or a lock can expire before its masters answer\n"
+                            "invalid configuration: command_timeout_ms (10000) must be less than "
+                            "ttl_ms (10000), or a lock can expire before its masters answer\n");
+
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_COMMAND_TIMEOUT_MS, 50), REDLOCK_OK);
+    cr_assert_eq(redlock_config_node_set_timeouts(h.cfg, 0, 0, 100000), REDLOCK_OK);
+    cr_assert_eq(redlock_client_new(&c, h.cfg, h.loop), REDLOCK_ECONFIG);
+    cr_assert(strstr(h.log, "invalid configuration: nodes[0].command_timeout_ms (100000) must be "
+                            "less than ttl_ms (10000), or a lock can expire before its masters "
+                            "answer\n") != NULL,
+              "log:\n%s", h.log);
+
+    cr_assert_eq(redlock_config_node_set_timeouts(h.cfg, 0, 0, 1500), REDLOCK_OK);
+    harness_connect(&h);
+    cr_assert_not_null(h.client);
+    cr_assert(strstr(h.log, "nodes[0].command_timeout_ms (1500) is more than a tenth of ttl_ms "
+                            "(10000): a slow master leaves a lock little validity\n") != NULL,
+              "log:\n%s", h.log);
+}
+
 Test(api, freeing_the_client_cancels_operations_in_flight_once_each)
 {
-    /* A stopped master and a long timeout keep the operations in flight. */
-    redlock_config_set(h.cfg, REDLOCK_COMMAND_TIMEOUT_MS, 10000);
+    /* A stopped master and a long timeout (below the TTL, which a config
+     * needs) keep the operations in flight. */
+    redlock_config_set(h.cfg, REDLOCK_COMMAND_TIMEOUT_MS, 5000);
     harness_connect(&h);
     redlock_lock *lock = NULL;
     redlock_acquire_options o = fleet_acquire_options(10000, 0);

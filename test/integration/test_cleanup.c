@@ -30,12 +30,14 @@ static void teardown(void)
 TestSuite(cleanup, .fini = teardown, .timeout = 120);
 
 /* Three masters with a short command timeout; master i's own timeouts may
- * be changed before harness_connect(). */
+ * be changed before harness_connect(). The config's TTL stays above the
+ * slow masters' timeouts, as a client requires. */
 static void three_masters(void)
 {
     harness_start(&h, 3, NULL);
     cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_COMMAND_TIMEOUT_MS, fleet_scaled_ms(COMMAND_MS)),
                  REDLOCK_OK);
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_TTL_MS, fleet_scaled_ms(TTL_MS)), REDLOCK_OK);
 }
 
 static void slow_master(size_t i, int64_t connect_ms, int64_t command_ms)

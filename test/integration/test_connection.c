@@ -26,8 +26,11 @@ static void teardown(void)
 
 TestSuite(connection, .fini = teardown, .timeout = 120);
 
+/* The config's TTL stays above the timeouts at any time scale, as a client
+ * requires. */
 static void set_timeouts(int64_t connect_ms, int64_t command_ms)
 {
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_TTL_MS, fleet_scaled_ms(TTL_MS)), REDLOCK_OK);
     cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_CONNECT_TIMEOUT_MS, connect_ms), REDLOCK_OK);
     cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_COMMAND_TIMEOUT_MS, command_ms), REDLOCK_OK);
 }

@@ -321,7 +321,7 @@ Test(config_yaml, integer_out_of_range)
                  "c.yaml:1:9: ttl_ms: expected an integer from 1 to 2147483647, "
                  "got \"-10000\"");
     expect_error("retry_count: -1\n" ONE_NODE,
-                 "c.yaml:1:14: retry_count: expected an integer from 0 to 1000000, got \"-1\"");
+                 "c.yaml:1:14: retry_count: expected an integer from 0 to 2147483647, got \"-1\"");
     expect_error("connect_timeout_ms: 600001\n" ONE_NODE,
                  "c.yaml:1:21: connect_timeout_ms: expected an integer from 1 to 600000, "
                  "got \"600001\"");
@@ -673,6 +673,54 @@ Test(config_yaml, inconsistent_settings_point_at_a_key)
                  "c.yaml:5:1: reconnect_min_ms is greater than reconnect_max_ms");
     expect_error("reconnect_max_ms: 50\nreconnect_min_ms: 60\n" ONE_NODE,
                  "c.yaml:2:1: reconnect_min_ms is greater than reconnect_max_ms");
+}
+
+/* A config no lock could be valid with is refused at the key to blame:
+ * the timeout (or drift_factor) when the file sets it, else ttl_ms. */
+Test(config_yaml, timeouts_not_below_the_ttl_are_refused_at_the_key)
+{
+    expect_error("ttl_ms: 100\ncommand_timeout_ms: 100000\n" ONE_NODE,
+                 "c.yaml:2:1: command_timeout_ms (100000) must be less than ttl_ms (100), or a "
+                 "lock can expire before its masters answer");
+    expect_error("connect_timeout_ms: 20\n" ONE_NODE "ttl_ms: 50\n",
+                 "c.yaml:5:1: command_timeout_ms (50) must be less than ttl_ms (50), or a "
+                 "lock can expire before its masters answer");
+    expect_error(ONE_NODE "ttl_ms: 500\n",
+                 "c.yaml:4:1: connect_timeout_ms (500) must be less than ttl_ms (500), or a "
+                 "lock can expire before its masters connect");
+    expect_error("ttl_ms: 1000\nconnect_timeout_ms: 1000\n" ONE_NODE,
+                 "c.yaml:2:1: connect_timeout_ms (1000) must be less than ttl_ms (1000), or a "
+                 "lock can expire before its masters connect");
+}
+
+Test(config_yaml, a_nodes_own_timeouts_not_below_the_ttl_are_refused_at_the_node)
+{
+    expect_error("ttl_ms: 1000\n"
+                 "nodes:\n"
+                 "  - host: a\n"
+                 "    command_timeout_ms: 999\n"
+                 "  - host: b\n"
+                 "    connect_timeout_ms: 300\n"
+                 "    command_timeout_ms: 1000\n",
+                 "c.yaml:7:5: nodes[1].command_timeout_ms (1000) must be less than ttl_ms "
+                 "(1000), or a lock can expire before its masters answer");
+    expect_error("nodes:\n"
+                 "  - {host: a, connect_timeout_ms: 20000}\n",
+                 "c.yaml:2:15: nodes[0].connect_timeout_ms (20000) must be less than ttl_ms "
+                 "(10000), or a lock can expire before its masters connect");
+}
+
+Test(config_yaml, a_drift_allowance_eating_the_ttl_is_refused)
+{
+    expect_error("connect_timeout_ms: 1\ncommand_timeout_ms: 1\nttl_ms: 4\n"
+                 "drift_factor: 0.5\n" ONE_NODE,
+                 "c.yaml:4:1: drift_factor (0.5) leaves no validity with ttl_ms (4): ttl_ms * "
+                 "drift_factor + 2 ms (4 ms) must be less than ttl_ms");
+    expect_error("connect_timeout_ms: 1\ncommand_timeout_ms: 1\nttl_ms: 2\n" ONE_NODE,
+                 "c.yaml:3:1: drift_factor (0.01) leaves no validity with ttl_ms (2): ttl_ms * "
+                 "drift_factor + 2 ms (2.02 ms) must be less than ttl_ms");
+    redlock_config_free(load_ok("connect_timeout_ms: 1\ncommand_timeout_ms: 1\nttl_ms: 5\n"
+                                "drift_factor: 0.5\n" ONE_NODE));
 }
 
 Test(config_yaml, anchors_and_aliases_are_rejected)

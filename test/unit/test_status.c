@@ -1,4 +1,4 @@
-/* The status table, outcome names, version. */
+/* The status table, outcome and lock state names, version. */
 #include "redlock/redlock.h"
 
 #include <criterion/criterion.h>
@@ -49,6 +49,48 @@ Test(status, outcome_names)
     cr_assert_str_eq(redlock_master_outcome_name(REDLOCK_MASTER_HELD), "held");
     cr_assert_str_eq(redlock_master_outcome_name(REDLOCK_MASTER_NOT_CONNECTED), "not-connected");
     cr_assert_str_eq(redlock_master_outcome_name(REDLOCK_MASTER_PENDING), "pending");
+}
+
+/* Every row of the outcome and lock state tables: stable values, and the
+ * name the table gives, distinct from the others. */
+Test(status, outcome_and_lock_state_tables_give_stable_values_and_distinct_names)
+{
+    static const struct {
+        int value, expected;
+        const char *name;
+    } outcomes[] = {
+#define RL_TEST_OUTCOME_(name, value, text) {REDLOCK_MASTER_##name, value, text},
+        REDLOCK_MASTER_OUTCOME_MAP(RL_TEST_OUTCOME_)
+#undef RL_TEST_OUTCOME_
+    }, states[] = {
+#define RL_TEST_STATE_(name, value, text) {REDLOCK_LOCK_##name, value, text},
+        REDLOCK_LOCK_STATE_MAP(RL_TEST_STATE_)
+#undef RL_TEST_STATE_
+    };
+    size_t n_outcomes = sizeof(outcomes) / sizeof(outcomes[0]);
+    size_t n_states = sizeof(states) / sizeof(states[0]);
+    cr_assert_eq(n_outcomes, 8);
+    cr_assert_eq(n_states, 5);
+    for (size_t i = 0; i < n_outcomes; i++) {
+        cr_assert_eq(outcomes[i].value, outcomes[i].expected);
+        cr_assert_eq(outcomes[i].value, (int)i, "outcomes are numbered from 0 in table order");
+        cr_assert_str_eq(redlock_master_outcome_name(outcomes[i].value), outcomes[i].name);
+        for (size_t j = i + 1; j < n_outcomes; j++)
+            cr_assert_str_neq(outcomes[i].name, outcomes[j].name);
+    }
+    for (size_t i = 0; i < n_states; i++) {
+        cr_assert_eq(states[i].value, states[i].expected);
+        cr_assert_eq(states[i].value, (int)i, "states are numbered from 0 in table order");
+        cr_assert_str_eq(redlock_lock_state_name(states[i].value), states[i].name);
+        for (size_t j = i + 1; j < n_states; j++)
+            cr_assert_str_neq(states[i].name, states[j].name);
+    }
+    cr_assert_eq(REDLOCK_MASTER_PENDING, 7);
+    cr_assert_eq(REDLOCK_LOCK_UNKNOWN, 4);
+    cr_assert_str_eq(redlock_lock_state_name(REDLOCK_LOCK_RELEASED), "released");
+    cr_assert_str_eq(redlock_lock_state_name(-1), "invalid");
+    cr_assert_str_eq(redlock_lock_state_name(5), "invalid");
+    cr_assert_str_eq(redlock_master_outcome_name(8), "unknown");
 }
 
 Test(status, version_matches_the_header)

@@ -113,13 +113,15 @@ redlock_acquire_options cli_acquire_options(int64_t ttl_ms, int64_t wait_ms)
     redlock_acquire_options_init(&opts);
     if (ttl_ms >= 0)
         opts.ttl_ms = ttl_ms;
+    /* The most retries an acquire takes: at any retry delay, years. */
+    const int64_t unlimited = INT32_MAX;
     if (wait_ms == CLI_WAIT_FOREVER) {
         /* Retry with the configured delay and jitter until acquired (or a
          * signal frees the client). */
-        opts.retry_count = INT64_MAX;
+        opts.retry_count = unlimited;
     } else if (wait_ms >= 0) {
         /* The same until wait_ms has passed. */
-        opts.retry_count = wait_ms > 0 ? INT64_MAX : 0;
+        opts.retry_count = wait_ms > 0 ? unlimited : 0;
         opts.wait_ms = wait_ms;
     }
     return opts;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The client of the docker compose failover drill (docker-compose.yml):
 # Debian 12 with libredlock built from this checkout, the same way CI builds
 # it. docker-compose.yml gives the command (the failover program); by hand:

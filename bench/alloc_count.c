@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Counts the process's heap allocations and live bytes, for "allocations
  * per lock pair" and "no heap growth": malloc and friends are replaced by
  * wrappers around glibc's own (glibc supports replacing malloc this way;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Counts the process's heap allocations and live bytes under AddressSanitizer
  * or ThreadSanitizer, whose allocators replace malloc themselves (so
  * alloc_count.c cannot): through the sanitizer runtime's allocation hooks.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* redlock-bench: what a lock costs next to the raw round trips it needs. */
 #ifndef REDLOCK_BENCH_H
 #define REDLOCK_BENCH_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The library under the same load as the raw baseline: acquire + release
  * pairs through the asynchronous API (K at once), the blocking API (T
  * threads sharing one client), and C clients contending for one resource. */

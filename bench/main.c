@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * redlock-bench: the cost of a lock next to the raw round trips it needs,
  * measured in the same run against the same masters.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The raw baseline: what a lock pair costs with no library at all. Plain
  * hiredis async on libev: SET key value NX PX ttl to every master at once,

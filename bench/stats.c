@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Latency samples, clocks, CPU time, peak RSS. */
 #include "bench.h"
 

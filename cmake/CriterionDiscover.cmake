@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Script mode: run EXE --list and write add_test() calls to OUT.
 # Criterion prints "suite: N tests" followed by "├── name" / "└── name".
 # WRAPPER and LABELS are lists with '|' for ';'; TIMEOUT is already scaled.

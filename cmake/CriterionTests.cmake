@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Register every test of a Criterion executable as its own ctest test,
 # named SUITE.TEST, so ctest shows each one (and can run them in parallel).
 # The list is read from `EXE --list` after each build, the way

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Find hiredis (0.14 or 1.x) through pkg-config (every hiredis ships
 # hiredis.pc), with a plain header/library search as the fallback. Used
 # by libredlock's build and installed with its CMake package, so that

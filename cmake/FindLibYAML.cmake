@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Find libyaml through pkg-config (yaml-0.1.pc), with a plain
 # header/library search as the fallback. Used by libredlock's build and
 # installed with its CMake package, so that consumers of the static library

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Find libev. Debian's libev-dev ships no pkg-config file, so pkg-config is
 # tried first (other distributions have one) and a plain header/library
 # search is the fallback.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # What `cmake --install` puts where (GNUInstallDirs), in three components,
 # which are also the three Debian packages (cmake/Packaging.cmake):
 #

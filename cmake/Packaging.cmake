@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Debian packages with `cpack -G DEB` (from a build configured with
 # -DCMAKE_INSTALL_PREFIX=/usr), one per install component:
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # REDLOCK_SANITIZE: build every target (library, tool, tests, helpers,
 # bench) with compiler sanitizers. A comma-separated list of
 #   address    AddressSanitizer (with LeakSanitizer)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # How tests run. For runs under a slow tool (valgrind, sanitizers):
 #
 #   REDLOCK_TEST_WRAPPER     a command every test runs under (a ;-list),

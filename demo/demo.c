@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * redlock-demo: five local Redis masters, four workers contending for one
  * lock through the blocking API, and masters killed, stopped and brought

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * An asynchronous example on the program's own libev loop: acquire, keep
  * the lock extended while a timer stands in for the work, release, and let

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A blocking-API example: take a lock, do the work while its validity
  * lasts, give it back.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # A cron job guarded by redlock: every machine runs the same crontab line,
 #
 #   */5 * * * *  /usr/local/bin/cron-guard.sh /usr/local/bin/make-report

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Reproduce docs/performance.md: five local masters, the raw baseline and
 # the library in the same run, the scale table (N = 1..9) and the heap check
 # over a million pairs. Takes about ten minutes; arguments go to

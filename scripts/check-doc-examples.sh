@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Compile-check the C examples of the documentation.
 #
 #   scripts/check-doc-examples.sh [FILE.md...]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Check the manual page man/redlock.1 against the tool it describes:
 #   1. groff (through man-db) has no warning about it, and lexgrog parses
 #      its NAME section;

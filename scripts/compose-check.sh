@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Check the docker compose failover drill without running it (no Docker
 # engine needed, nothing installed):
 #   - docker-compose.yml is a valid compose file (`docker-compose config -q`;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Set everything up and run the demo: install dependencies, build, then run
 # five local Redis masters with workers contending for one lock while masters
 # are killed, stopped and brought back.

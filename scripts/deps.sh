@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Install what building, testing and checking libredlock needs (compilers,
 # sanitizer and fuzzer runtimes, valgrind, static analysers), from Debian's archive.
 # Idempotent: packages already present are left alone.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Run the failover suite: five local masters, contending clients, seeded
 # faults, then the checker's verdict (see docs/failover.md).
 #

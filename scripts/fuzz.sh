@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Fuzz every target for SECONDS each (default 30): build them with clang,
 # libFuzzer, ASan and UBSan in build-fuzz/, run them two at a time on
 # working copies of their corpora (test/fuzz/ is never written to), and fail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Build libredlock against hiredis 1.x and run the whole test suite with it.
 #
 # Debian 12 ships hiredis 0.14; the library must also work with hiredis 1.x.

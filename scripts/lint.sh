@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Static analysis: cppcheck and clang-tidy over every C file the build
 # compiles (library, tool, tests, bench, demo), with the checked-in
 # configuration (.clang-tidy files, lint/). Fails on any finding.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Install libredlock and build the examples against the installed files,
 # never the source tree (docs/packaging.md):
 #

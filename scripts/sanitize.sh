@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Build and test under compiler sanitizers (docs/sanitizers.md).
 #
 #   scripts/sanitize.sh asan [CTEST-ARGS...]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Build and run the whole test suite: unit tests, and integration tests
 # against real redis-server masters that the tests start and stop themselves.
 # Extra arguments go to cmake's configure step (e.g. -DREDLOCK_WERROR=ON).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Build and test under valgrind's memcheck (docs/sanitizers.md).
 #
 #   scripts/valgrind.sh [CTEST-ARGS...]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Acquire: attempts of SET resource value NX PX ttl on every master.
  *

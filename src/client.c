@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The asynchronous client: its masters, its operations in flight, the locks
  * it releases when freed, and its lifetime (freed by the user, kept alive by
  * rounds still settling and connections still draining). */

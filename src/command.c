@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The requests the engine sends, written straight into RESP. */
 #include "command.h"
 #include "scripts.h"

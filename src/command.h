@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The requests the engine sends, written straight into RESP (the Redis
  * protocol) in a buffer of the caller's: no formatting library, no
  * intermediate allocations. */

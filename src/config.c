@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The config object built in code: settings with ranges, and the node list. */
 #include "config_internal.h"
 #include "util.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Whether a config can work: the cross-setting checks that refuse a config
  * no lock could ever be valid with, and the warnings about what is merely
  * risky. The YAML loader reports the refusals at the keys to blame; the

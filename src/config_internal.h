@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The config object's layout and its settings table, shared by config.c
  * (building in code), config_yaml.c (loading), config_check.c (checking)
  * and client.c (reading). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Loading a config from YAML: parse with libyaml, check every key, and build
  * the config through the setters of config.c (docs/config.md). Messages are
  * built with message_buffer.h; files are read by secret_file.h. */

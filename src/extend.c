@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Extend: reset the TTL on every master that still holds our value; held
  * again when a quorum did so before the current validity ran out. A failed
  * extend may still have reset the TTL on masters that had not answered, so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Inspect and ping: report on every master, for status tools and health
  * checks. Both wait for every master (or its timeout) before completing. */
 #include "round_op.h"

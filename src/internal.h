@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the engine's files share: the client, operations, lock handles and
  * results. Everything here is internal (rl_ prefix, hidden symbols). */
 #ifndef REDLOCK_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* An intrusive doubly linked list: the node lives inside the element. */
 #ifndef REDLOCK_LIST_H
 #define REDLOCK_LIST_H

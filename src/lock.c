@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Lock handles: resource, value, validity and state, readable from any
  * thread; their registration with the client that releases them. */
 #include "internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Logging through the user's callback: formatted, filtered by level. */
 #include "log.h"
 

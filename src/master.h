@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One master's connection: connect with a timeout, handshake (AUTH, SELECT,
  * SCRIPT LOAD), reconnect with capped exponential backoff, and close a
  * connection whose replies stall. Requests are quorum slots (quorum.h).

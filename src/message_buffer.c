@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bounded one-line messages with escaped quotes of untrusted text. */
 #include "message_buffer.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A bounded message buffer for one-line error messages, and the escaping
  * that keeps any text quoted in them printable and short. */
 #ifndef REDLOCK_MESSAGE_BUFFER_H

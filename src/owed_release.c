@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Releases owed to masters out of reach, sent when they reconnect. See
  * owed_release.h. */
 #include "internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Releases owed to masters that could not be reached: a value of ours that
  * a master may hold (say, a SET it ran whose reply was lost with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The quorum fan-out: one request to every master, tallied as replies come
  * in, decided as soon as the answer is known. See quorum.h. */
 #include "internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The quorum fan-out: one request to every master in parallel, each with its
  * own deadline, tallied as replies come in. The round decides as soon as the

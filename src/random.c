@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Randomness from the kernel CSPRNG: lock values and retry jitter. */
 #include "random.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Randomness from the kernel CSPRNG: lock values and retry jitter. */
 #ifndef REDLOCK_RANDOM_H
 #define REDLOCK_RANDOM_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Release: delete our value on every master, never another holder's. One
  * bounded attempt: per-master timeouts, no retries. */
 #include "round_op.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the masters' replies mean, for rounds and for the handshake. See
  * reply.h. */
 #ifndef _GNU_SOURCE

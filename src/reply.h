@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What the masters' replies mean: the replies to a round's requests
  * (quorum.c) and to the connection handshake (master.c). Pure functions of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Results. A callback's result is a view into the round and the config,
  * built on the stack: no allocation. A kept result (redlock_result_copy)
  * is one allocation holding the header, the per-master array and every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* An operation that is one round: extend, release, inspect, ping. */
 #include "round_op.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* An operation that is one round: extend, release, inspect, ping. It may
  * work on a lock handle, and completes through a redlock_done_cb. */
 #ifndef REDLOCK_ROUND_OP_H

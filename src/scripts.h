@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The Lua scripts that make release, extend and inspect atomic on each
  * master. */
 #ifndef REDLOCK_SCRIPTS_H

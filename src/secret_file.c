@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Whole-file reads that wipe every copy of the bytes they move or drop. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* explicit_bzero, strerror_l */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Reading a whole file that may hold passwords: bounded in size, and no
  * copy of its bytes left behind in freed memory. */
 #ifndef REDLOCK_SECRET_FILE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The names of statuses, per-master outcomes and lock states, generated from
  * their tables (REDLOCK_STATUS_MAP, REDLOCK_MASTER_OUTCOME_MAP,
  * REDLOCK_LOCK_STATE_MAP). */

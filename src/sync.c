@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The blocking client: an asynchronous client on a private loop, run by one
  * I/O thread. A calling thread queues its request (under a mutex held only

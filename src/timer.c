@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Arming libev timers at deadlines on CLOCK_MONOTONIC. See timer.h. */
 #include "timer.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Arming libev timers at deadlines on CLOCK_MONOTONIC. */
 #ifndef REDLOCK_TIMER_H
 #define REDLOCK_TIMER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Small helpers: strings, secrets, the monotonic clock. */
 #include "util.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Small helpers every file may use: strings, secrets, the monotonic clock. */
 #ifndef REDLOCK_UTIL_H
 #define REDLOCK_UTIL_H

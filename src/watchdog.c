@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Auto-extension ("watchdog"): keep a held lock extended in the background.
  *

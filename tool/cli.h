@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the redlock tool's files share. The tool uses the public API only. */
 #ifndef REDLOCK_CLI_H
 #define REDLOCK_CLI_H

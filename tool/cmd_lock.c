@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* acquire, release, extend: one step of a lock managed across commands. */
 #include "cli.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* status and ping: what every master says, one line each (or JSON). */
 #include "cli.h"
 

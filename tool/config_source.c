@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Where the tool's configuration comes from: --config, $REDLOCK_CONFIG,
  * --node, or a default file; and where the library's messages go. */
 #include "cli.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Parsing of the tool's TIME and HOST:PORT arguments. */
 #include "cli.h"
 

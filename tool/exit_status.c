@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The tool's exit statuses: one table for every command (docs/cli.md).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* run's guardian: the process between redlock and CMD that sees to it that
  * no process CMD starts outlives the run (see guardian.c). This is the side
  * redlock uses: start it, give it orders, read its reports. */

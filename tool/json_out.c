@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Every JSON object the tool prints (--json), built with jansson so that
  * the output is always valid JSON in valid UTF-8, one object on one line.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* redlock: Redlock from the shell. Global options, then one command. */
 #include "cli.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A command's options: getopt_long over a small table. */
 #include "cli.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the tool writes as text: error lines, escaped bytes. */
 #include "cli.h"
 

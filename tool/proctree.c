@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The processes below this one, from /proc/PID/stat: every process's
  * parent, then the descendants of ours, pass after pass (see proctree.h).

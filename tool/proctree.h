@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The processes below this one -- its children, theirs, and so on -- found
  * through the parent links in /proc, signalled, killed and reaped. */
 #ifndef REDLOCK_CLI_PROCTREE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The tool's connection to the masters: an asynchronous client on the
  * default loop, with blocking forms of each operation for the commands. */
 #include "cli.h"

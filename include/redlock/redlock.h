@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * libredlock: a distributed lock held on a majority of N independent Redis
  * masters (the Redlock algorithm).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CLI-test harness: the fixture, files and configs, checks on results and
  * on the masters; see cli_harness.h. */
 #include "cli_harness.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * CLI-test harness: runs the `redlock` tool as a child process against a
  * fleet of real masters, with bounded waits everywhere. Every wait bound

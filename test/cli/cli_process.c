@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CLI-test harness: running the tool and watching the processes it starts;
  * see cli_harness.h. */
 #include "cli_harness.h"

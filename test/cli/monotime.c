@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* monotime: print CLOCK_MONOTONIC in nanoseconds, for shell commands in the
  * CLI tests to stamp events on the same clock the test process reads. */
 #include "testclock.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sigwatch: a CMD for `redlock run` in the CLI tests that records the
  * signals it receives.

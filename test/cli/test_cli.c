@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The redlock tool's commands, their output and exit statuses (docs/cli.md),
  * against five real masters. --json: test_cli_json.c. */
 #include "cli_harness.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The tool's arguments: times, bad arguments and bad --node forms, each
  * refused with 64, one line on stderr and nothing locked; resources of any
  * bytes an argument can carry, shown escaped and cut in messages. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Where the tool finds its config (--config, $REDLOCK_CONFIG, the XDG and
  * home files, --node) and how it reports bad ones (78, FILE:LINE:COLUMN). */
 #include "cli_harness.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The tool's --json output (docs/cli.md), read with jansson's strict
  * parser: one object on one line, valid UTF-8 whatever bytes the resource
  * and the values hold, null for numbers that do not exist, an object on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the lock guarantees through `redlock run`: mutual exclusion between
  * concurrent runs, CMD stopped before the validity ends when the lock is
  * lost, CMD killed with redlock, and the lock expiring after a crash. */

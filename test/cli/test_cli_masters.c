@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Masters that misbehave, as the tool reports them: an error reply with
  * control bytes, a server that is not Redis, one that never answers. The
  * exit status, one escaped line per problem, and no wait beyond the

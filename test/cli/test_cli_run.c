@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `redlock run`: CMD's exit status, its environment, its output, exec
  * failures, and --wait on a held resource. */
 #include "cli_harness.h"

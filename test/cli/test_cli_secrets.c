@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Passwords: masters started with requirepass; the right password works,
  * a wrong one fails, and no output ever shows either, at any verbosity. */
 #include "cli_harness.h"

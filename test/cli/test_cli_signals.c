@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Signals sent to `redlock run` reach CMD; redlock then exits with CMD's
  * status and releases the lock. */
 #include "cli_harness.h"

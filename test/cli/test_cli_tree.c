@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `redlock run` and every process CMD starts: children in the foreground,
  * background jobs, processes in a session (setsid) or a process group
  * (setpgid) of their own. None of them outlives the run: not a lost lock,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Documentation coverage: every public function has its page, every status
 # and per-master outcome is in docs/errors.md, every config key is in
 # docs/config.md, and no page describes a function that is gone.

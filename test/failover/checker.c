@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The failover suite's checker: replays the event log in time order. */
 #include "checker.h"
 #include "failover_log.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The failover suite's checker: reads the event log and says whether two
  * holders ever acted at once, and how live and fast the lock stayed. */
 #ifndef REDLOCK_FAILOVER_CHECKER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * redlock-failover: proves that the lock stays exclusive and live while
  * masters die, stall and come back.

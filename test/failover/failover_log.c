@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The failover suite's event log; see failover_log.h. */
 #include "failover_log.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The failover suite's event log: one text line per event, appended by
  * every process with a single write(2) on an O_APPEND descriptor, so lines

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The failover suite's fault injector; see injector.h. */
 #include "injector.h"
 #include "failover_log.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The failover suite's fault injector: a seeded schedule of real faults on
  * the fleet's masters and on the clients, never more than two masters

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the fuzz targets share: the entry point libFuzzer calls (and the
  * replay program, replay_main.c), and the check that turns a broken promise
  * into a crash libFuzzer reports with its input. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Fuzz target: the redlock tool's TIME and HOST:PORT parsers
  * (tool/durations.c), on the input as one command-line argument, and the

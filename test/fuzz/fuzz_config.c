@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Fuzz target: the YAML config loader, from a buffer
  * (redlock_config_load_string()).

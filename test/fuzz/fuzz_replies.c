@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Fuzz target: what the engine makes of any reply a master may send.
  *

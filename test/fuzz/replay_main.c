@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A fuzz target without libFuzzer: runs every file of the directories (or
  * the files) given as arguments through LLVMFuzzerTestOneInput, in name

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Integration-test harness; see harness.h. */
 #include "harness.h"
 

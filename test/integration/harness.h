@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Integration-test harness: a fleet of real masters, an asynchronous client
  * on a private libev loop, and blocking helpers that run the loop until an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The asynchronous API's contract: argument checks, callbacks exactly once,
  * cancellation when the client is freed (also from inside a callback), and
  * handles freed while an operation runs. */

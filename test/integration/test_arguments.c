@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Unusual arguments: resources and values of any bytes (NUL, newline, CR,
  * 0xff) and of the largest size, through acquire, extend, inspect and
  * release, checked byte for byte on the masters; one byte too many is

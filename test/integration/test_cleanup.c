@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What an acquire attempt leaves behind: nothing. Every master that may
  * hold a value of ours once the attempt failed gets it released, however

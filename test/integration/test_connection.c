@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A master's connection over its life: timeouts measured from when they
  * start, however long the loop sat idle before; a freed client that leaves
  * no timer behind, even when what it queued behind a handshake goes out and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Masters that refuse us: wrong or missing passwords, error replies (a
  * read-only replica, a full one, a key of another type). Each ends in a
  * clear status, each master's outcome with the server's own words, within

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Masters that are not what they should be, played by scripted fakes next
  * to real ones: a dataset still loading, a connection closed in the middle
  * of a reply, a server that is not Redis, one that never answers. Each ends

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The fleet fixture itself: servers start, answer, fail for real when
  * faulted, and leave nothing behind.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Acquire, extend and release through the asynchronous API against five real
  * masters, with masters up, down, stopped and restarted. */
 #include "harness.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Why the persistence rule exists: a master that crashes and comes back
  * without the keys it held can hand a live lock to a second holder. One

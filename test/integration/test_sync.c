@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The blocking API: one client shared by many threads, operations of
  * different threads in flight at once, mutual exclusion between them. */
 #include "fleet.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Auto-extension and lock-lost notification, inspect and ping, and locks
  * released by freeing their client. */
 #include "harness.h"

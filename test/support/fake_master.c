@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A scripted fake master for tests; see fake_master.h. */
 #include "fake_master.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A scripted fake master, for the faults a real redis-server cannot produce
  * on demand: a dataset still loading, a connection closed in the middle of

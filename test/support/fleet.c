@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The test fleet: real redis-server processes started, faulted and stopped
  * for tests, plus small helpers to look at their data. See fleet.h for the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The test fleet: N real redis-server processes on loopback ports, each in
  * its own temporary directory, for integration tests and the demo. Faults

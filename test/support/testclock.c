@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The tests' one clock; see testclock.h. */
 #include "testclock.h"
 

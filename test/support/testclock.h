@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The tests' one clock: CLOCK_MONOTONIC readings and sleeps, for every test
  * program (Criterion suites, the CLI harness and its helper programs, the
  * thread harness, the failover suite, the benchmark). One clock everywhere,

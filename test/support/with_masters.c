@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * with-masters: run a command while N local redis-server masters run.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Threads canceled (pthread_cancel) while blocked in a blocking call: the
  * call is withdrawn, the thread ends at once, and the I/O thread never

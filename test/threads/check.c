@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Checks and helpers of the thread tests; see threads.h. */
 #include "threads.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Sixteen threads share one blocking client and contend for three
  * resources; a seventeenth pings all along. Each round a thread acquires,

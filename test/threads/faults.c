@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Eight threads share one blocking client and contend for four resources
  * while the main thread stops and kills masters under them. The masters

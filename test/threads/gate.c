@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Holding a blocking client's I/O thread in its log callback; see threads.h. */
 #include "threads.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The thread tests' runner: `threads_tests [--list] [SCENARIO...]` runs the
  * named scenarios (all without names), each with a fresh fleet, and exits 0

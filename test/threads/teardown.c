@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Freeing the blocking client while other threads use it: threads holding
  * locks (some auto-extended) watch them become RELEASED while the client

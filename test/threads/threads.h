@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Multi-threaded tests of the blocking client, without Criterion (whose
  * runner cannot run under ThreadSanitizer), so that TSan sees the library's

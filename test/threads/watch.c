@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Auto-extension by the blocking client's I/O thread while the holders'
  * threads read their locks: the state, the validity and the lost fd, which

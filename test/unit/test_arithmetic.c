@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Quorum and validity arithmetic, and how a failed tally is explained. */
 #include "quorum.h"
 

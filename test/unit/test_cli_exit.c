@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The redlock tool's exit statuses for a library status and its masters'
  * outcomes (tool/exit_status.c, docs/cli.md). */
 #include "cli.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The redlock tool's JSON objects (tool/json_out.c), without masters:
  * results made up here, read back with jansson's strict parser. */
 #include "cli.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The redlock tool's text for messages: any bytes become one short line. */
 #include "cli.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The redlock tool's TIME and HOST:PORT parsers. */
 #include "cli.h"
 

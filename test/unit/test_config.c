@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The config object built in code (src/config.c): settings, ranges, nodes. */
 #include <criterion/criterion.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A release queued behind a master's handshake stays queued when its
  * deadline passes: the master may still send what was queued before it,
  * which the release may be there to undo. (Freeing the client, which

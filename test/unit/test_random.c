@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Lock values and jitter from getrandom(2). */
 #include "random.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What replies mean, for each kind of round and each handshake step. The
  * replies are parsed from RESP by hiredis's own reader, as on a connection. */
 #include "reply.h"

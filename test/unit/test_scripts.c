@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The requests as RESP, checked byte for byte against hiredis's own
  * formatter, and the EVAL fallback built from an EVALSHA. */
 #include "command.h"

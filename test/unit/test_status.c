@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The status table, outcome and lock state names, version. */
 #include "redlock/redlock.h"
 

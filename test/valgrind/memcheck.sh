@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # memcheck.sh PROGRAM [ARGS...]: run a test under valgrind's memcheck, as
 # REDLOCK_TEST_WRAPPER (cmake/TestRun.cmake; scripts/valgrind.sh sets it up).
 #

@@ -54,19 +54,10 @@ int cli_exit_for(int status, const redlock_result *r)
 
 int cli_exit_for_acquire(int status, const redlock_result *r, int conflict_exit)
 {
-    switch (status) {
-    case REDLOCK_OK:
-        return 0;
-    case REDLOCK_ECONFLICT:
+    /* Only these two read differently for an acquire. */
+    if (status == REDLOCK_ECONFLICT)
         return conflict_exit;
-    case REDLOCK_ENOQUORUM:
-    case REDLOCK_EEXPIRED: /* a quorum, but slower than the TTL */
-    case REDLOCK_EAUTH:
-    case REDLOCK_EREPLY:
+    if (status == REDLOCK_EEXPIRED) /* a quorum, but slower than the TTL */
         return unavailable_exit(status, r);
-    case REDLOCK_EINVAL:
-        return EX_USAGE;
-    default:
-        return EX_SOFTWARE;
-    }
+    return cli_exit_for(status, r);
 }

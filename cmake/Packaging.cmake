@@ -47,25 +47,16 @@ set(CPACK_DEBIAN_CLI_DESCRIPTION
   "Redlock distributed lock from the shell\n redlock runs a command while holding a lock on a majority of Redis\n masters, like flock(1) across machines.")
 
 # Each package's /usr/share/doc/PACKAGE (share/doc/PACKAGE under any
-# prefix). First the copyright file, in Debian's machine-readable format,
-# made from LICENSE: its text after the copyright line, one space in front
-# of each line, " ." for a blank one.
+# prefix). First the copyright file: who holds the copyright, the licence's
+# name, then LICENSE as it is.
 file(READ "${PROJECT_SOURCE_DIR}/LICENSE" _redlock_license)
-string(REGEX REPLACE "^.*All rights reserved\\.\n\n" "" _redlock_license "${_redlock_license}")
-string(REGEX REPLACE "\n+$" "" _redlock_license "${_redlock_license}")
-string(REGEX REPLACE "\n\n" "\n.\n" _redlock_license "${_redlock_license}")
-string(REGEX REPLACE "\n" "\n " _redlock_license "${_redlock_license}")
 file(WRITE "${PROJECT_BINARY_DIR}/debian-copyright"
-"Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
-Upstream-Name: libredlock
+"libredlock: the Redlock library, its headers and the redlock tool.
 
-Files: *
 Copyright: 2026 The libredlock authors
 License: BSD-3-Clause
 
-License: BSD-3-Clause
- ${_redlock_license}
-")
+${_redlock_license}")
 # The documentation, as in the sources (its relative links still work):
 # libredlock-dev gets all of it, README.md and CHANGELOG.md included;
 # redlock-tools gets the tool's pages, docs/cli.md and docs/config.md (the

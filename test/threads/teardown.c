@@ -27,18 +27,25 @@ static void held_name(char *buf, size_t size, size_t i)
     snprintf(buf, size, "held-%zu", i);
 }
 
+/* A thread's lock on name, auto-extended if asked. */
+static void acquire_named(redlock_sync *client, const char *name, bool auto_extend,
+                          redlock_lock **out)
+{
+    redlock_acquire_options o = fleet_acquire_options(HELD_TTL_MS, 0);
+    int rc = redlock_sync_acquire(client, name, strlen(name), &o, out, NULL);
+    REQUIRE(rc == REDLOCK_OK, "acquire %s: %s", name, redlock_status_name(rc));
+    if (auto_extend) {
+        rc = redlock_sync_auto_extend(client, *out, NULL, NULL);
+        CHECK(rc == REDLOCK_OK, "auto-extend: %s", redlock_status_name(rc));
+    }
+}
+
 static void *hold_until_freed(void *arg)
 {
     size_t i = (size_t)(uintptr_t)arg;
     char name[32];
     held_name(name, sizeof(name), i);
-    redlock_acquire_options o = fleet_acquire_options(HELD_TTL_MS, 0);
-    int rc = redlock_sync_acquire(owner, name, strlen(name), &o, &held[i], NULL);
-    REQUIRE(rc == REDLOCK_OK, "acquire %s: %s", name, redlock_status_name(rc));
-    if (i % 2 == 1) {
-        rc = redlock_sync_auto_extend(owner, held[i], NULL, NULL);
-        CHECK(rc == REDLOCK_OK, "auto-extend: %s", redlock_status_name(rc));
-    }
+    acquire_named(owner, name, i % 2 == 1, &held[i]);
     pthread_barrier_wait(&all_held);
 
     /* The state may be read while the I/O thread releases the lock. */
@@ -196,13 +203,7 @@ static void *hold_then_free(void *arg)
     size_t i = (size_t)(uintptr_t)arg;
     char name[32];
     raced_name(name, sizeof(name), i);
-    redlock_acquire_options o = fleet_acquire_options(HELD_TTL_MS, 0);
-    int rc = redlock_sync_acquire(racing, name, strlen(name), &o, &raced[i], NULL);
-    REQUIRE(rc == REDLOCK_OK, "acquire %s: %s", name, redlock_status_name(rc));
-    if (i % 2 == 0) {
-        rc = redlock_sync_auto_extend(racing, raced[i], NULL, NULL);
-        CHECK(rc == REDLOCK_OK, "auto-extend: %s", redlock_status_name(rc));
-    }
+    acquire_named(racing, name, i % 2 == 0, &raced[i]);
     pthread_barrier_wait(&racers_held);
     pthread_barrier_wait(&io_held);
     if (i % 2 == 1) {

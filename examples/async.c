@@ -56,7 +56,7 @@ static void on_work_done(struct ev_loop *loop, ev_timer *w, int revents)
     }
 }
 
-static void on_lost(redlock_lock *lock, int status, void *arg)
+static void on_lost(int status, redlock_lock *lock, void *arg)
 {
     app *a = arg;
     (void)lock;

@@ -180,7 +180,7 @@ int64_t redlock_lock_ttl_ms(const redlock_lock *lock)
     return lock ? atomic_load(&lock->ttl_ms) : 0;
 }
 
-int redlock_lock_get_state(const redlock_lock *lock)
+int redlock_lock_state(const redlock_lock *lock)
 {
     if (lock == NULL)
         return REDLOCK_LOCK_UNKNOWN;
@@ -206,28 +206,32 @@ static void signal_lost_fd(int fd)
     (void)n;
 }
 
-int redlock_lock_lost_fd(redlock_lock *lock)
+int redlock_lock_lost_fd(redlock_lock *lock, int *fd_out)
 {
-    if (lock == NULL) {
-        errno = EINVAL;
-        return -1;
-    }
+    if (fd_out != NULL)
+        *fd_out = -1;
+    if (lock == NULL || fd_out == NULL)
+        return REDLOCK_EINVAL;
     int fd = atomic_load(&lock->lost_fd);
-    if (fd >= 0)
-        return fd;
+    if (fd >= 0) {
+        *fd_out = fd;
+        return REDLOCK_OK;
+    }
     int created = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (created < 0)
-        return -1;
+        return REDLOCK_ESYS;
     int expected = -1;
     if (!atomic_compare_exchange_strong(&lock->lost_fd, &expected, created)) {
         close(created); /* another thread won */
-        return expected;
+        *fd_out = expected;
+        return REDLOCK_OK;
     }
     /* The loss may have happened before the fd existed: both sides look at
      * the other's flag after setting their own, so one of them signals. */
     if (atomic_load(&lock->phase) == RL_LOCK_LOST)
         signal_lost_fd(created);
-    return created;
+    *fd_out = created;
+    return REDLOCK_OK;
 }
 
 void rl_lock_mark_lost(redlock_lock *lock)

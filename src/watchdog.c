@@ -142,7 +142,7 @@ static void watchdog_lost(rl_watchdog *wd, int status)
     rl_watchdog_stop(lock);
     rl_lock_mark_lost(lock);
     if (on_lost != NULL)
-        on_lost(lock, status, arg);
+        on_lost(status, lock, arg);
 }
 
 static void watchdog_on_extended(int status, const redlock_result *result, void *arg);

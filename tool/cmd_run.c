@@ -161,7 +161,7 @@ static void watch_signals(run_state *st)
     }
 }
 
-static void on_lost(redlock_lock *lock, int status, void *arg)
+static void on_lost(int status, redlock_lock *lock, void *arg)
 {
     run_state *st = arg;
     if (st->phase != RUN_RUNNING && st->phase != RUN_STOPPING)

@@ -321,25 +321,28 @@ REDLOCK_API int64_t redlock_lock_ttl_ms(const redlock_lock *lock);
     X(RELEASED, 3, "released") /* released, or released by freeing its client */ \
     X(UNKNOWN, 4, "unknown")   /* made from a value, never extended */
 
-typedef enum redlock_lock_state {
+/* The enum has a tag and no typedef: its name is the function's that
+ * returns it (as struct stat and stat()). */
+enum redlock_lock_state {
 #define REDLOCK_LOCK_STATE_ENUM_(name, value, text) REDLOCK_LOCK_##name = (value),
     REDLOCK_LOCK_STATE_MAP(REDLOCK_LOCK_STATE_ENUM_)
 #undef REDLOCK_LOCK_STATE_ENUM_
-} redlock_lock_state;
+};
 
 /* The lock's state now. Safe to call from any thread, also while the
  * blocking client's I/O thread auto-extends the lock. */
-REDLOCK_API int redlock_lock_get_state(const redlock_lock *lock);
+REDLOCK_API int redlock_lock_state(const redlock_lock *lock);
 /* The state's name from REDLOCK_LOCK_STATE_MAP, e.g. "held"; "invalid"
  * otherwise. */
 REDLOCK_API const char *redlock_lock_state_name(int state);
 /*
- * A file descriptor that becomes readable when the lock is lost (for
+ * *fd: a file descriptor that becomes readable when the lock is lost (for
  * poll(2), select(2) or an event loop), created on the first call and owned
  * by the handle (closed by redlock_lock_free()). Never read from it. Safe
- * from any thread. Returns -1 with errno set when it cannot be created.
+ * from any thread. REDLOCK_EINVAL for a NULL lock or fd, REDLOCK_ESYS (errno
+ * set) when it cannot be created; *fd is -1 then.
  */
-REDLOCK_API int redlock_lock_lost_fd(redlock_lock *lock);
+REDLOCK_API int redlock_lock_lost_fd(redlock_lock *lock, int *fd);
 
 /* ------------------------------------------------------------------------ */
 /* Acquire options                                                           */
@@ -427,11 +430,14 @@ REDLOCK_API int redlock_extend_async(redlock_client *client, redlock_lock *lock,
 REDLOCK_API int redlock_release_async(redlock_client *client, redlock_lock *lock,
                                       redlock_done_cb cb, void *arg);
 
+/* Callbacks take the status first, then what the operation is about, then
+ * the caller's arg. */
+
 /* Called when an auto-extended lock is lost; status says why:
  * REDLOCK_ENOTOWNER (our value is gone from a quorum: it expired or was
  * taken), REDLOCK_EEXPIRED, or the reason the masters could not be reached
  * (REDLOCK_ENOQUORUM, EAUTH, EREPLY). */
-typedef void (*redlock_lost_cb)(redlock_lock *lock, int status, void *arg);
+typedef void (*redlock_lost_cb)(int status, redlock_lock *lock, void *arg);
 
 /*
  * Keep a held lock extended in the background: every ttl/3 an extend by the
@@ -492,7 +498,7 @@ REDLOCK_API int redlock_sync_extend(redlock_sync *sync, redlock_lock *lock, int6
 REDLOCK_API int redlock_sync_release(redlock_sync *sync, redlock_lock *lock,
                                      redlock_result **result_out);
 /* Start auto-extension (see redlock_auto_extend_async()). on_lost runs on
- * the I/O thread; a holder may instead poll redlock_lock_get_state() or wait on
+ * the I/O thread; a holder may instead poll redlock_lock_state() or wait on
  * redlock_lock_lost_fd(). */
 REDLOCK_API int redlock_sync_auto_extend(redlock_sync *sync, redlock_lock *lock,
                                          redlock_lost_cb on_lost, void *arg);

@@ -5,7 +5,11 @@
 #include "harness.h"
 
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 static harness h;
 
@@ -74,9 +78,38 @@ Test(api, bad_arguments_are_refused_and_never_call_back)
     cr_assert_eq(redlock_lock_new(&lock, "r", 1, "v", 1, 0), REDLOCK_OK);
     cr_assert_eq(redlock_extend_async(h.client, lock, -1, count_done, NULL), REDLOCK_EINVAL);
     cr_assert_eq(redlock_extend_async(h.client, lock, 0, NULL, NULL), REDLOCK_EINVAL);
+    int fd = 7;
+    cr_assert_eq(redlock_lock_lost_fd(NULL, &fd), REDLOCK_EINVAL);
+    cr_assert_eq(fd, -1);
+    cr_assert_eq(redlock_lock_lost_fd(lock, NULL), REDLOCK_EINVAL);
     redlock_lock_free(lock);
     harness_run_for(&h, 50);
     cr_assert_eq(calls, 0);
+}
+
+/* With no descriptor left, the lost fd cannot be made: a status says so,
+ * and a later call, with descriptors again, makes it. */
+Test(api, a_lost_fd_that_cannot_be_created_is_a_status)
+{
+    redlock_lock *lock = NULL;
+    cr_assert_eq(redlock_lock_new(&lock, "r", 1, "v", 1, 0), REDLOCK_OK);
+    struct rlimit saved;
+    cr_assert_eq(getrlimit(RLIMIT_NOFILE, &saved), 0);
+    int lowest_free = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    cr_assert_geq(lowest_free, 0);
+    close(lowest_free);
+    struct rlimit none_left = {.rlim_cur = (rlim_t)lowest_free, .rlim_max = saved.rlim_max};
+    cr_assert_eq(setrlimit(RLIMIT_NOFILE, &none_left), 0);
+    int fd = 7;
+    int rc = redlock_lock_lost_fd(lock, &fd);
+    int err = errno;
+    cr_assert_eq(setrlimit(RLIMIT_NOFILE, &saved), 0);
+    cr_assert_eq(rc, REDLOCK_ESYS, "%s", redlock_status_name(rc));
+    cr_assert_eq(err, EMFILE);
+    cr_assert_eq(fd, -1);
+    cr_assert_eq(redlock_lock_lost_fd(lock, &fd), REDLOCK_OK);
+    cr_assert_geq(fd, 0);
+    redlock_lock_free(lock);
 }
 
 /* An acquire option takes exactly the range of its config setting
@@ -194,7 +227,7 @@ Test(api, freeing_the_client_cancels_operations_in_flight_once_each)
         cr_assert_eq(fleet_resume(h.fleet, i), 0);
     harness_free_client(&h);
     cr_assert_eq(calls, 3);
-    cr_assert_eq(redlock_lock_get_state(lock), REDLOCK_LOCK_RELEASED,
+    cr_assert_eq(redlock_lock_state(lock), REDLOCK_LOCK_RELEASED,
                  "freeing the client released the lock it held");
     redlock_lock_free(lock);
     for (size_t i = 0; i < 3; i++)

@@ -163,7 +163,7 @@ Test(connection, a_freed_client_whose_last_requests_go_unanswered_leaves_no_time
     }
     cr_assert_lt(took, (double)command_ms * 5, "the loop ran %.0f ms after the free", took);
     cr_assert_eq(harness_configs_freed(), frees + 1, "the client was freed");
-    cr_assert_eq(redlock_lock_get_state(lock), REDLOCK_LOCK_RELEASED);
+    cr_assert_eq(redlock_lock_state(lock), REDLOCK_LOCK_RELEASED);
     redlock_lock_free(lock);
     for (size_t i = 0; i < 3; i++)
         cr_assert_eq(fleet_pttl(h.fleet, i, "unanswered", 10), -2);

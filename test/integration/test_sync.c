@@ -195,7 +195,8 @@ Test(sync, auto_extension_and_the_lost_fd)
     o.ttl_ms = 900;
     redlock_lock *lock = NULL;
     cr_assert_eq(redlock_sync_acquire(s, "watched", 7, &o, &lock, NULL), REDLOCK_OK);
-    int fd = redlock_lock_lost_fd(lock);
+    int fd = -1;
+    cr_assert_eq(redlock_lock_lost_fd(lock, &fd), REDLOCK_OK);
     cr_assert_geq(fd, 0);
     cr_assert_eq(redlock_sync_auto_extend(s, lock, NULL, NULL), REDLOCK_OK);
 
@@ -203,7 +204,7 @@ Test(sync, auto_extension_and_the_lost_fd)
     double until = tc_now_ms() + 2000;
     int min_validity = 1000000;
     while (tc_now_ms() < until) {
-        cr_assert_eq(redlock_lock_get_state(lock), REDLOCK_LOCK_HELD);
+        cr_assert_eq(redlock_lock_state(lock), REDLOCK_LOCK_HELD);
         int v = (int)redlock_lock_validity_ms(lock);
         min_validity = v < min_validity ? v : min_validity;
         tc_sleep_ms(20);
@@ -217,7 +218,7 @@ Test(sync, auto_extension_and_the_lost_fd)
         cr_assert_eq(fleet_pause(masters, i), 0);
     cr_assert_eq(poll(&p, 1, 3000), 1, "never told the lock was lost");
     int64_t left = redlock_lock_validity_ms(lock);
-    cr_assert_eq(redlock_lock_get_state(lock), REDLOCK_LOCK_LOST);
+    cr_assert_eq(redlock_lock_state(lock), REDLOCK_LOCK_LOST);
     cr_assert(left >= 0 && left <= 160, "%lld ms of validity left when told", (long long)left);
     for (size_t i = 0; i < 3; i++)
         cr_assert_eq(fleet_resume(masters, i), 0);
@@ -236,8 +237,8 @@ Test(sync, freeing_the_client_releases_its_locks)
     cr_assert_eq(redlock_sync_acquire(s, "b", 1, NULL, &b, NULL), REDLOCK_OK);
     cr_assert_eq(redlock_sync_auto_extend(s, b, NULL, NULL), REDLOCK_OK);
     redlock_sync_free(s);
-    cr_assert_eq(redlock_lock_get_state(a), REDLOCK_LOCK_RELEASED);
-    cr_assert_eq(redlock_lock_get_state(b), REDLOCK_LOCK_RELEASED);
+    cr_assert_eq(redlock_lock_state(a), REDLOCK_LOCK_RELEASED);
+    cr_assert_eq(redlock_lock_state(b), REDLOCK_LOCK_RELEASED);
     for (size_t i = 0; i < 5; i++) {
         cr_assert_eq(fleet_pttl(masters, i, "a", 1), -2);
         cr_assert_eq(fleet_pttl(masters, i, "b", 1), -2);

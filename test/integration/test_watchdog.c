@@ -29,14 +29,14 @@ typedef struct lost_record {
     double at_ms;
 } lost_record;
 
-static void record_loss(redlock_lock *lock, int status, void *arg)
+static void record_loss(int status, redlock_lock *lock, void *arg)
 {
     lost_record *rec = arg;
     rec->calls++;
     rec->status = status;
     rec->validity_at_loss_ms = redlock_lock_validity_ms(lock);
     rec->at_ms = tc_now_ms();
-    cr_assert_eq(redlock_lock_get_state(lock), REDLOCK_LOCK_LOST);
+    cr_assert_eq(redlock_lock_state(lock), REDLOCK_LOCK_LOST);
 }
 
 static bool lost_called(harness *hh, void *arg)
@@ -71,7 +71,7 @@ Test(watchdog, keeps_a_lock_alive_for_many_ttls)
     cr_assert_eq(redlock_auto_extend_async(h.client, lock, record_loss, &rec), REDLOCK_EBUSY);
     harness_run_for(&h, 2500); /* four TTLs */
     cr_assert_eq(rec.calls, 0);
-    cr_assert_eq(redlock_lock_get_state(lock), REDLOCK_LOCK_HELD);
+    cr_assert_eq(redlock_lock_state(lock), REDLOCK_LOCK_HELD);
     cr_assert_gt(redlock_lock_validity_ms(lock), 200);
     cr_assert_geq(masters_holding(lock), 3);
     long long pttl = fleet_pttl(h.fleet, 0, "kept", 4);
@@ -79,7 +79,7 @@ Test(watchdog, keeps_a_lock_alive_for_many_ttls)
 
     /* Releasing stops the extension; nothing is lost, nothing remains. */
     cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
-    cr_assert_eq(redlock_lock_get_state(lock), REDLOCK_LOCK_RELEASED);
+    cr_assert_eq(redlock_lock_state(lock), REDLOCK_LOCK_RELEASED);
     harness_run_for(&h, 800);
     cr_assert_eq(rec.calls, 0);
     for (size_t i = 0; i < 5; i++)
@@ -92,9 +92,12 @@ Test(watchdog, a_stopped_majority_loses_the_lock_before_its_validity_ends)
     harness_connect(&h);
     redlock_lock *lock = acquire("stopped", 1500);
     lost_record rec = {0};
-    int fd = redlock_lock_lost_fd(lock);
+    int fd = -1;
+    cr_assert_eq(redlock_lock_lost_fd(lock, &fd), REDLOCK_OK);
     cr_assert_geq(fd, 0);
-    cr_assert_eq(redlock_lock_lost_fd(lock), fd, "one fd per handle");
+    int again = -1;
+    cr_assert_eq(redlock_lock_lost_fd(lock, &again), REDLOCK_OK);
+    cr_assert_eq(again, fd, "one fd per handle");
     cr_assert_eq(redlock_auto_extend_async(h.client, lock, record_loss, &rec), REDLOCK_OK);
     for (size_t i = 0; i < 3; i++)
         cr_assert_eq(fleet_pause(h.fleet, i), 0);
@@ -106,7 +109,7 @@ Test(watchdog, a_stopped_majority_loses_the_lock_before_its_validity_ends)
     cr_assert_leq(rec.validity_at_loss_ms, 260);
     cr_assert_lt(rec.at_ms - paused_at, 1500.0);
     cr_assert(rec.status == REDLOCK_ENOQUORUM, "status %s", redlock_status_name(rec.status));
-    cr_assert_eq(redlock_lock_get_state(lock), REDLOCK_LOCK_LOST);
+    cr_assert_eq(redlock_lock_state(lock), REDLOCK_LOCK_LOST);
     struct pollfd p = {.fd = fd, .events = POLLIN};
     cr_assert_eq(poll(&p, 1, 0), 1, "the lost fd must be readable");
     cr_assert(strstr(h.log, "lock lost") != NULL);
@@ -175,7 +178,7 @@ Test(watchdog, a_failed_shorter_extend_by_the_holder_moves_the_guard)
     cr_assert_eq(rec.calls, 1);
     cr_assert_gt(rec.validity_at_loss_ms, 0, "told too late");
     cr_assert(rec.status == REDLOCK_ENOQUORUM, "status %s", redlock_status_name(rec.status));
-    cr_assert_eq(redlock_lock_get_state(lock), REDLOCK_LOCK_LOST);
+    cr_assert_eq(redlock_lock_state(lock), REDLOCK_LOCK_LOST);
     redlock_lock_free(lock);
 }
 
@@ -190,7 +193,7 @@ Test(watchdog, a_shorter_ttl_set_by_the_holder_is_kept_extended)
     cr_assert_eq(harness_extend(&h, lock, 600, NULL), REDLOCK_OK);
     harness_run_for(&h, 2000); /* three TTLs */
     cr_assert_eq(rec.calls, 0, "lost with %s", redlock_status_name(rec.status));
-    cr_assert_eq(redlock_lock_get_state(lock), REDLOCK_LOCK_HELD);
+    cr_assert_eq(redlock_lock_state(lock), REDLOCK_LOCK_HELD);
     cr_assert_geq(masters_holding(lock), 3);
     cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
     redlock_lock_free(lock);
@@ -213,11 +216,11 @@ Test(watchdog, a_release_refused_as_busy_leaves_the_extension_running)
     int extended = 1;
     cr_assert_eq(redlock_extend_async(h.client, lock, 0, record_status, &extended), REDLOCK_OK);
     cr_assert_eq(redlock_release_async(h.client, lock, NULL, NULL), REDLOCK_EBUSY);
-    cr_assert_eq(redlock_lock_get_state(lock), REDLOCK_LOCK_HELD);
+    cr_assert_eq(redlock_lock_state(lock), REDLOCK_LOCK_HELD);
     harness_run_for(&h, 2000); /* three TTLs */
     cr_assert_eq(extended, REDLOCK_OK);
     cr_assert_eq(rec.calls, 0, "lost with %s", redlock_status_name(rec.status));
-    cr_assert_eq(redlock_lock_get_state(lock), REDLOCK_LOCK_HELD, "no longer extended");
+    cr_assert_eq(redlock_lock_state(lock), REDLOCK_LOCK_HELD, "no longer extended");
     cr_assert_geq(masters_holding(lock), 3);
     cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
     redlock_lock_free(lock);
@@ -255,12 +258,12 @@ Test(watchdog, auto_extension_needs_a_known_validity)
     harness_connect(&h);
     redlock_lock *adopted = NULL;
     cr_assert_eq(redlock_lock_new(&adopted, "x", 1, "v", 1, 1000), REDLOCK_OK);
-    cr_assert_eq(redlock_lock_get_state(adopted), REDLOCK_LOCK_UNKNOWN);
+    cr_assert_eq(redlock_lock_state(adopted), REDLOCK_LOCK_UNKNOWN);
     cr_assert_eq(redlock_auto_extend_async(h.client, adopted, NULL, NULL), REDLOCK_EINVAL);
     redlock_lock_free(adopted);
     redlock_lock *lock = acquire("brief", 100);
     harness_run_for(&h, 150);
-    cr_assert_eq(redlock_lock_get_state(lock), REDLOCK_LOCK_EXPIRED);
+    cr_assert_eq(redlock_lock_state(lock), REDLOCK_LOCK_EXPIRED);
     cr_assert_eq(redlock_auto_extend_async(h.client, lock, NULL, NULL), REDLOCK_EEXPIRED);
     redlock_lock_free(lock);
     cr_assert_str_eq(redlock_lock_state_name(REDLOCK_LOCK_LOST), "lost");
@@ -276,8 +279,8 @@ Test(watchdog, freeing_the_client_releases_what_it_holds)
     harness_run_for(&h, 50);
     cr_assert_geq(masters_holding(plain), 3);
     harness_free_client(&h);
-    cr_assert_eq(redlock_lock_get_state(plain), REDLOCK_LOCK_RELEASED);
-    cr_assert_eq(redlock_lock_get_state(extended), REDLOCK_LOCK_RELEASED);
+    cr_assert_eq(redlock_lock_state(plain), REDLOCK_LOCK_RELEASED);
+    cr_assert_eq(redlock_lock_state(extended), REDLOCK_LOCK_RELEASED);
     cr_assert_eq(masters_holding(plain), 0);
     cr_assert_eq(masters_holding(extended), 0);
     redlock_lock_free(plain);
@@ -341,7 +344,7 @@ Test(watchdog, an_extension_short_of_masters_is_retried_not_given_up)
     cr_assert_eq(fleet_resume(h.fleet, 2), 0);
     harness_run_for(&h, 2000); /* past the first TTL: retries got through */
     cr_assert_eq(rec.calls, 0, "given up with %s", redlock_status_name(rec.status));
-    cr_assert_eq(redlock_lock_get_state(lock), REDLOCK_LOCK_HELD);
+    cr_assert_eq(redlock_lock_state(lock), REDLOCK_LOCK_HELD);
     cr_assert_gt(redlock_lock_validity_ms(lock), 1000);
     cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
     redlock_lock_free(lock);

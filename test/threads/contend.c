@@ -62,8 +62,8 @@ static void use_lock(redlock_lock *lock, const char *name)
               (long long)r->validity_ms);
         redlock_result_free(r);
     }
-    CHECK(redlock_lock_get_state(lock) == REDLOCK_LOCK_HELD, "state %s",
-          redlock_lock_state_name(redlock_lock_get_state(lock)));
+    CHECK(redlock_lock_state(lock) == REDLOCK_LOCK_HELD, "state %s",
+          redlock_lock_state_name(redlock_lock_state(lock)));
 
     rc = redlock_sync_inspect(shared, name, strlen(name), &r);
     CHECK(rc == REDLOCK_OK, "inspect: %s", redlock_status_name(rc));
@@ -103,7 +103,7 @@ static void *contend(void *arg)
         CHECK(was == id, "%s: thread %d found thread %d's mark", name, id, was);
         rc = redlock_sync_release(shared, lock, NULL);
         CHECK(rc == REDLOCK_OK, "release of a held lock: %s", redlock_status_name(rc));
-        CHECK(redlock_lock_get_state(lock) == REDLOCK_LOCK_RELEASED, "state after release");
+        CHECK(redlock_lock_state(lock) == REDLOCK_LOCK_RELEASED, "state after release");
         redlock_lock_free(lock);
     }
     return NULL;

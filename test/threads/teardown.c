@@ -50,15 +50,15 @@ static void *hold_until_freed(void *arg)
 
     /* The state may be read while the I/O thread releases the lock. */
     double deadline = tc_now_ms() + (double)fleet_scaled_ms(FREE_BOUND_MS);
-    while (redlock_lock_get_state(held[i]) != REDLOCK_LOCK_RELEASED && tc_now_ms() < deadline) {
-        int state = redlock_lock_get_state(held[i]);
+    while (redlock_lock_state(held[i]) != REDLOCK_LOCK_RELEASED && tc_now_ms() < deadline) {
+        int state = redlock_lock_state(held[i]);
         CHECK(state == REDLOCK_LOCK_HELD, "%s: %s before the client was freed", name,
               redlock_lock_state_name(state));
         tc_sleep_ms(1);
     }
     pthread_barrier_wait(&client_freed);
-    CHECK(redlock_lock_get_state(held[i]) == REDLOCK_LOCK_RELEASED, "%s: %s after the free",
-          name, redlock_lock_state_name(redlock_lock_get_state(held[i])));
+    CHECK(redlock_lock_state(held[i]) == REDLOCK_LOCK_RELEASED, "%s: %s after the free",
+          name, redlock_lock_state_name(redlock_lock_state(held[i])));
     CHECK(redlock_lock_validity_ms(held[i]) <= 0, "%s: validity left after the free", name);
     redlock_lock_free(held[i]); /* the handle outlives its client */
     return NULL;
@@ -170,8 +170,8 @@ void scenario_free_while_threads_wait(fleet *masters, redlock_config *cfg)
         CHECK(after < (double)fleet_scaled_ms(FREE_BOUND_MS),
               "waiter %zu returned %.0f ms after the free began", i, after);
     }
-    CHECK(redlock_lock_get_state(kept) == REDLOCK_LOCK_RELEASED, "kept: %s",
-          redlock_lock_state_name(redlock_lock_get_state(kept)));
+    CHECK(redlock_lock_state(kept) == REDLOCK_LOCK_RELEASED, "kept: %s",
+          redlock_lock_state_name(redlock_lock_state(kept)));
     redlock_lock_free(kept);
     for (size_t m = 0; m < fleet_size(masters); m++)
         CHECK(fleet_pttl(masters, m, "kept", 4) == -2, "master %zu kept \"kept\"", m);

@@ -33,20 +33,22 @@ static watched holders[HOLDERS];
 static pthread_barrier_t all_watching, majority_stopped;
 
 /* On the I/O thread. */
-static void on_lost(redlock_lock *lock, int status, void *arg)
+static void on_lost(int status, redlock_lock *lock, void *arg)
 {
     watched *w = arg;
     atomic_store(&w->validity_at_loss, redlock_lock_validity_ms(lock));
     atomic_store(&w->lost_status, status);
     atomic_fetch_add(&w->lost_calls, 1);
-    CHECK(redlock_lock_get_state(lock) == REDLOCK_LOCK_LOST, "state %s in on_lost",
-          redlock_lock_state_name(redlock_lock_get_state(lock)));
+    CHECK(redlock_lock_state(lock) == REDLOCK_LOCK_LOST, "state %s in on_lost",
+          redlock_lock_state_name(redlock_lock_state(lock)));
 }
 
 static void *ask_for_lost_fd(void *arg)
 {
     watched *w = arg;
-    atomic_store(&w->peer_fd, redlock_lock_lost_fd(w->lock));
+    int fd = -1;
+    (void)redlock_lock_lost_fd(w->lock, &fd); /* checked through fd */
+    atomic_store(&w->peer_fd, fd);
     return NULL;
 }
 
@@ -63,9 +65,10 @@ static void *hold_and_watch(void *arg)
     /* Two threads ask for the lost fd at once: one eventfd for both. */
     pthread_t peer;
     REQUIRE(pthread_create(&peer, NULL, ask_for_lost_fd, w) == 0, "pthread_create");
-    int fd = redlock_lock_lost_fd(w->lock);
+    int fd = -1;
+    rc = redlock_lock_lost_fd(w->lock, &fd);
     pthread_join(peer, NULL);
-    CHECK(fd >= 0, "no lost fd");
+    CHECK(rc == REDLOCK_OK && fd >= 0, "no lost fd: %s", redlock_status_name(rc));
     CHECK(atomic_load(&w->peer_fd) == fd, "two lost fds: %d and %d", fd,
           atomic_load(&w->peer_fd));
 
@@ -78,7 +81,7 @@ static void *hold_and_watch(void *arg)
     double until = tc_now_ms() + WATCH_MS;
     int64_t min_validity = INT64_MAX;
     while (tc_now_ms() < until) {
-        int state = redlock_lock_get_state(w->lock);
+        int state = redlock_lock_state(w->lock);
         CHECK(state == REDLOCK_LOCK_HELD, "%s: %s while auto-extended", name,
               redlock_lock_state_name(state));
         int64_t v = redlock_lock_validity_ms(w->lock);
@@ -94,8 +97,8 @@ static void *hold_and_watch(void *arg)
     int ready = poll(&p, 1, (int)fleet_scaled_ms(3000));
     int64_t left = redlock_lock_validity_ms(w->lock);
     CHECK(ready == 1, "%s: never told the lock was lost", name);
-    CHECK(redlock_lock_get_state(w->lock) == REDLOCK_LOCK_LOST, "%s: state %s", name,
-          redlock_lock_state_name(redlock_lock_get_state(w->lock)));
+    CHECK(redlock_lock_state(w->lock) == REDLOCK_LOCK_LOST, "%s: state %s", name,
+          redlock_lock_state_name(redlock_lock_state(w->lock)));
     CHECK(left <= LOST_MARGIN_MS, "%s: %lld ms of validity left when told", name,
           (long long)left);
     redlock_lock_free(w->lock); /* auto-extended: taken apart on the I/O thread */
@@ -168,13 +171,13 @@ static void *extend_then_let_go(void *arg)
             CHECK(rc == REDLOCK_OK || rc == REDLOCK_EBUSY, "%s: extend: %s", name,
                   redlock_status_name(rc));
         }
-        CHECK(redlock_lock_get_state(lock) == REDLOCK_LOCK_HELD, "%s: not held", name);
+        CHECK(redlock_lock_state(lock) == REDLOCK_LOCK_HELD, "%s: not held", name);
         tc_sleep_ms(20);
     }
     if (i % 2 == 0) {
         rc = redlock_sync_release(extender, lock, NULL);
         CHECK(rc == REDLOCK_OK, "%s: release: %s", name, redlock_status_name(rc));
-        CHECK(redlock_lock_get_state(lock) == REDLOCK_LOCK_RELEASED, "%s: not released", name);
+        CHECK(redlock_lock_state(lock) == REDLOCK_LOCK_RELEASED, "%s: not released", name);
     }
     redlock_lock_free(lock);
     return NULL;

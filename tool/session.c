@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The tool's connection to the masters: an asynchronous client on the
  * default loop, with blocking forms of each operation for the commands. */
+#include "blocking.h"
 #include "cli.h"
 
 #include <stdlib.h>
@@ -33,79 +34,41 @@ void cli_disconnect(cli *c)
     c->cfg = NULL;
 }
 
-typedef struct pending {
-    bool done;
-    int status;
-    redlock_lock *lock;
-    redlock_result *result;
-    bool want_result;
-} pending;
-
-static void on_acquired(int status, redlock_lock *lock, const redlock_result *result, void *arg)
+static blocking_ctx ctx_of(const cli *c)
 {
-    pending *p = arg;
-    p->done = true;
-    p->status = status;
-    p->lock = lock;
-    if (p->want_result)
-        redlock_result_copy(result, &p->result); /* NULL when out of memory */
-}
-
-static void on_done(int status, const redlock_result *result, void *arg)
-{
-    on_acquired(status, NULL, result, arg);
-}
-
-/* Run the loop until the operation started with rc completes. The library
- * bounds every operation, so this cannot hang. */
-static int wait_for(cli *c, int rc, pending *p, redlock_result **result)
-{
-    if (result != NULL)
-        *result = NULL;
-    if (rc != REDLOCK_OK)
-        return rc;
-    while (!p->done)
-        ev_run(c->loop, EVRUN_ONCE);
-    if (result != NULL)
-        *result = p->result;
-    else
-        redlock_result_free(p->result);
-    return p->status;
+    /* No guard: the library bounds every operation. */
+    return (blocking_ctx){.loop = c->loop, .client = c->client, .guard_s = 0};
 }
 
 int cli_acquire(cli *c, const char *resource, const redlock_acquire_options *opts,
                 redlock_lock **lock, redlock_result **result)
 {
-    pending p = {.want_result = result != NULL};
-    int rc = redlock_acquire_async(c->client, resource, strlen(resource), opts, on_acquired, &p);
-    rc = wait_for(c, rc, &p, result);
-    *lock = p.lock;
-    return rc;
+    blocking_ctx ctx = ctx_of(c);
+    return blocking_acquire(&ctx, resource, strlen(resource), opts, lock, result);
 }
 
 int cli_extend(cli *c, redlock_lock *lock, int64_t ttl_ms, redlock_result **result)
 {
-    pending p = {.want_result = result != NULL};
-    return wait_for(c, redlock_extend_async(c->client, lock, ttl_ms, on_done, &p), &p, result);
+    blocking_ctx ctx = ctx_of(c);
+    return blocking_extend(&ctx, lock, ttl_ms, result);
 }
 
 int cli_release(cli *c, redlock_lock *lock, redlock_result **result)
 {
-    pending p = {.want_result = result != NULL};
-    return wait_for(c, redlock_release_async(c->client, lock, on_done, &p), &p, result);
+    blocking_ctx ctx = ctx_of(c);
+    return blocking_release(&ctx, lock, result);
 }
 
 int cli_inspect(cli *c, const char *resource, redlock_result **result)
 {
-    pending p = {.want_result = result != NULL};
-    return wait_for(c, redlock_inspect_async(c->client, resource, strlen(resource), on_done, &p),
-                    &p, result);
+    blocking_ctx ctx = ctx_of(c);
+    return blocking_inspect(&ctx, resource, strlen(resource), result);
 }
 
 int cli_ping(cli *c, redlock_result **result)
 {
-    pending p = {.want_result = result != NULL};
-    return wait_for(c, redlock_ping_async(c->client, on_done, &p), &p, result);
+    blocking_ctx ctx = ctx_of(c);
+    return blocking_ping(&ctx, result);
 }
 
 redlock_acquire_options cli_acquire_options(int64_t ttl_ms, int64_t wait_ms)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Integration-test harness; see harness.h. */
 #include "harness.h"
+#include "blocking.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -88,112 +89,80 @@ void harness_stop(harness *h)
     memset(h, 0, sizeof(*h));
 }
 
-typedef struct pending_op {
-    bool done;
-    int status;
-    redlock_lock *lock;
-    redlock_result *result;
-} pending_op;
-
 static void guard_fired(struct ev_loop *loop, ev_timer *w, int revents)
 {
     *(bool *)w->data = true;
     ev_break(loop, EVBREAK_ONE);
 }
 
-/* Run the loop until *done, failing the test after the (scaled) guard. */
-static void run_until_done(harness *h, const bool *done)
+/* The tool's blocking wrappers, with a guard that fails the test. */
+static blocking_ctx ctx_of(const harness *h)
 {
-    bool expired = false;
-    double guard_s = HARNESS_GUARD_S * fleet_time_scale();
-    ev_timer guard;
-    ev_timer_init(&guard, guard_fired, guard_s, 0.);
-    guard.data = &expired;
-    ev_timer_start(h->loop, &guard);
-    while (!*done && !expired)
-        ev_run(h->loop, EVRUN_ONCE);
-    ev_timer_stop(h->loop, &guard);
-    cr_assert(!expired, "operation did not complete within %.0f s", guard_s);
+    return (blocking_ctx){
+        .loop = h->loop, .client = h->client, .guard_s = HARNESS_GUARD_S * fleet_time_scale()};
 }
 
-static void on_acquired(int status, redlock_lock *lock, const redlock_result *result, void *arg)
+/* Check how an operation ended; hand over or free its result. */
+static int finish(const blocking_ctx *ctx, int status, redlock_result *result,
+                  redlock_result **result_out)
 {
-    pending_op *op = arg;
-    cr_assert(!op->done, "callback called twice");
-    op->done = true;
-    op->status = status;
-    op->lock = lock;
-    cr_assert_eq(result->status, status);
-    cr_assert_eq(redlock_result_copy(result, &op->result), REDLOCK_OK);
-}
-
-static void on_done(int status, const redlock_result *result, void *arg)
-{
-    on_acquired(status, NULL, result, arg);
-}
-
-static int finish(pending_op *op, redlock_lock **lock_out, redlock_result **result_out)
-{
-    if (lock_out != NULL)
-        *lock_out = op->lock;
-    else
-        redlock_lock_free(op->lock);
+    cr_assert_neq(status, BLOCKING_GUARD_EXPIRED, "operation did not complete within %.0f s",
+                  ctx->guard_s);
+    cr_assert_neq(status, BLOCKING_CALLED_TWICE, "callback called twice");
+    if (result != NULL)
+        cr_assert_eq(result->status, status);
     if (result_out != NULL)
-        *result_out = op->result;
+        *result_out = result;
     else
-        redlock_result_free(op->result);
-    return op->status;
+        redlock_result_free(result);
+    return status;
 }
 
 int harness_acquire(harness *h, const void *res, size_t len, const redlock_acquire_options *opts,
                     redlock_lock **lock_out, redlock_result **result_out)
 {
-    pending_op op = {0};
-    int rc = redlock_acquire_async(h->client, res, len, opts, on_acquired, &op);
-    if (rc != REDLOCK_OK)
-        return rc;
-    run_until_done(h, &op.done);
-    return finish(&op, lock_out, result_out);
+    blocking_ctx ctx = ctx_of(h);
+    redlock_lock *lock = NULL;
+    redlock_result *r = NULL;
+    int rc = blocking_acquire(&ctx, res, len, opts, &lock, &r);
+    rc = finish(&ctx, rc, r, result_out);
+    if (lock_out != NULL)
+        *lock_out = lock;
+    else
+        redlock_lock_free(lock);
+    return rc;
 }
 
 int harness_extend(harness *h, redlock_lock *lock, int64_t ttl_ms, redlock_result **result_out)
 {
-    pending_op op = {0};
-    int rc = redlock_extend_async(h->client, lock, ttl_ms, on_done, &op);
-    if (rc != REDLOCK_OK)
-        return rc;
-    run_until_done(h, &op.done);
-    return finish(&op, NULL, result_out);
+    blocking_ctx ctx = ctx_of(h);
+    redlock_result *r = NULL;
+    int rc = blocking_extend(&ctx, lock, ttl_ms, &r);
+    return finish(&ctx, rc, r, result_out);
 }
 
 int harness_release(harness *h, redlock_lock *lock, redlock_result **result_out)
 {
-    pending_op op = {0};
-    int rc = redlock_release_async(h->client, lock, on_done, &op);
-    if (rc != REDLOCK_OK)
-        return rc;
-    run_until_done(h, &op.done);
-    return finish(&op, NULL, result_out);
+    blocking_ctx ctx = ctx_of(h);
+    redlock_result *r = NULL;
+    int rc = blocking_release(&ctx, lock, &r);
+    return finish(&ctx, rc, r, result_out);
 }
 
 int harness_inspect(harness *h, const void *res, size_t len, redlock_result **result_out)
 {
-    pending_op op = {0};
-    int rc = redlock_inspect_async(h->client, res, len, on_done, &op);
-    if (rc != REDLOCK_OK)
-        return rc;
-    run_until_done(h, &op.done);
-    return finish(&op, NULL, result_out);
+    blocking_ctx ctx = ctx_of(h);
+    redlock_result *r = NULL;
+    int rc = blocking_inspect(&ctx, res, len, &r);
+    return finish(&ctx, rc, r, result_out);
 }
 
 int harness_ping(harness *h, redlock_result **result_out)
 {
-    pending_op op = {0};
-    int rc = redlock_ping_async(h->client, on_done, &op);
-    if (rc != REDLOCK_OK)
-        return rc;
-    run_until_done(h, &op.done);
-    return finish(&op, NULL, result_out);
+    blocking_ctx ctx = ctx_of(h);
+    redlock_result *r = NULL;
+    int rc = blocking_ping(&ctx, &r);
+    return finish(&ctx, rc, r, result_out);
 }
 
 void harness_run_for(harness *h, int ms)

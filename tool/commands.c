@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The commands and their options (cli_command.h), with every word --help
- * and the manual say about them: the synopses and --help are made from
- * these rows. The words are markup (markup.h).
+ * The commands and their options (cli_command.h), with every word --help and
+ * the manual say about them: the synopses, --help and the COMMANDS and
+ * OPTIONS of redlock(1) and docs/cli.md are made from these rows. The
+ * words are markup (markup.h); the manual's other sections are in
+ * manual.c.
  */
 #include "cli_command.h"
 

@@ -102,4 +102,5 @@ if(_redlock_system_libdir EQUAL -1)
   set_target_properties(redlock-cli PROPERTIES INSTALL_RPATH "\$ORIGIN/${_redlock_bin_to_lib}")
 endif()
 install(TARGETS redlock-cli RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}" COMPONENT cli)
-install(FILES man/redlock.1 DESTINATION "${CMAKE_INSTALL_MANDIR}/man1" COMPONENT cli)
+# The man page the build generates (tool/CMakeLists.txt).
+install(FILES "${REDLOCK_MAN_PAGE}" DESTINATION "${CMAKE_INSTALL_MANDIR}/man1" COMPONENT cli)

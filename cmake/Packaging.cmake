@@ -60,13 +60,16 @@ ${_redlock_license}")
 # The documentation, as in the sources (its relative links still work):
 # libredlock-dev gets all of it, README.md and CHANGELOG.md included;
 # redlock-tools gets the tool's pages, docs/cli.md and docs/config.md (the
-# configuration file), which redlock(1) refers to.
+# configuration file), which redlock(1) refers to. docs/cli.md is the one the
+# build generates (tool/CMakeLists.txt), as the man page.
 set(_redlock_dev_doc "${CMAKE_INSTALL_DATAROOTDIR}/doc/${CPACK_DEBIAN_DEVELOPMENT_PACKAGE_NAME}")
 set(_redlock_cli_doc "${CMAKE_INSTALL_DATAROOTDIR}/doc/${CPACK_DEBIAN_CLI_PACKAGE_NAME}")
 install(FILES README.md CHANGELOG.md DESTINATION "${_redlock_dev_doc}" COMPONENT development)
 install(DIRECTORY docs/ DESTINATION "${_redlock_dev_doc}/docs" COMPONENT development
-  FILES_MATCHING PATTERN "*.md")
-install(FILES docs/cli.md docs/config.md DESTINATION "${_redlock_cli_doc}/docs" COMPONENT cli)
+  FILES_MATCHING PATTERN "*.md" PATTERN "cli.md" EXCLUDE)
+install(FILES "${REDLOCK_CLI_MD}" DESTINATION "${_redlock_dev_doc}/docs" COMPONENT development)
+install(FILES "${REDLOCK_CLI_MD}" docs/config.md DESTINATION "${_redlock_cli_doc}/docs"
+  COMPONENT cli)
 
 foreach(_redlock_component IN ITEMS RUNTIME DEVELOPMENT CLI)
   string(TOLOWER "${_redlock_component}" _redlock_component_lc)

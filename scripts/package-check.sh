@@ -4,7 +4,8 @@
 # never the source tree (docs/packaging.md):
 #
 #   1. `cmake --install` into a temporary prefix; check what is there (the
-#      SONAME, only redlock_* exported, the man page, the docs);
+#      SONAME, only redlock_* exported, the man page and docs/cli.md the
+#      build generated, saying what the installed tool prints, the docs);
 #   2. build examples/ with find_package(redlock) and with pkg-config
 #      (shared and static), and run each against local masters;
 #   3. `cpack -G DEB`: check the three packages' names, copyright files and
@@ -79,6 +80,15 @@ stray=$(grep -v '^redlock_' <<<"$exported" || true)
 [ -z "$stray" ] || fail "exported symbols outside redlock_*: $stray"
 echo "SONAME $soname; $(wc -l <<<"$exported") symbols exported, all redlock_*"
 "$prefix/bin/redlock" --version
+# The manual installed is the one the build generates from the tool's tables
+# (tool/docgen), and says what the installed tool prints.
+man_page="$prefix/share/man/man1/redlock.1"
+cmp -s "$man_page" "$src/$build/man/redlock.1" || fail "the installed man page is not the generated one"
+for md in "$prefix"/share/doc/{redlock-tools,libredlock-dev}/docs/cli.md; do
+  cmp -s "$md" "$src/$build/docs/cli.md" || fail "$md is not the generated docs/cli.md"
+done
+scripts/check-cli-docs.sh man "$man_page"
+scripts/check-cli-docs.sh help "$prefix/bin/redlock" "$prefix/share/doc/redlock-tools/docs/cli.md"
 
 # ---- 2. The examples against the prefix ---------------------------------
 step "examples with find_package(redlock)"
@@ -157,6 +167,15 @@ fi
 redlock --version
 man -w redlock >/dev/null 2>&1 || [ -f /usr/share/man/man1/redlock.1.gz ] || fail "no man page"
 [ -f /usr/share/doc/redlock-tools/docs/cli.md ] || fail "redlock-tools has no docs/cli.md"
+installed_man=$(man -w redlock 2>/dev/null || echo /usr/share/man/man1/redlock.1.gz)
+case $installed_man in
+  *.gz) zcat "$installed_man" >"$work/redlock.1" ;;
+  *) cp "$installed_man" "$work/redlock.1" ;;
+esac
+cmp -s "$work/redlock.1" "$deb_build/man/redlock.1" || fail "redlock-tools' man page is not the generated one"
+cmp -s /usr/share/doc/redlock-tools/docs/cli.md "$deb_build/docs/cli.md" ||
+  fail "redlock-tools' docs/cli.md is not the generated one"
+scripts/check-cli-docs.sh help /usr/bin/redlock /usr/share/doc/redlock-tools/docs/cli.md
 [ -n "$(pkg-config --modversion redlock)" ] || fail "pkg-config does not know redlock"
 check_pkg_config
 cp -R examples "$work/deb-examples"

@@ -26,6 +26,8 @@ typedef struct cli {
     redlock_config *cfg;
     struct ev_loop *loop;
     redlock_client *client;
+    redlock_lock *lock;     /* the command's lock handle, or NULL */
+    redlock_result *result; /* the command's result, or NULL */
 } cli;
 
 /* "redlock: " + message + newline on stderr. */
@@ -103,15 +105,6 @@ void text_bytes(FILE *out, const char *s, size_t len);
  * Returns buf. */
 const char *cli_shown(char *buf, size_t size, const char *s);
 
-/* Commands: argc/argv start at the command name. Each returns the exit
- * status. */
-int cmd_run(cli *c, int argc, char **argv);
-int cmd_acquire(cli *c, int argc, char **argv);
-int cmd_release(cli *c, int argc, char **argv);
-int cmd_extend(cli *c, int argc, char **argv);
-int cmd_status(cli *c, int argc, char **argv);
-int cmd_ping(cli *c, int argc, char **argv);
-
 /* Every command option's value; each command uses some of them. */
 typedef struct cli_options {
     int64_t ttl_ms;        /* --ttl; -1: the config's */
@@ -123,34 +116,5 @@ typedef struct cli_options {
 } cli_options;
 #define CLI_WAIT_FOREVER INT64_MAX
 #define CLI_OPTIONS_INIT {-1, -1, -1, false, CLI_EXIT_HELD}
-
-/* Setters for cli_parse_options(), on a cli_options context. */
-int cli_opt_ttl(const char *value, void *ctx);
-int cli_opt_wait(const char *value, void *ctx);
-int cli_opt_kill_after(const char *value, void *ctx);
-int cli_opt_json(const char *value, void *ctx);
-int cli_opt_conflict_exit(const char *value, void *ctx);
-
-/* Parse a command's options with getopt_long. Calls back for each option;
- * handles --help (prints usage, returns -2) and reports unknown options
- * (returns EX_USAGE). Options may follow operands unless stop_at_operand.
- * Returns 0 with *first_arg the index of the first operand (operands are
- * moved to the end when options follow them). */
-/* In the order of the command tables' initializers, which
- * scripts/check-man.sh reads; a few bytes of padding in static tables. */
-typedef struct cli_option { // NOLINT(clang-analyzer-optin.performance.Padding)
-    const char *name;  /* long name, without "--" */
-    bool has_arg;
-    int (*apply)(const char *value, void *ctx); /* 0 or EX_USAGE */
-    char short_name;   /* its one-letter form, or 0 (left out) */
-} cli_option;
-int cli_parse_options(int argc, char **argv, const cli_option *options, size_t count,
-                      bool stop_at_operand, const char *usage, void *ctx, int *first_arg);
-/* cli_parse_options(), then exactly `operands` operands (described by
- * operand_names in the message otherwise). Returns 0, -2 after --help, or
- * EX_USAGE. */
-int cli_parse_command(int argc, char **argv, const cli_option *options, size_t count,
-                      const char *usage, cli_options *values, int operands,
-                      const char *operand_names, int *first_arg);
 
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* status and ping: what every master says, one line each (or JSON). */
-#include "cli.h"
+#include "cli_command.h"
 
 #include <string.h>
 
@@ -45,78 +45,41 @@ static void print_status_text(const redlock_result *r)
     }
 }
 
-static const char status_usage[] =
-    "Usage: redlock status [--json] RESOURCE\n"
-    "\n"
-    "Show, for every master, whether it answers, the value RESOURCE holds there\n"
-    "(or \"free\") and its remaining time-to-live.\n"
-    "\n"
-    "  --json   print a JSON object instead\n"
-    "\n"
-    "Exit status: 0 a quorum of masters answered, 69 otherwise, 77 credentials\n"
-    "refused, 64 usage, 78 configuration.\n";
-
-int cmd_status(cli *c, int argc, char **argv)
+int cmd_status(cli *c, const cli_options *o, char **operands, int count)
 {
-    cli_options ro = CLI_OPTIONS_INIT;
-    static const cli_option opts[] = {{"json", false, cli_opt_json, 0}};
-    int first;
-    int rc = cli_parse_command(argc, argv, opts, 1, status_usage, &ro, 1, "RESOURCE", &first);
+    const char *resource = operands[0];
+    int rc = cli_open(c);
     if (rc != 0)
-        return rc == -2 ? 0 : rc;
-    const char *resource = argv[first];
-    if ((rc = cli_open(c)) != 0)
         return rc;
 
     char shown[CLI_SHOWN_SIZE];
     cli_shown(shown, sizeof(shown), resource);
-    redlock_result *r = NULL;
-    int status = cli_inspect(c, resource, &r);
-    if (r == NULL) {
+    int status = cli_inspect(c, resource, &c->result);
+    if (c->result == NULL) {
         cli_error("status %s: %s", shown, redlock_strerror(status));
-        cli_disconnect(c);
         return EX_SOFTWARE;
     }
-    if (ro.json)
-        cli_print_json(cli_json_status(resource, status, r));
+    if (o->json)
+        cli_print_json(cli_json_status(resource, status, c->result));
     else
-        print_status_text(r);
+        print_status_text(c->result);
     if (status != REDLOCK_OK)
         cli_error("status %s: %s", shown, redlock_strerror(status));
-    int code = cli_exit_for(status, r);
-    redlock_result_free(r);
-    cli_disconnect(c);
-    return code;
+    return cli_exit_for(status, c->result);
 }
 
-static const char ping_usage[] =
-    "Usage: redlock ping [--json]\n"
-    "\n"
-    "PING every master and show whether it answers and how fast.\n"
-    "\n"
-    "  --json   print a JSON object instead\n"
-    "\n"
-    "Exit status: 0 a quorum of masters answered, 69 otherwise, 77 credentials\n"
-    "refused, 64 usage, 78 configuration.\n";
-
-int cmd_ping(cli *c, int argc, char **argv)
+int cmd_ping(cli *c, const cli_options *o, char **operands, int count)
 {
-    cli_options ro = CLI_OPTIONS_INIT;
-    static const cli_option opts[] = {{"json", false, cli_opt_json, 0}};
-    int first;
-    int rc = cli_parse_command(argc, argv, opts, 1, ping_usage, &ro, 0, "no operands", &first);
+    int rc = cli_open(c);
     if (rc != 0)
-        return rc == -2 ? 0 : rc;
-    if ((rc = cli_open(c)) != 0)
         return rc;
-    redlock_result *r = NULL;
-    int status = cli_ping(c, &r);
+    int status = cli_ping(c, &c->result);
+    const redlock_result *r = c->result;
     if (r == NULL) {
         cli_error("ping: %s", redlock_strerror(status));
-        cli_disconnect(c);
         return EX_SOFTWARE;
     }
-    if (ro.json) {
+    if (o->json) {
         cli_print_json(cli_json_ping(status, r));
     } else {
         for (unsigned i = 0; i < r->master_count; i++) {
@@ -131,8 +94,5 @@ int cmd_ping(cli *c, int argc, char **argv)
     }
     if (status != REDLOCK_OK)
         cli_error("ping: %s", redlock_strerror(status));
-    int code = cli_exit_for(status, r);
-    redlock_result_free(r);
-    cli_disconnect(c);
-    return code;
+    return cli_exit_for(status, r);
 }

@@ -24,7 +24,7 @@
  * leaves come to us, and we kill them before releasing the lock and
  * exiting with 70 (80 if the lock was lost).
  */
-#include "cli.h"
+#include "cli_command.h"
 #include "guardian.h"
 #include "proctree.h"
 
@@ -47,7 +47,6 @@ typedef struct run_state {
     const char *resource;
     const char *cmd_name;       /* CMD's first word, for messages */
     char shown[CLI_SHOWN_SIZE]; /* the resource, as messages show it */
-    redlock_lock *lock;
     guardian guard;
     run_phase phase;
     int64_t kill_after_ms;
@@ -59,30 +58,6 @@ typedef struct run_state {
     ev_io report_watcher;
     ev_signal signal_watchers[GUARDIAN_FORWARDED_COUNT];
 } run_state;
-
-static const char run_usage[] =
-    "Usage: redlock run [-t TIME] [-w TIME] [-E N] [--kill-after TIME] RESOURCE [--] CMD [ARG...]\n"
-    "\n"
-    "Acquire the lock on RESOURCE, run CMD while holding it (extended every ttl/3)\n"
-    "and release it when CMD exits. The exit status is CMD's. CMD's environment\n"
-    "gets REDLOCK_RESOURCE, REDLOCK_VALUE and REDLOCK_VALIDITY_MS.\n"
-    "No process CMD starts outlives the run: if the lock is lost, CMD and every\n"
-    "process it started get SIGTERM, then SIGKILL, and redlock exits 80; those\n"
-    "still running when CMD exits get the same before the lock is released; if\n"
-    "redlock is killed, they are killed. SIGINT, SIGTERM, SIGHUP and SIGQUIT are\n"
-    "forwarded to CMD.\n"
-    "\n"
-    "  -t, --ttl TIME       time-to-live (default: the config's ttl_ms)\n"
-    "  -w, --wait TIME      retry until TIME has passed (0: one attempt; forever:\n"
-    "                       until acquired or interrupted; default: the config's\n"
-    "                       retry policy)\n"
-    "  -E, --conflict-exit-code N  exit N instead of 75 when held\n"
-    "  --kill-after TIME    SIGKILL what is left this long after SIGTERM (default:\n"
-    "                       half the validity left when SIGTERM was sent)\n"
-    "\n"
-    "Exit status: CMD's (128+N if signal N killed it), 75 held by another holder,\n"
-    "69 no quorum reachable, 77 credentials refused, 80 lock lost, 126 CMD not\n"
-    "executable, 127 CMD not found, 64 usage, 78 configuration.\n";
 
 static void stop_watchers(run_state *st)
 {
@@ -104,7 +79,7 @@ static int64_t grace_ms(const run_state *st)
 {
     if (st->kill_after_ms >= 0)
         return st->kill_after_ms;
-    int64_t half_left = redlock_lock_validity_ms(st->lock) / 2;
+    int64_t half_left = redlock_lock_validity_ms(st->c->lock) / 2;
     return half_left > 0 ? half_left : 0;
 }
 
@@ -185,8 +160,8 @@ static void supervise(run_state *st)
     ev_io_start(loop, &st->report_watcher);
     st->phase = RUN_RUNNING;
     /* If this fails, the guardian is gone: its pipe tells us next. */
-    guardian_run(&st->guard, redlock_lock_value(st->lock, NULL),
-                 redlock_lock_validity_ms(st->lock));
+    guardian_run(&st->guard, redlock_lock_value(st->c->lock, NULL),
+                 redlock_lock_validity_ms(st->c->lock));
     ev_run(loop, 0);
     if (st->guardian_died)
         proctree_kill_all(NULL, NULL); /* its orphans are ours */
@@ -212,6 +187,21 @@ static int final_status(const run_state *st)
     return st->lost ? CLI_EXIT_LOST : exit_status_of(st->wait_status);
 }
 
+/* The acquire failed, or a signal came with it: CMD is not run. */
+static int not_run(const run_state *st, int status, int conflict_exit)
+{
+    if (st->interrupted == 0) {
+        cli_report_not_acquired(st->resource, status, st->c->result);
+        return cli_exit_for_acquire(status, st->c->result, conflict_exit);
+    }
+    if (status == REDLOCK_OK) /* the lock came with the signal; freeing the client released it */
+        cli_error("run: interrupted by signal %d before running the command", st->interrupted);
+    else
+        cli_error("run: interrupted by signal %d while acquiring %s", st->interrupted,
+                  st->shown);
+    return 128 + st->interrupted;
+}
+
 /* Acquire, have CMD run, release. The guardian runs already. */
 static int run_locked(run_state *st, const cli_options *ro)
 {
@@ -221,95 +211,64 @@ static int run_locked(run_state *st, const cli_options *ro)
         return rc;
     watch_signals(st);
     redlock_acquire_options o = cli_acquire_options(ro->ttl_ms, ro->wait_ms);
-    redlock_result *r = NULL;
-    int status = cli_acquire(c, st->resource, &o, &st->lock, &r);
-    if (status != REDLOCK_OK) {
+    int status = cli_acquire(c, st->resource, &o, &c->lock, &c->result);
+    if (status != REDLOCK_OK || st->interrupted != 0) {
         stop_watchers(st);
-        if (st->interrupted != 0)
-            cli_error("run: interrupted by signal %d while acquiring %s", st->interrupted,
-                      st->shown);
-        else
-            cli_report_not_acquired(st->resource, status, r);
-        int code = st->interrupted ? 128 + st->interrupted
-                                   : cli_exit_for_acquire(status, r, ro->conflict_exit);
-        redlock_result_free(r);
-        cli_disconnect(c);
-        return code;
-    }
-    redlock_result_free(r);
-    if (st->interrupted != 0) {
-        /* The lock came with the signal; freeing the client released it. */
-        cli_error("run: interrupted by signal %d before running the command", st->interrupted);
-        stop_watchers(st);
-        redlock_lock_free(st->lock);
-        cli_disconnect(c);
-        return 128 + st->interrupted;
+        return not_run(st, status, ro->conflict_exit);
     }
 
-    status = redlock_auto_extend_async(c->client, st->lock, on_lost, st);
+    status = redlock_auto_extend_async(c->client, c->lock, on_lost, st);
     if (status != REDLOCK_OK) {
         /* Only if the lock expired already (a TTL shorter than the acquire). */
         cli_error("run: cannot keep %s extended: %s", st->shown, redlock_strerror(status));
         stop_watchers(st);
-        cli_disconnect(c); /* releases it */
-        redlock_lock_free(st->lock);
+        cli_release(c, c->lock, NULL); /* what may be left of it */
         return cli_exit_for_acquire(status, NULL, ro->conflict_exit);
     }
     supervise(st);
-    int code = final_status(st);
     stop_watchers(st);
-    status = cli_release(c, st->lock, NULL);
+    status = cli_release(c, c->lock, NULL);
     if (status != REDLOCK_OK && !st->lost)
         cli_error("run: releasing %s: %s (it expires after its TTL)", st->shown,
                   redlock_strerror(status));
-    redlock_lock_free(st->lock);
-    cli_disconnect(c);
-    return code;
+    return final_status(st);
 }
 
-int cmd_run(cli *c, int argc, char **argv)
+int cmd_run(cli *c, const cli_options *o, char **operands, int count)
 {
-    cli_options ro = CLI_OPTIONS_INIT;
-    static const cli_option opts[] = {{"ttl", true, cli_opt_ttl, 't'},
-                                      {"wait", true, cli_opt_wait, 'w'},
-                                      {"conflict-exit-code", true, cli_opt_conflict_exit, 'E'},
-                                      {"kill-after", true, cli_opt_kill_after, 0}};
-    int first;
-    int rc = cli_parse_options(argc, argv, opts, 4, true, run_usage, &ro, &first);
-    if (rc != 0)
-        return rc == -2 ? 0 : rc;
-    if (first >= argc) {
+    if (count < 1) {
         cli_error("run: expected RESOURCE and CMD (see redlock run --help)");
         return EX_USAGE;
     }
-    const char *resource = argv[first];
-    int cmd_at = first + 1;
-    if (cmd_at < argc && strcmp(argv[cmd_at], "--") == 0)
+    const char *resource = operands[0];
+    int cmd_at = 1;
+    if (cmd_at < count && strcmp(operands[cmd_at], "--") == 0)
         cmd_at++;
-    if (cmd_at >= argc) {
+    if (cmd_at >= count) {
         cli_error("run: expected CMD after RESOURCE (see redlock run --help)");
         return EX_USAGE;
     }
-    if ((rc = cli_check_resource("run", resource)) != 0)
+    int rc = cli_check_resource("run", resource);
+    if (rc != 0)
         return rc;
 
     run_state st = {.c = c,
                     .resource = resource,
-                    .cmd_name = argv[cmd_at],
+                    .cmd_name = operands[cmd_at],
                     .phase = RUN_ACQUIRING,
-                    .kill_after_ms = ro.kill_after_ms};
+                    .kill_after_ms = o->kill_after_ms};
     cli_shown(st.shown, sizeof(st.shown), resource);
     ev_init(&st.report_watcher, on_report);
     st.report_watcher.data = &st;
     /* The guardian first: single-threaded, no connection or loop yet for it
      * to inherit. Should it die, its orphans come to us. */
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0 ||
-        guardian_start(&st.guard, resource, argv + cmd_at) != 0) {
+        guardian_start(&st.guard, resource, operands + cmd_at) != 0) {
         cli_error("run: cannot start the process to watch over the command: %s",
                   strerror(errno));
         return EX_SOFTWARE;
     }
-    rc = run_locked(&st, &ro);
+    rc = run_locked(&st, o);
     guardian_close(&st.guard); /* if CMD never ran */
     return rc;
 }

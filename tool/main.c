@@ -1,46 +1,50 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* redlock: Redlock from the shell. Global options, then one command. */
-#include "cli.h"
+/* redlock: Redlock from the shell. Global options, then one command
+ * (cli_command.h): its options and operands are checked, it runs, and what it
+ * leaves is freed here. */
+#include "cli_command.h"
 
-#include <getopt.h>
 #include <signal.h>
-#include <string.h>
 
-static const char usage[] =
-    "Usage: redlock [OPTIONS] COMMAND [ARGS]\n"
-    "\n"
-    "Take a lock held on a majority of independent Redis masters (Redlock).\n"
-    "\n"
-    "Commands:\n"
-    "  run RESOURCE [--] CMD [ARG...]  run CMD while holding the lock\n"
-    "  acquire RESOURCE                take the lock, print its value\n"
-    "  release RESOURCE VALUE          release a lock taken with acquire\n"
-    "  extend RESOURCE VALUE           reset a lock's time-to-live\n"
-    "  status RESOURCE                 show the lock on every master\n"
-    "  ping                            check every master\n"
-    "\n"
-    "Options:\n"
-    "  -c, --config FILE      YAML configuration (else $REDLOCK_CONFIG, else\n"
-    "                         ~/.config/redlock/redlock.yaml, /etc/redlock/redlock.yaml)\n"
-    "  -n, --node HOST:PORT   a master (repeatable); replaces the config's masters\n"
-    "  -v, --verbose          show warnings (-vv: also information, -vvv: debug)\n"
-    "  -h, --help             this help; COMMAND --help for a command's\n"
-    "  -V, --version          print the version\n"
-    "\n"
-    "TIME: milliseconds, or a decimal number with a unit ms, s, m or h\n"
-    "(250ms, 1.5s, 2m, 1h); --wait also takes forever (or inf).\n"
-    "Exit status: 0 ok, 1 not our lock, 64 usage, 69 no quorum reachable,\n"
-    "70 internal error, 75 held by another holder, 77 credentials refused,\n"
-    "78 configuration, 80 lock lost.\n"
-    "See docs/cli.md or redlock(1).\n";
+/* Free what a command left in c: its result, its lock handle, then the
+ * client (releases in flight finish) and the config. The handle goes
+ * before the client: a lock handed over (acquire, extend) is forgotten,
+ * and stays until its TTL or a release; one the client still owned would
+ * be released by freeing the client. */
+static void finish(cli *c)
+{
+    redlock_result_free(c->result);
+    c->result = NULL;
+    redlock_lock_free(c->lock);
+    c->lock = NULL;
+    cli_disconnect(c);
+}
 
-static const struct {
-    const char *name;
-    int (*run)(cli *c, int argc, char **argv);
-} commands[] = {
-    {"run", cmd_run},         {"acquire", cmd_acquire}, {"release", cmd_release},
-    {"extend", cmd_extend},   {"status", cmd_status},   {"ping", cmd_ping},
-};
+/* Run cmd with argv (argv[0]: its name). */
+static int run_command(cli *c, const cli_command *cmd, int argc, char **argv)
+{
+    cli_options options = CLI_OPTIONS_INIT;
+    int first;
+    cli_parse_result parsed = cli_parse_options(cmd, argc, argv, &options, &first);
+    if (parsed != CLI_PARSE_OK)
+        return cli_parse_exit_status(parsed);
+    char **operands = argv + first;
+    int count = argc - first;
+    if (cmd->operand_count != CLI_OPERANDS_CHECKED) {
+        if (count != cmd->operand_count) {
+            char names[128];
+            cli_operand_names(cmd, names, sizeof(names));
+            cli_error("%s: expected %s (see redlock %s --help)", cmd->name, names, cmd->name);
+            return EX_USAGE;
+        }
+        int rc = count > 0 ? cli_check_resource(cmd->name, operands[0]) : 0;
+        if (rc != 0)
+            return rc;
+    }
+    int code = cmd->run(c, &options, operands, count);
+    finish(c);
+    return code;
+}
 
 int main(int argc, char **argv)
 {
@@ -48,48 +52,18 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
 
     cli c = {0};
-    static const struct option longs[] = {
-        {"config", required_argument, NULL, 'c'}, {"node", required_argument, NULL, 'n'},
-        {"verbose", no_argument, NULL, 'v'},      {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0},
-    };
-    opterr = 0;
-    int opt;
-    while ((opt = getopt_long(argc, argv, "+c:n:vhV", longs, NULL)) != -1) {
-        switch (opt) {
-        case 'c':
-            c.config_path = optarg;
-            break;
-        case 'n':
-            if (c.node_count == CLI_MAX_NODES) {
-                cli_error("too many --node options (at most %d)", CLI_MAX_NODES);
-                return EX_USAGE;
-            }
-            c.nodes[c.node_count++] = optarg;
-            break;
-        case 'v':
-            c.verbosity++;
-            break;
-        case 'h':
-            fputs(usage, stdout);
-            return 0;
-        case 'V':
-            printf("redlock %s\n", redlock_version());
-            return 0;
-        default:
-            cli_error("unknown option or missing value: %s (see redlock --help)",
-                      argv[optind - 1]);
-            return EX_USAGE;
-        }
-    }
-    if (optind >= argc) {
+    int first;
+    cli_parse_result parsed = cli_parse_options(&cli_tool, argc, argv, &c, &first);
+    if (parsed != CLI_PARSE_OK)
+        return cli_parse_exit_status(parsed);
+    if (first >= argc) {
         cli_error("no command given (see redlock --help)");
         return EX_USAGE;
     }
-    const char *name = argv[optind];
-    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-        if (strcmp(name, commands[i].name) == 0)
-            return commands[i].run(&c, argc - optind, argv + optind);
-    cli_error("unknown command: %s (see redlock --help)", name);
-    return EX_USAGE;
+    const cli_command *cmd = cli_find_command(argv[first]);
+    if (cmd == NULL) {
+        cli_error("unknown command: %s (see redlock --help)", argv[first]);
+        return EX_USAGE;
+    }
+    return run_command(&c, cmd, argc - first, argv + first);
 }

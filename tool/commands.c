@@ -1,0 +1,441 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The commands and their options (cli_command.h), with every word --help and
+ * the manual say about them: the synopses, --help and the COMMANDS and
+ * OPTIONS of redlock(1) and docs/cli.md are made from these rows. The
+ * words are markup (markup.h); the manual's other sections are in
+ * manual.c.
+ */
+#include "cli_command.h"
+
+#include <string.h>
+
+/* ---- redlock's own options ------------------------------------------------ */
+
+static const cli_option opt_config = {
+    .name = "config",
+    .short_name = 'c',
+    .value = "FILE",
+    .apply = cli_opt_config,
+    .help = "YAML configuration (else `$REDLOCK_CONFIG`, else "
+            "`~/.config/redlock/redlock.yaml`, `/etc/redlock/redlock.yaml`)",
+    .details = "Masters, timeouts and lock defaults; see [Configuration](#configuration) for "
+               "where `redlock` looks without it, and for what the file holds.",
+};
+
+static const cli_option opt_node = {
+    .name = "node",
+    .short_name = 'n',
+    .value = "MASTER",
+    .flags = CLI_OPT_REPEATABLE,
+    .apply = cli_opt_node,
+    .help = "a master (repeatable); replaces the config's masters. *MASTER* is "
+            "`HOST[:PORT]`, `[IPV6][:PORT]`, `unix:/PATH`, "
+            "`redis://[USER[:PASSWORD]@]HOST[:PORT][/DB]` or `unix:///PATH[?db=N]`.",
+    .details = "Repeat it for each master, at most 64 times. The configuration keeps its "
+               "other settings (see [Configuration](#configuration)). Without a port, 6379; "
+               "a bare IPv6 address is a *HOST* too. A password is safer in "
+               "`REDLOCK_PASSWORD` than in a URI (see [Environment](#environment)).",
+};
+
+static const cli_option opt_verbose = {
+    .name = "verbose",
+    .short_name = 'v',
+    .flags = CLI_OPT_REPEATABLE,
+    .apply = cli_opt_verbose,
+    .help = "show warnings (`-vv`: also information, `-vvv`: debug)",
+    .details = "They are the library's messages (a master unreachable, reconnects), on "
+               "standard error; by default only errors are shown.",
+};
+
+static const cli_option opt_tool_help = {
+    .name = "help",
+    .short_name = 'h',
+    .flags = CLI_OPT_ALONE | CLI_OPT_HELP,
+    .help = "print this help (*COMMAND* `--help`: a command's)",
+    .details = "It sums up the commands, options, environment variables and exit statuses; "
+               "`redlock` then exits 0.",
+};
+
+static const cli_option opt_version = {
+    .name = "version",
+    .short_name = 'V',
+    .flags = CLI_OPT_ALONE,
+    .apply = cli_opt_version,
+    .help = "print the version",
+    .details = "The library's, which the tool comes with; `redlock` then exits 0.",
+};
+
+/* ---- Options of the commands ------------------------------------------------ */
+
+static const cli_option opt_ttl = {
+    .name = "ttl",
+    .short_name = 't',
+    .value = "TIME",
+    .apply = cli_opt_ttl,
+    .help = "the lock's time-to-live (default: the config's `ttl_ms`)",
+    .details = "`ttl_ms` is 10000 unless the configuration sets it. It must be "
+               "at least 1 ms once rounded (see [Time values](#time-values)).",
+};
+
+static const cli_option opt_wait = {
+    .name = "wait",
+    .short_name = 'w',
+    .value = "TIME",
+    .apply = cli_opt_wait,
+    .help = "retry until *TIME* has passed (`0`: one attempt; `forever`: until acquired or "
+            "interrupted; default: the config's retry policy)",
+    .details = "Retries follow the configuration's `retry_delay_ms` and `retry_jitter_ms`, "
+               "as long as a retry would start within *TIME* of the first attempt; "
+               "`forever` (or `inf`) retries until the lock is acquired or a signal comes "
+               "(see [Time values](#time-values)). Without `--wait`, the configuration's "
+               "`retry_count` retries are made.",
+};
+
+static const cli_option opt_conflict_exit = {
+    .name = "conflict-exit-code",
+    .short_name = 'E',
+    .value = "N",
+    .apply = cli_opt_conflict_exit,
+    .help = "exit *N* instead of 75 when held",
+    .details = "*N* is 0 to 255, as with `flock -E`; every other exit status stays.",
+};
+
+static const cli_option opt_kill_after = {
+    .name = "kill-after",
+    .value = "TIME",
+    .apply = cli_opt_kill_after,
+    .help = "SIGKILL what is left this long after SIGTERM (default: half the validity left "
+            "when SIGTERM was sent)",
+    .details = "SIGTERM goes to every process *CMD* started once the lock is lost, or once "
+               "*CMD* has exited leaving processes running (see [Signals](#signals)). It may "
+               "be 0.",
+};
+
+static const cli_option opt_json = {
+    .name = "json",
+    .apply = cli_opt_json,
+    .help = "print a JSON object instead",
+    .details = "One object, on a single line, on success and failure alike (the examples "
+               "in [Commands](#commands) are wrapped to fit the page); see "
+               "[JSON output](#json-output).",
+};
+
+static const cli_option opt_command_help = {
+    .name = "help",
+    .short_name = 'h',
+    .flags = CLI_OPT_ALONE | CLI_OPT_HELP,
+    .help = "print this help",
+    .details = "In `run`, only before *RESOURCE*: after it, `--help` is *CMD*'s.",
+};
+
+/* ---- Commands ----------------------------------------------------------------- */
+
+static const cli_option *const run_options[] = {&opt_ttl, &opt_wait, &opt_conflict_exit,
+                                                &opt_kill_after, &opt_command_help};
+
+static const cli_command command_run = {
+    .name = "run",
+    .options = run_options,
+    .option_count = ARRAY_SIZE(run_options),
+    .operands = "*RESOURCE* [`--`] *CMD* [*ARG*...]",
+    .operand_count = CLI_OPERANDS_CHECKED,
+    .options_first = true,
+    .run = cmd_run,
+    .brief = "run *CMD* while holding the lock",
+    .summary =
+        "Acquire the lock on *RESOURCE*, run *CMD* while holding it (extended every\n"
+        "ttl/3) and release it when *CMD* exits. The exit status is *CMD*'s. *CMD*'s\n"
+        "environment gets `REDLOCK_RESOURCE`, `REDLOCK_VALUE` and `REDLOCK_VALIDITY_MS`.\n"
+        "\n"
+        "No process *CMD* starts outlives the run: if the lock is lost, *CMD* and every\n"
+        "process it started get SIGTERM, then SIGKILL, and `redlock` exits 80; those\n"
+        "still running when *CMD* exits get the same before the lock is released; if\n"
+        "`redlock` is killed, they are killed. SIGINT, SIGTERM, SIGHUP and SIGQUIT are\n"
+        "forwarded to *CMD*.",
+    .exit_summary =
+        "*CMD*'s (128+*N* if signal *N* killed it), 75 held by another holder, 69 no\n"
+        "quorum reachable, 77 credentials refused, 80 lock lost, 126 *CMD* not\n"
+        "executable, 127 *CMD* not found, 64 usage, 78 configuration.",
+    .details =
+        "No process that *CMD* starts outlives the run: when the lock is lost, when\n"
+        "`redlock` is killed and when *CMD* exits, every process *CMD* started (its\n"
+        "children and theirs, background jobs, daemons, processes that moved to a\n"
+        "session or process group of their own) is stopped, and `redlock` exits, and\n"
+        "releases the lock, only once they are all gone. Step by step:\n"
+        "\n"
+        "1. Acquire *RESOURCE*. With `--wait` *TIME*, retry with the configured delay\n"
+        "   and jitter until *TIME* has passed; `--wait 0` tries once. If the lock is\n"
+        "   not acquired, *CMD* is not run and `redlock` exits with 75 when another\n"
+        "   holder has it (`-E` *N*: *N*), 69 when no quorum of masters could be\n"
+        "   reached, 77 when masters refused our credentials (see\n"
+        "   [Exit status](#exit-status)).\n"
+        "2. Run *CMD* with its arguments, looked up in `PATH` when it contains no\n"
+        "   slash, with standard input, output and error inherited. Its environment\n"
+        "   gets `REDLOCK_RESOURCE` (the resource), `REDLOCK_VALUE` (the lock's value:\n"
+        "   another process could release it with `redlock release`) and\n"
+        "   `REDLOCK_VALIDITY_MS` (how long the lock was valid for when *CMD* started,\n"
+        "   before any extension); see [Environment](#environment).\n"
+        "3. While *CMD* runs, extend the lock every third of its TTL; a failed\n"
+        "   extension is retried after the configured retry delay and jitter. If no\n"
+        "   extension has succeeded and less than a sixth of the TTL of validity is\n"
+        "   left, or a quorum of masters says the value is no longer ours (the key\n"
+        "   expired or another holder has it), the lock is lost: *CMD* and every\n"
+        "   process it started get SIGTERM at once, then SIGKILL after `--kill-after`\n"
+        "   *TIME* (default: half the validity left when the loss was detected, so\n"
+        "   that they are gone before anyone else can take the lock), and `redlock`\n"
+        "   exits with 80 once they are all gone (see [Signals](#signals)).\n"
+        "4. SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to `redlock` are passed on to\n"
+        "   *CMD*'s own process (once *CMD* has exited, to the processes it left); see\n"
+        "   [Signals](#signals).\n"
+        "5. When *CMD* exits, processes it started may still run (a background job\n"
+        "   `cmd &`, a daemon): they get SIGTERM, then SIGKILL after `--kill-after`\n"
+        "   *TIME* (default: half the validity left when *CMD* exited), while the lock\n"
+        "   stays held and extended; a line on standard error says how many. Then\n"
+        "   release the lock and exit with *CMD*'s status: its exit code, or 128 + *N*\n"
+        "   when signal *N* killed it. A release that fails is reported on standard\n"
+        "   error; the lock then expires after its TTL.\n"
+        "\n"
+        "The first `--` after *RESOURCE* is dropped; any other argument, from *CMD* on,\n"
+        "is passed to *CMD* as is, so *CMD*'s own options need no quoting.\n"
+        "\n"
+        "If `redlock` itself is killed, even with `kill -9`, every process *CMD*\n"
+        "started is killed at once (SIGKILL), since it would otherwise go on\n"
+        "unprotected once the lock expires; the lock frees itself after its TTL.\n"
+        "\n"
+        "*CMD* runs under a small process of `redlock`'s, its guardian\n"
+        "(`redlock-guard` in `ps -o comm`), forked before anything else. The guardian\n"
+        "is a child subreaper (`PR_SET_CHILD_SUBREAPER`, see `prctl`(2)): a process\n"
+        "below it whose parent exits becomes its child rather than init's, so\n"
+        "whatever *CMD* starts stays below it, including processes that call\n"
+        "`setsid`(2) or `setpgid`(2) or fork twice to become daemons. It finds them\n"
+        "in `/proc`, signals them, and waits until it has no child left; it runs as\n"
+        "the user, with no privilege and no cgroup. It learns that `redlock` died\n"
+        "from a pipe that the kernel closes however `redlock` ends. It has a process\n"
+        "group of its own, so that a SIGKILL sent to `redlock`'s whole group\n"
+        "(`timeout -s KILL`, `kill -9 -`*PGID*) does not take it along; *CMD* runs in\n"
+        "`redlock`'s group, in the terminal's foreground when `redlock` is. Should the\n"
+        "guardian itself be killed, `redlock` kills what it left, releases the lock\n"
+        "and exits with 70.\n"
+        "\n"
+        "What can still escape:\n"
+        "\n"
+        "- processes started by asking another running process, which are not\n"
+        "  descendants of *CMD*: `systemd-run`, `at`, `batch`, cron, the remote side\n"
+        "  of `ssh`, containers started by a daemon (`docker run`), a `tmux` or\n"
+        "  `screen` server that was already running, D-Bus activation;\n"
+        "- processes that `redlock`'s user may not signal (a set-user-ID program such\n"
+        "  as `sudo` that switched to another user): `redlock` says so on standard\n"
+        "  error and waits for them to exit, holding the lock unless it was lost;\n"
+        "- processes running when `redlock` and its guardian are both killed with\n"
+        "  SIGKILL before the guardian could act (say `kill -9` naming both pids):\n"
+        "  *CMD*'s own process is killed, the others go to the next subreaper or to\n"
+        "  init and run on.\n"
+        "\n"
+        "A process stuck in the kernel (uninterruptible sleep, say on a hung NFS\n"
+        "mount) dies only when it leaves it; `redlock` waits for that.",
+};
+
+static const cli_option *const acquire_options[] = {&opt_ttl, &opt_wait, &opt_conflict_exit,
+                                                    &opt_json, &opt_command_help};
+
+static const cli_command command_acquire = {
+    .name = "acquire",
+    .options = acquire_options,
+    .option_count = ARRAY_SIZE(acquire_options),
+    .operands = "*RESOURCE*",
+    .operand_count = 1,
+    .run = cmd_acquire,
+    .brief = "take the lock, print its value",
+    .summary =
+        "Take the lock on *RESOURCE* and print its value on the first line of stdout\n"
+        "(`V=$(redlock acquire R)` works). The lock is not extended: it expires after\n"
+        "its TTL unless released (`redlock release R \"$V\"`) or extended first.",
+    .exit_summary = "0 acquired, 75 held by another holder, 69 no quorum reachable, 77\n"
+                    "credentials refused, 64 usage, 78 configuration.",
+    .details =
+        "Without `--json`, nothing is printed on standard output when the lock is not\n"
+        "acquired. With `--json`, one JSON object is printed instead, whatever the\n"
+        "outcome:\n"
+        "\n"
+        "```json\n"
+        "{\"resource\":\"R\",\"status\":\"REDLOCK_OK\",\"message\":\"success\",\n"
+        " \"acquired\":true,\"value\":\"3f0c...\",\"validity_ms\":9893,\"ttl_ms\":10000,\n"
+        " \"elapsed_ms\":1,\"attempts\":1,\"masters_ok_at_decision\":3,\n"
+        " \"master_count\":5,\"quorum\":3,\"masters\":[{\"node\":\"127.0.0.1:7001\",\n"
+        " \"outcome\":\"ok\",\"error\":null},...]}\n"
+        "```\n"
+        "\n"
+        "`validity_ms` is how long the lock can be relied on from now, `elapsed_ms`\n"
+        "what the last attempt took, `masters_ok_at_decision` how many of the\n"
+        "`master_count` masters had granted it when the outcome was decided (see\n"
+        "[JSON output](#json-output)), `quorum` how many were needed and `attempts`\n"
+        "how many attempts were made. When the lock is not acquired, the object says\n"
+        "`\"acquired\":false`, with the library's status name and message, and `value`,\n"
+        "`validity_ms` and `ttl_ms` are null.",
+};
+
+static const cli_option *const release_options[] = {&opt_json, &opt_command_help};
+
+static const cli_command command_release = {
+    .name = "release",
+    .options = release_options,
+    .option_count = ARRAY_SIZE(release_options),
+    .operands = "*RESOURCE* *VALUE*",
+    .operand_count = 2,
+    .run = cmd_release,
+    .brief = "release a lock taken with acquire",
+    .summary = "Delete *RESOURCE* on every master where it still holds *VALUE* (never a key\n"
+               "holding another value).",
+    .exit_summary =
+        "0 released, 1 *VALUE* was on no master (the lock had expired or is someone\n"
+        "else's), 69 no quorum reachable, 77 credentials refused, 64 usage, 78\n"
+        "configuration.",
+    .details =
+        "One attempt, without retries. With `--json`, print, whatever the outcome:\n"
+        "\n"
+        "```json\n"
+        "{\"resource\":\"R\",\"status\":\"REDLOCK_OK\",\"message\":\"success\",\n"
+        " \"released\":true,\"masters_ok_at_decision\":5,\"master_count\":5,\n"
+        " \"quorum\":3,\"masters\":[...]}\n"
+        "```\n"
+        "\n"
+        "where `status` is the library's status name and `masters_ok_at_decision` the\n"
+        "number of masters the key had been deleted on when the outcome was decided.",
+};
+
+static const cli_option *const extend_options[] = {&opt_ttl, &opt_json, &opt_command_help};
+
+static const cli_command command_extend = {
+    .name = "extend",
+    .options = extend_options,
+    .option_count = ARRAY_SIZE(extend_options),
+    .operands = "*RESOURCE* *VALUE*",
+    .operand_count = 2,
+    .run = cmd_extend,
+    .brief = "reset a lock's time-to-live",
+    .summary =
+        "Reset the time-to-live of the lock *RESOURCE* holding *VALUE* on every master\n"
+        "where it still holds it, and print the new validity in milliseconds.",
+    .exit_summary = "0 extended, 1 the lock is no longer ours, 69 no quorum reachable, 77\n"
+                    "credentials refused, 64 usage, 78 configuration.",
+    .details =
+        "The new time-to-live is `--ttl`'s, or else the configuration's `ttl_ms`. It\n"
+        "is extended when a quorum of masters extended it. With `--json`, print,\n"
+        "whatever the outcome (`validity_ms` is null on failure):\n"
+        "\n"
+        "```json\n"
+        "{\"resource\":\"R\",\"status\":\"REDLOCK_OK\",\"message\":\"success\",\n"
+        " \"extended\":true,\"validity_ms\":29690,\"ttl_ms\":30000,\n"
+        " \"masters_ok_at_decision\":5,\"master_count\":5,\"quorum\":3,\"masters\":[...]}\n"
+        "```",
+};
+
+static const cli_option *const status_options[] = {&opt_json, &opt_command_help};
+
+static const cli_command command_status = {
+    .name = "status",
+    .options = status_options,
+    .option_count = ARRAY_SIZE(status_options),
+    .operands = "*RESOURCE*",
+    .operand_count = 1,
+    .run = cmd_status,
+    .brief = "show the lock on every master",
+    .summary =
+        "Show, for every master, whether it answers, the value *RESOURCE* holds there\n"
+        "(or `free`) and its remaining time-to-live.",
+    .exit_summary = "0 a quorum of masters answered, 69 otherwise, 77 credentials refused,\n"
+                    "64 usage, 78 configuration.",
+    .details =
+        "One line per master: its name, then `held`, the value and its remaining\n"
+        "time-to-live (PTTL), or `free`, or `unreachable` and why:\n"
+        "\n"
+        "```text\n"
+        "127.0.0.1:7001  held  3f0c5d18e7a94b2c8d0f61a5b7e93c42  pttl 9410 ms\n"
+        "127.0.0.1:7002  free\n"
+        "127.0.0.1:7003  unreachable  (connect: Connection refused)\n"
+        "```\n"
+        "\n"
+        "A value is shown as is, with control bytes, non-ASCII bytes and backslashes\n"
+        "as `\\x`*NN*; a key without expiry shows `no expiry` instead of its PTTL. Exit\n"
+        "0 when a quorum of masters answered; otherwise 77 when masters refused our\n"
+        "credentials, else 69. With `--json`:\n"
+        "\n"
+        "```json\n"
+        "{\"resource\":\"R\",\"status\":\"REDLOCK_OK\",\"message\":\"success\",\"quorum\":3,\n"
+        " \"masters\":[{\"node\":\"127.0.0.1:7001\",\"reachable\":true,\"held\":true,\n"
+        " \"value\":\"3f0c...\",\"pttl_ms\":9410,\"error\":null},...]}\n"
+        "```\n"
+        "\n"
+        "where `held` says whether the master has the key, `value` is null when it has\n"
+        "not, `pttl_ms` is null when the key is absent, has no expiry or the master\n"
+        "did not answer, and `error` says why a master is unreachable.",
+};
+
+static const cli_option *const ping_options[] = {&opt_json, &opt_command_help};
+
+static const cli_command command_ping = {
+    .name = "ping",
+    .options = ping_options,
+    .option_count = ARRAY_SIZE(ping_options),
+    .operands = "",
+    .operand_count = 0,
+    .run = cmd_ping,
+    .brief = "check every master",
+    .summary = "PING every master and show whether it answers and how fast.",
+    .exit_summary = "0 a quorum of masters answered, 69 otherwise, 77 credentials refused,\n"
+                    "64 usage, 78 configuration.",
+    .details =
+        "One line per master: its name, then `ok` and the round-trip time, or\n"
+        "`unreachable` and why:\n"
+        "\n"
+        "```text\n"
+        "127.0.0.1:7001  ok  0.21 ms\n"
+        "127.0.0.1:7003  unreachable  (connect: Connection refused)\n"
+        "```\n"
+        "\n"
+        "Exit 0 when a quorum of masters answered; otherwise 77 when masters refused\n"
+        "our credentials, else 69. With `--json`:\n"
+        "\n"
+        "```json\n"
+        "{\"status\":\"REDLOCK_OK\",\"message\":\"success\",\"quorum\":3,\n"
+        " \"masters\":[{\"node\":\"127.0.0.1:7001\",\"reachable\":true,\n"
+        " \"latency_us\":210,\"error\":null},...]}\n"
+        "```\n"
+        "\n"
+        "where `latency_us` is null for a master that did not answer.",
+};
+
+/* ---- redlock ------------------------------------------------------------------ */
+
+static const cli_option *const tool_options[] = {&opt_config, &opt_node, &opt_verbose,
+                                                 &opt_tool_help, &opt_version};
+
+static const cli_command *const commands[] = {&command_run,    &command_acquire,
+                                              &command_release, &command_extend,
+                                              &command_status,  &command_ping};
+
+const cli_command cli_tool = {
+    .options = tool_options,
+    .option_count = ARRAY_SIZE(tool_options),
+    .operands = "*COMMAND* [*ARGS*]",
+    .operand_count = CLI_OPERANDS_CHECKED,
+    .options_first = true,
+    .summary = "Take a lock held on a majority of independent Redis masters (Redlock).",
+    .commands = commands,
+    .command_count = ARRAY_SIZE(commands),
+    .environment = cli_environment,
+    .exit_statuses = cli_exit_statuses,
+    .notes = "*TIME*: milliseconds, or a decimal number with a unit `ms`, `s`, `m` or `h`\n"
+             "(`250ms`, `1.5s`, `2m`, `1h`); `--wait` also takes `forever` (or `inf`).\n"
+             "\n"
+             "See `docs/cli.md` or `redlock`(1).",
+};
+
+const cli_command *cli_find_command(const char *name)
+{
+    for (size_t i = 0; i < cli_tool.command_count; i++)
+        if (strcmp(name, cli_tool.commands[i]->name) == 0)
+            return cli_tool.commands[i];
+    return NULL;
+}

@@ -1,0 +1,448 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The manual of the redlock tool (manual.h): every section of redlock(1)
+ * and docs/cli.md, in order. The synopsis, the commands and the options
+ * come from the command table (commands.c); the rest is here, in markup
+ * (markup.h). Update the date when the words change; then regenerate the
+ * copies in the sources (cmake --build BUILD --target update-docs).
+ */
+#include "cli_command.h"
+
+/* ---- Lists, which redlock --help shows in part ---------------------------- */
+
+const doc_entry cli_environment[] = {
+    {"`REDLOCK_CONFIG`", "the config file when `--config` is not given",
+     "Ignored when empty."},
+    {"`REDLOCK_PASSWORD`",
+     "the password for `--node` masters whose URI gives none; safer than a URI, as the "
+     "command line is visible to other users",
+     NULL},
+    {"`XDG_CONFIG_HOME`", NULL,
+     "When set and not empty, `$XDG_CONFIG_HOME/redlock/redlock.yaml` is the first default "
+     "configuration file."},
+    {"`HOME`", NULL,
+     "When `XDG_CONFIG_HOME` is unset or empty, `$HOME/.config/redlock/redlock.yaml` is the "
+     "first default configuration file."},
+    {"`PATH`", NULL, "Where `run` looks for *CMD* when it contains no slash."},
+    {"The variable a node's `password_env` names", NULL,
+     "Holds that master's AUTH password; it is read when the configuration is loaded, and "
+     "must be set and not empty."},
+    {"`LIBEV_FLAGS`", NULL,
+     "Read by libev, the event library `redlock` uses; when set, it chooses libev's event "
+     "backend."},
+    {NULL, NULL, NULL},
+};
+
+/* The terms are what the tool returns; the help, a label for --help. */
+const doc_entry cli_exit_statuses[] = {
+    {"`0`", "ok", "Success (`run`: *CMD* exited with 0)."},
+    {"`1`", "not our lock",
+     "`release`, `extend`: the lock is not ours (any more): it expired, or another holder "
+     "has it."},
+    {"`64`", "usage",
+     "Bad arguments (`EX_USAGE`): an unknown command or option, a missing or extra operand, "
+     "a bad *TIME* or `--node`, more than 64 `--node`, an empty or too long *RESOURCE* or "
+     "*VALUE*."},
+    {"`69`", "no quorum reachable",
+     "No quorum reachable: too few masters answered, because they are down, unreachable, "
+     "too slow (no validity left once a quorum agreed) or answered with errors "
+     "(`EX_UNAVAILABLE`)."},
+    {"`70`", "internal error",
+     "Internal error: out of memory, a system call failed, or the library reported an "
+     "unexpected error (`EX_SOFTWARE`); `run`: its guardian process was killed."},
+    {"`75`", "held by another holder",
+     "`acquire`, `run`: the resource is held by another holder, still when `--wait` ran out "
+     "(`EX_TEMPFAIL`); `-E` *N* / `--conflict-exit-code` *N* makes it *N* (0 to 255), as "
+     "`flock -E` does."},
+    {"`77`", "credentials refused",
+     "The masters refused our credentials: a wrong or missing password (`EX_NOPERM`)."},
+    {"`78`", "configuration",
+     "No configuration found, or a configuration that cannot be read, is not valid or lists "
+     "no masters (`EX_CONFIG`)."},
+    {"`80`", "lock lost",
+     "`run`: the lock was lost while *CMD* ran; *CMD* and every process it started were "
+     "stopped."},
+    {"`126`", NULL, "`run`: *CMD* was found but could not be executed."},
+    {"`127`", NULL, "`run`: *CMD* was not found."},
+    {"`128` + *N*", NULL,
+     "`run`: *CMD* was killed by signal *N*; `run`, `acquire`: `redlock` got signal *N* "
+     "(SIGINT, SIGTERM, SIGHUP or SIGQUIT) while acquiring the lock."},
+    {"other", NULL, "`run`: *CMD*'s own exit status."},
+    {NULL, NULL, NULL},
+};
+
+static const doc_entry cmd_environment[] = {
+    {"`REDLOCK_RESOURCE`", NULL, "The resource."},
+    {"`REDLOCK_VALUE`", NULL,
+     "The lock's value; with it, another process can release the lock "
+     "(`redlock release \"$REDLOCK_RESOURCE\" \"$REDLOCK_VALUE\"`)."},
+    {"`REDLOCK_VALIDITY_MS`", NULL,
+     "How many milliseconds of validity the lock had when *CMD* started, before any "
+     "extension."},
+    {NULL, NULL, NULL},
+};
+
+static const doc_entry files[] = {
+    {"`$XDG_CONFIG_HOME/redlock/redlock.yaml`, `~/.config/redlock/redlock.yaml`", NULL,
+     "The user's configuration file: the first when `XDG_CONFIG_HOME` is set and not empty, "
+     "the second otherwise."},
+    {"`/etc/redlock/redlock.yaml`", NULL,
+     "The system-wide configuration file, used when the user has none."},
+    {NULL, NULL, NULL},
+};
+
+/* ---- The sections ------------------------------------------------------------ */
+
+static const doc_part synopsis[] = {
+    {.kind = DOC_SYNOPSIS, .command = &cli_tool},
+};
+
+static const doc_part description[] = {
+    {DOC_TEXT,
+     "`redlock` takes a Redlock from the shell, the way `flock`(1) takes a file\n"
+     "lock, but across machines. A Redlock on *RESOURCE* is a key of that name,\n"
+     "holding a random value, set with a time-to-live (TTL) on a majority\n"
+     "(N/2 + 1, the quorum) of N independent Redis masters. The lock is held only\n"
+     "while a quorum holds it and only for its *validity*: the TTL less the time\n"
+     "the acquire took and an allowance for clock drift. A lock nobody releases\n"
+     "frees itself when its TTL runs out.\n"
+     "\n"
+     "`redlock run` acquires the lock on *RESOURCE*, runs *CMD* while holding it,\n"
+     "extending it in the background every third of its TTL, and releases it when\n"
+     "*CMD* exits; its exit status is *CMD*'s. If the lock is lost while *CMD* runs\n"
+     "(the masters cannot extend it before its validity ends, or another holder\n"
+     "has it), *CMD* is stopped and `redlock` exits with status 80. No process that\n"
+     "*CMD* starts outlives the run.\n"
+     "\n"
+     "The other commands act on one lock at a time, for scripts that manage a lock\n"
+     "across several steps: `acquire` prints the lock's value, and `release` and\n"
+     "`extend` take that value back; `status` and `ping` show what every master\n"
+     "says.\n"
+     "\n"
+     "Global options come before *COMMAND*. A command's own options may come before\n"
+     "or after its operands (`redlock extend R V --ttl 30s`), except in `run`, where\n"
+     "everything after *RESOURCE* belongs to *CMD*. `--` ends the options; it lets\n"
+     "an operand start with `-`. An option's value is the next argument\n"
+     "(`--ttl 30s`) or follows an equals sign (`--ttl=30s`).",
+     NULL, NULL},
+};
+
+static const doc_part commands[] = {
+    {.kind = DOC_COMMANDS, .command = &cli_tool},
+};
+
+static const doc_part options[] = {
+    {DOC_SUBSECTION, "Global options", NULL, NULL},
+    {DOC_TEXT, "These come before *COMMAND*.", NULL, NULL},
+    {.kind = DOC_OPTIONS, .command = &cli_tool},
+    {DOC_SUBSECTION, "Command options", NULL, NULL},
+    {DOC_TEXT,
+     "Each command takes the options its synopsis shows, anywhere among its operands\n"
+     "(in `run`, before *RESOURCE*).",
+     NULL, NULL},
+    {.kind = DOC_OPTIONS, .command = NULL},
+};
+
+static const doc_part time_values[] = {
+    {DOC_TEXT,
+     "*TIME* is a number of milliseconds (`1500`), or a decimal number with a unit,\n"
+     "as `timeout`(1) and systemd write them: `ms` (milliseconds), `s` (seconds),\n"
+     "`m` (minutes) or `h` (hours), as in `250ms`, `1.5s`, `.5s`, `2m`, `1h`. A\n"
+     "fraction is rounded to the nearest millisecond, halves up, from every digit\n"
+     "written: `1.0005s` is 1001 ms, `1.0004999s` 1000 ms, `2.5` 3 ms. No sign,\n"
+     "exponent, space or other unit is accepted.\n"
+     "\n"
+     "The largest *TIME* is 2147483647 ms (about 24.8 days); `--ttl` must be at least\n"
+     "1 ms once rounded. A well-formed *TIME* outside these bounds is refused as out\n"
+     "of range (`redlock: --ttl 0: out of range (1 ms to 2147483647 ms, about 24.8\n"
+     "days)`), anything else as not a *TIME*; both exit 64.\n"
+     "\n"
+     "`--wait forever` (or `--wait inf`) retries until the lock is acquired or\n"
+     "`redlock` gets SIGINT, SIGTERM, SIGHUP or SIGQUIT; it then gives up at once,\n"
+     "releases what the attempt in flight took, and exits with 128 + *N*.",
+     NULL, NULL},
+};
+
+static const doc_part resources[] = {
+    {DOC_TEXT,
+     "*RESOURCE* is the key the lock lives under, byte for byte: 1 to 1048576 bytes\n"
+     "(1 MiB), any bytes an argument can carry (all but NUL), newlines included.\n"
+     "Linux refuses to start a program with an argument longer than 131071 bytes\n"
+     "(32 pages with its NUL: `execve` fails with `E2BIG`, \"Argument list too\n"
+     "long\", before `redlock` runs), so that is the longest *RESOURCE* the tool can\n"
+     "be given. An empty one is refused:\n"
+     "`redlock: acquire: RESOURCE must be 1 to 1048576 bytes`, exit 64.\n"
+     "\n"
+     "*VALUE* is a lock's value as `acquire` printed it (32 hexadecimal digits); 1 to\n"
+     "1024 bytes are accepted.",
+     NULL, NULL},
+};
+
+static const doc_part json_output[] = {
+    {DOC_TEXT,
+     "With `--json`, every command but `run` prints one JSON object on one line, on\n"
+     "success and on failure alike, built with jansson: always valid JSON in valid\n"
+     "UTF-8.\n"
+     "\n"
+     "- **Bytes.** A resource or a value is any bytes. It goes out under one of two\n"
+     "  keys: `resource` (`value`), a string, when its bytes are valid UTF-8\n"
+     "  without NUL; otherwise `resource_base64` (`value_base64`) instead, the\n"
+     "  bytes in standard base64 (RFC 4648, with padding), and `resource`\n"
+     "  (`value`) is left out. `status` gives `\"held\":true|false` for every\n"
+     "  master, so a missing `value` never reads as \"free\".\n"
+     "- **Texts.** `node` (a master's name) and `error` (why a master failed: out\n"
+     "  of reach, refusing our credentials, an error reply) are shown as they are\n"
+     "  when valid UTF-8, else as in the text output (control and non-ASCII bytes\n"
+     "  as `\\x`*NN*). `error` is null for a master that answered (`ok`, `held`,\n"
+     "  `absent`) or had not yet (`pending`).\n"
+     "- **Null numbers.** A number that does not exist is `null`, never `-1` or\n"
+     "  `-2`: `validity_ms` and `ttl_ms` of a failed acquire or extend (and\n"
+     "  `ttl_ms` of `extend` without `--ttl`: the configuration's, not known to\n"
+     "  the tool), `pttl_ms` of a master without the key, without an answer or\n"
+     "  whose key has no expiry (`held` tells which), `latency_us` of a master\n"
+     "  that did not answer.\n"
+     "- **Status.** `status` and `message` are the library's status name\n"
+     "  (`REDLOCK_ECONFLICT`, ...) and its sentence; `acquired`, `released` and\n"
+     "  `extended` say whether it worked.\n"
+     "- **Counts.** `masters_ok_at_decision` counts the masters that said OK (took,\n"
+     "  kept or gave up our value) by the time the outcome was decided (of the last\n"
+     "  attempt, with retries). The outcome is decided as soon as it is known, so\n"
+     "  masters still to answer then (`\"outcome\":\"pending\"`) may take the lock\n"
+     "  afterwards: `redlock status` can show more masters holding it than\n"
+     "  `masters_ok_at_decision`. `master_count` is the number of masters, `quorum`\n"
+     "  the number needed, `masters` each master's `outcome` (`ok`, `held`,\n"
+     "  `absent`, `timeout`, `not-connected`, `auth-failed`, `error`, `pending`) in\n"
+     "  configuration order.",
+     NULL, NULL},
+};
+
+static const doc_part configuration[] = {
+    {DOC_TEXT,
+     "`redlock` reads one YAML file. It uses, in this order:\n"
+     "\n"
+     "1. the file given with `--config`;\n"
+     "2. otherwise, the file named by `REDLOCK_CONFIG` if it is set and not empty;\n"
+     "3. otherwise, unless `--node` is given, the first of these that exists:\n"
+     "   `$XDG_CONFIG_HOME/redlock/redlock.yaml` (when `XDG_CONFIG_HOME` is set and\n"
+     "   not empty; else `$HOME/.config/redlock/redlock.yaml`, when `HOME` is set\n"
+     "   and not empty), then `/etc/redlock/redlock.yaml`.\n"
+     "\n"
+     "With `--node`, the masters are those given on the command line; the other\n"
+     "settings come from the file of step 1 or 2 if there is one, and are the\n"
+     "built-in defaults otherwise (step 3 is skipped). When no file is found and no\n"
+     "`--node` is given, `redlock` says where it looked and exits with 78. A file\n"
+     "that cannot be read or is not valid exits with 78 too, with a message naming\n"
+     "the file and, for a problem in its contents, where it is:\n"
+     "*FILE*`:`*LINE*`:`*COLUMN*`:` *KEYPATH*`:` *problem*.\n"
+     "\n"
+     "Only `nodes` is required:\n"
+     "\n"
+     "```yaml\n"
+     "ttl_ms: 10000\n"
+     "retry_count: 3\n"
+     "nodes:\n"
+     "  - host: 10.0.0.1\n"
+     "    port: 6379\n"
+     "  - host: 10.0.0.2\n"
+     "  - host: 10.0.0.3\n"
+     "    password_env: REDIS_PASSWORD\n"
+     "```\n"
+     "\n"
+     "Top-level keys (durations in milliseconds): `connect_timeout_ms`,\n"
+     "`command_timeout_ms`, `ttl_ms` (the default TTL), `retry_count`,\n"
+     "`retry_delay_ms`, `retry_jitter_ms` (the acquire's retry policy),\n"
+     "`reconnect_min_ms`, `reconnect_max_ms`, `drift_factor` and `nodes` (1 to 64\n"
+     "masters). Each node has `host` (and `port`, default 6379) or `socket`, and\n"
+     "optionally `password` or `password_env`, `username`, `db`,\n"
+     "`connect_timeout_ms` and `command_timeout_ms`. Unknown and repeated keys are\n"
+     "errors. Every key, its type, default and range is described in\n"
+     "[`docs/config.md`](config.md) in the libredlock sources; a commented example\n"
+     "is `config/redlock.yaml`.",
+     NULL, NULL},
+};
+
+static const doc_part environment[] = {
+    {DOC_DEFINITIONS, NULL, cli_environment, NULL},
+    {DOC_TEXT,
+     "`run` adds these variables to *CMD*'s environment, replacing any of the same\n"
+     "name:",
+     NULL, NULL},
+    {DOC_DEFINITIONS, NULL, cmd_environment, NULL},
+};
+
+static const doc_part signals[] = {
+    {DOC_TEXT,
+     "`redlock run` passes SIGINT, SIGTERM, SIGHUP and SIGQUIT on to *CMD* and goes\n"
+     "on waiting for it; when *CMD* exits, the lock is released and *CMD*'s status\n"
+     "returned as usual. At a terminal, Ctrl-C reaches *CMD* and the processes of\n"
+     "its process group directly too, so *CMD* may see SIGINT twice. *CMD* starts\n"
+     "with an empty signal mask and the default action for these four signals,\n"
+     "SIGPIPE and SIGCHLD, whatever `redlock` inherited; so `nohup`(1) does not keep\n"
+     "SIGHUP from *CMD*. One of the four signals arriving while the lock is being\n"
+     "acquired makes `redlock` give up: the acquire is abandoned (a lock it just\n"
+     "obtained is released), *CMD* is not run and the exit status is 128 + *N* for\n"
+     "signal *N*. `redlock acquire` does the same with these signals while it\n"
+     "acquires (with `--wait forever`, the only way to stop it): nothing is\n"
+     "printed, and a lock it just obtained is released.\n"
+     "\n"
+     "When the lock is lost while *CMD* runs, `redlock` sends SIGTERM (and SIGCONT,\n"
+     "for a stopped process) to *CMD* and every process it started at once and, to\n"
+     "those still running after the `--kill-after` time, SIGKILL. The default time\n"
+     "is half the validity left when the loss was detected, so that they are gone\n"
+     "before anyone else can take the lock. When the masters could not be reached\n"
+     "that is about a twelfth of the TTL; when a quorum says the value is no longer\n"
+     "ours, no validity is left and SIGKILL follows SIGTERM at once, unless\n"
+     "`--kill-after` is given. `redlock` exits with 80 once they are all gone.\n"
+     "Processes that *CMD* leaves running when it exits get the same, the default\n"
+     "time being half the validity left then; `redlock` then exits with *CMD*'s\n"
+     "status.\n"
+     "\n"
+     "The signals passed on go to *CMD*'s process only, not to processes it started\n"
+     "(once *CMD* has exited, to the processes it left): a shell script given as\n"
+     "*CMD* should pass them on to its children, or `exec` its last program.\n"
+     "\n"
+     "If `redlock` itself dies, even by SIGKILL, *CMD* and every process it started\n"
+     "are killed with SIGKILL at once, since they would otherwise go on unprotected\n"
+     "once the lock expires; the lock frees itself after its TTL. So are they when\n"
+     "SIGKILL is sent to `redlock`'s whole process group.\n"
+     "\n"
+     "The other commands keep the default action for every signal but SIGPIPE,\n"
+     "which `redlock` ignores. A lock taken by an `acquire` killed before it printed\n"
+     "the value expires after its TTL.",
+     NULL, NULL},
+};
+
+static const doc_part exit_status[] = {
+    {DOC_TEXT, "One table for every command:", NULL, NULL},
+    {DOC_TABLE, "Status|Meaning", cli_exit_statuses, NULL},
+    {DOC_TEXT,
+     "When masters fail for different reasons, the most specific one decides: an\n"
+     "answer first (75 when the refusals of our value alone rule a quorum out; 1 for\n"
+     "`release` and `extend` when our value is gone), then refused credentials (77\n"
+     "as soon as any master refused them: two masters refusing our password and\n"
+     "three down exit 77, not 69), then 69. With retries (`--wait`, or the\n"
+     "configuration's `retry_count`), the last attempt decides. The line on standard\n"
+     "error names the masters that failed and why.\n"
+     "\n"
+     "`run` passes *CMD*'s exit status through, so a *CMD* that itself exits with,\n"
+     "say, 75 or 80 cannot be told apart from `redlock`'s own; the message on\n"
+     "standard error can.",
+     NULL, NULL},
+};
+
+static const doc_part diagnostics[] = {
+    {DOC_TEXT,
+     "Errors and the library's messages go to standard error, one line each,\n"
+     "starting with `redlock: `. Passwords never appear in any output. A resource or\n"
+     "a master's reply quoted in a message (and a master's reason in `status` and\n"
+     "`ping` lines) shows control and non-ASCII bytes as `\\x`*NN*; a resource\n"
+     "longer than 96 bytes is cut there and ends with `...`:\n"
+     "\n"
+     "```text\n"
+     "redlock: could not acquire a\\x0ab: the resource is held by another holder (0 of 5 "
+     "masters said OK, 3 needed; 1 attempt)\n"
+     "```",
+     NULL, NULL},
+};
+
+static const doc_part files_section[] = {
+    {DOC_DEFINITIONS, NULL, files, NULL},
+};
+
+static const doc_part examples[] = {
+    {DOC_TEXT,
+     "Run the nightly report from cron on whichever of several machines gets there\n"
+     "first, and never on two at once:\n"
+     "\n"
+     "```cron\n"
+     "# m h dom mon dow  command\n"
+     "15 2 * * *  redlock -c /etc/redlock/redlock.yaml run --ttl 60s --wait 0 nightly-report "
+     "-- /usr/local/bin/make-report\n"
+     "```\n"
+     "\n"
+     "Every machine has the same line. One acquires the lock and runs the report,\n"
+     "extending the lock every 20 seconds while it runs; the others find it held,\n"
+     "print `redlock: could not acquire nightly-report: the resource is held by\n"
+     "another holder` and exit with 75. A script that treats \"someone else has it\"\n"
+     "as success, and only that:\n"
+     "\n"
+     "```sh\n"
+     "redlock run --wait 0 nightly-report -- make-report\n"
+     "case $? in\n"
+     "  0)  echo \"report done\" ;;\n"
+     "  75) echo \"another machine is on it\" ;;\n"
+     "  69) echo \"no quorum of masters reachable; report not run\" >&2; exit 1 ;;\n"
+     "  77) echo \"the masters refused our password; report not run\" >&2; exit 1 ;;\n"
+     "  80) echo \"lost the lock midway; report stopped\" >&2; exit 1 ;;\n"
+     "  *)  echo \"report failed\" >&2; exit 1 ;;\n"
+     "esac\n"
+     "```\n"
+     "\n"
+     "With `-E 0`, \"held\" exits 0 like success, as `flock -E 0` makes it.\n"
+     "\n"
+     "Hold a lock across the steps of a script, extending it between steps, and\n"
+     "release it whatever happens:\n"
+     "\n"
+     "```sh\n"
+     "V=$(redlock acquire --ttl 5m --wait 30s deploy) || exit\n"
+     "trap 'redlock release deploy \"$V\"' EXIT\n"
+     "build-release\n"
+     "redlock extend --ttl 5m deploy \"$V\" >/dev/null || exit\n"
+     "push-release\n"
+     "```\n"
+     "\n"
+     "See who holds a lock, as JSON, with masters given on the command line:\n"
+     "\n"
+     "```text\n"
+     "$ redlock -n 10.0.0.1 -n 10.0.0.2 -n 10.0.0.3 status --json deploy\n"
+     "{\"resource\":\"deploy\",\"status\":\"REDLOCK_OK\",\"message\":\"success\",\n"
+     "\"quorum\":2,\"masters\":[{\"node\":\"10.0.0.1:6379\",\"reachable\":true,\n"
+     "\"held\":true,\"value\":\"8b3ece5f5a17a8218ca41505ea39c493\",\n"
+     "\"pttl_ms\":287410,\"error\":null},...]}\n"
+     "```\n"
+     "\n"
+     "Check that enough masters answer:\n"
+     "\n"
+     "```sh\n"
+     "redlock ping >/dev/null || echo \"no quorum of masters\" >&2\n"
+     "```",
+     NULL, NULL},
+};
+
+static const doc_part see_also[] = {
+    {DOC_TEXT,
+     "`flock`(1), `redis-server`(1), `redis-cli`(1).\n"
+     "\n"
+     "In the libredlock sources: [`docs/cli.md`](cli.md) (this manual, in\n"
+     "Markdown), [`docs/config.md`](config.md) (the configuration file),\n"
+     "[`docs/design.md`](design.md) (the algorithm and what its safety rests on).",
+     NULL, NULL},
+};
+
+#define SECTION(title, parts) {title, parts, ARRAY_SIZE(parts)}
+
+static const doc_section sections[] = {
+    SECTION("Synopsis", synopsis),
+    SECTION("Description", description),
+    SECTION("Commands", commands),
+    SECTION("Options", options),
+    SECTION("Time values", time_values),
+    SECTION("Resources", resources),
+    SECTION("JSON output", json_output),
+    SECTION("Configuration", configuration),
+    SECTION("Environment", environment),
+    SECTION("Signals", signals),
+    SECTION("Exit status", exit_status),
+    SECTION("Diagnostics", diagnostics),
+    SECTION("Files", files_section),
+    SECTION("Examples", examples),
+    SECTION("See also", see_also),
+};
+
+const doc_manual cli_manual = {
+    .name = "redlock",
+    .whatis = "take a lock held on a majority of independent Redis masters",
+    .date = "2026-11-23",
+    .sections = sections,
+    .section_count = ARRAY_SIZE(sections),
+};

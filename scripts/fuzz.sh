@@ -17,13 +17,13 @@ case "$seconds" in
 esac
 jobs="${FUZZ_JOBS:-2}"
 build="${FUZZ_BUILD_DIR:-build-fuzz}"
-read -r -a targets <<< "${FUZZ_TARGETS:-config cli_parsers replies}"
+read -r -a targets <<< "${FUZZ_TARGETS:-config cli_parsers replies node_url}"
 
 # The longest input worth trying, per target: configs and reply streams are
-# small; a command-line argument is shorter still.
+# small; a command-line argument or a URL is shorter still.
 max_len() {
   case "$1" in
-    cli_parsers) echo 512 ;;
+    cli_parsers | node_url) echo 512 ;;
     *) echo 4096 ;;
   esac
 }

@@ -243,6 +243,12 @@ int redlock_config_add_unix_node(redlock_config *cfg, const char *path, size_t *
     return REDLOCK_OK;
 }
 
+void rl_config_drop_last_node(redlock_config *cfg)
+{
+    if (cfg->node_count > 0)
+        node_clear(&cfg->nodes[--cfg->node_count]);
+}
+
 static rl_node *node_at(redlock_config *cfg, size_t index)
 {
     return (cfg != NULL && index < cfg->node_count) ? &cfg->nodes[index] : NULL;

@@ -71,6 +71,10 @@ int64_t rl_node_command_timeout_ms(const redlock_config *cfg, const rl_node *nod
 long rl_config_find_node(const redlock_config *cfg, const char *host, int port,
                          const char *unix_path);
 
+/* Removes the node added last, wiping its password: for callers that add
+ * a node, then fail to set it up. */
+void rl_config_drop_last_node(redlock_config *cfg);
+
 /* The top-level keys a problem is blamed on: redlock_setting values, and: */
 #define RL_KEY_DRIFT_FACTOR RL_SETTING_COUNT
 

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Loading a config from YAML: parse with libyaml, check every key, and build
  * the config through the setters of config.c (docs/config.md). Messages are
- * built with message_buffer.h; files are read by secret_file.h. */
+ * built with message_buffer.h; files are read by secret_file.h; a node's
+ * url is parsed by node_url.h. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* strtod_l, explicit_bzero */
 #endif
 
 #include "config_internal.h"
 #include "message_buffer.h"
+#include "node_url.h"
 #include "secret_file.h"
 #include "util.h"
 
@@ -39,6 +41,7 @@ enum node_key {
     NK_HOST,
     NK_PORT,
     NK_SOCKET,
+    NK_URL,
     NK_PASSWORD,
     NK_PASSWORD_ENV,
     NK_USERNAME,
@@ -52,6 +55,7 @@ static const char *const node_key_names[NK_COUNT] = {
     [NK_HOST] = "host",
     [NK_PORT] = "port",
     [NK_SOCKET] = "socket",
+    [NK_URL] = "url",
     [NK_PASSWORD] = "password",
     [NK_PASSWORD_ENV] = "password_env",
     [NK_USERNAME] = "username",
@@ -80,6 +84,7 @@ typedef struct node_spec {
     bool set[NK_COUNT];                  /* present with a non-null value */
     const char *strings[NK_COUNT];       /* for string keys; point into the document */
     int64_t ints[NK_COUNT];              /* for integer keys */
+    rl_url url;                          /* the url, parsed; zeroed without one */
 } node_spec;
 
 /* ------------------------------------------------------------------------ */
@@ -484,26 +489,76 @@ static int node_password(const rl_yaml_loader *ld, const node_spec *spec, size_t
     return REDLOCK_OK;
 }
 
-/* Checks that the node's keys go together, before anything is added. */
-static int check_node_spec(const rl_yaml_loader *ld, const yaml_node_t *node,
-                           const node_spec *spec, size_t index)
+/* Reports a key that gives what the url gives already, at that key. */
+static int report_given_by_url(const rl_yaml_loader *ld, const node_spec *spec, size_t index,
+                               enum node_key key, const char *what)
 {
     char path[RL_YAML_PATH_BUF];
-    int rc = check_exclusive(ld, spec, index, NK_HOST, NK_SOCKET);
-    if (rc == REDLOCK_OK)
-        rc = check_exclusive(ld, spec, index, NK_PASSWORD, NK_PASSWORD_ENV);
+    node_key_path(path, sizeof(path), index, key);
+    return report(ld, REDLOCK_ECONFIG, &spec->keys[key]->start_mark, path,
+                  "the url gives %s already", what);
+}
+
+/* Parses the node's url into spec->url, and checks it against the node's
+ * other keys, which may give what it does not. Messages never show the url:
+ * it may hold a password. */
+static int read_node_url(const rl_yaml_loader *ld, node_spec *spec, size_t index)
+{
+    char path[RL_YAML_PATH_BUF];
+    node_key_path(path, sizeof(path), index, NK_URL);
+    const yaml_mark_t *mark = &spec->values[NK_URL]->start_mark;
+    rl_url_status status = rl_url_parse(spec->strings[NK_URL], &spec->url);
+    if (status == RL_URL_NOMEM)
+        return report_nomem(ld);
+    if (status != RL_URL_OK)
+        return report(ld, REDLOCK_ECONFIG, mark, path, "%s", rl_url_problem(status));
+    const rl_url *url = &spec->url;
+    if (url->scheme == RL_URL_REDISS)
+        return report(ld, REDLOCK_ECONFIG, mark, path, "rediss:// (TLS) is not supported yet");
+    if (url->password != NULL && spec->set[NK_PASSWORD])
+        return report_given_by_url(ld, spec, index, NK_PASSWORD, "a password");
+    if (url->password != NULL && spec->set[NK_PASSWORD_ENV])
+        return report_given_by_url(ld, spec, index, NK_PASSWORD_ENV, "a password");
+    if (url->has_db && spec->set[NK_DB])
+        return report_given_by_url(ld, spec, index, NK_DB, "a db");
+    if (url->user != NULL && spec->set[NK_USERNAME])
+        return report_given_by_url(ld, spec, index, NK_USERNAME, "a user");
+    if (url->user != NULL && url->password == NULL && !spec->set[NK_PASSWORD] &&
+        !spec->set[NK_PASSWORD_ENV])
+        return report(ld, REDLOCK_ECONFIG, mark, path,
+                      "its user needs a password (in the url, password or password_env)");
+    return REDLOCK_OK;
+}
+
+/* Checks that the node's keys go together, before anything is added. */
+static int check_node_spec(const rl_yaml_loader *ld, const yaml_node_t *node, node_spec *spec,
+                           size_t index)
+{
+    char path[RL_YAML_PATH_BUF];
+    static const enum node_key exclusive[][2] = {{NK_HOST, NK_SOCKET},
+                                                 {NK_URL, NK_HOST},
+                                                 {NK_URL, NK_SOCKET},
+                                                 {NK_URL, NK_PORT},
+                                                 {NK_PASSWORD, NK_PASSWORD_ENV}};
+    int rc = REDLOCK_OK;
+    for (size_t i = 0; rc == REDLOCK_OK && i < sizeof(exclusive) / sizeof(exclusive[0]); i++)
+        rc = check_exclusive(ld, spec, index, exclusive[i][0], exclusive[i][1]);
     if (rc != REDLOCK_OK)
         return rc;
-    if (!spec->set[NK_HOST] && !spec->set[NK_SOCKET]) {
+    if (!spec->set[NK_URL] && !spec->set[NK_HOST] && !spec->set[NK_SOCKET]) {
         node_path(path, sizeof(path), index);
-        return report(ld, REDLOCK_ECONFIG, &node->start_mark, path, "host or socket is required");
+        return report(ld, REDLOCK_ECONFIG, &node->start_mark, path,
+                      "url, host or socket is required");
     }
     if (spec->set[NK_SOCKET] && spec->set[NK_PORT]) {
         node_key_path(path, sizeof(path), index, NK_PORT);
         return report(ld, REDLOCK_ECONFIG, &spec->keys[NK_PORT]->start_mark, path,
                       "only allowed with host, not with socket");
     }
-    if (spec->set[NK_USERNAME] && !spec->set[NK_PASSWORD] && !spec->set[NK_PASSWORD_ENV]) {
+    if (spec->set[NK_URL] && (rc = read_node_url(ld, spec, index)) != REDLOCK_OK)
+        return rc;
+    if (spec->set[NK_USERNAME] && !spec->set[NK_PASSWORD] && !spec->set[NK_PASSWORD_ENV] &&
+        spec->url.password == NULL) {
         node_key_path(path, sizeof(path), index, NK_USERNAME);
         return report(ld, REDLOCK_ECONFIG, &spec->keys[NK_USERNAME]->start_mark, path,
                       "needs password or password_env");
@@ -515,9 +570,12 @@ static int check_node_spec(const rl_yaml_loader *ld, const yaml_node_t *node,
 static int add_node_address(rl_yaml_loader *ld, const yaml_node_t *node, const node_spec *spec,
                             size_t index, size_t *added)
 {
-    const char *host = spec->set[NK_HOST] ? spec->strings[NK_HOST] : NULL;
-    const char *socket = spec->set[NK_SOCKET] ? spec->strings[NK_SOCKET] : NULL;
-    int port = spec->set[NK_PORT] ? (int)spec->ints[NK_PORT] : RL_YAML_DEFAULT_PORT;
+    const rl_url *url = spec->set[NK_URL] ? &spec->url : NULL;
+    const char *host = url ? url->host : spec->set[NK_HOST] ? spec->strings[NK_HOST] : NULL;
+    const char *socket = url ? url->path : spec->set[NK_SOCKET] ? spec->strings[NK_SOCKET] : NULL;
+    int port = url                  ? url->port
+               : spec->set[NK_PORT] ? (int)spec->ints[NK_PORT]
+                                    : RL_YAML_DEFAULT_PORT;
     char path[RL_YAML_PATH_BUF];
     char shown[RL_YAML_ECHO_BUF];
 
@@ -533,6 +591,12 @@ static int add_node_address(rl_yaml_loader *ld, const yaml_node_t *node, const n
                   : redlock_config_add_unix_node(ld->cfg, socket, added);
     if (rc == REDLOCK_ENOMEM)
         return report_nomem(ld);
+    if (rc != REDLOCK_OK && url != NULL) {
+        node_key_path(path, sizeof(path), index, NK_URL);
+        return report(ld, REDLOCK_ECONFIG, &spec->values[NK_URL]->start_mark, path,
+                      "invalid %s (no spaces or control characters, and not too long)",
+                      host ? "host" : "socket path");
+    }
     if (rc != REDLOCK_OK) {
         /* Duplicates and the node count are ruled out above: the text is bad. */
         enum node_key key = host ? NK_HOST : NK_SOCKET;
@@ -546,17 +610,21 @@ static int add_node_address(rl_yaml_loader *ld, const yaml_node_t *node, const n
     return REDLOCK_OK;
 }
 
-/* Sets the node's AUTH credentials. The password is tried alone first so
- * that a refusal can be blamed on the right key. */
+/* Sets the node's AUTH credentials, from its url or its keys. The password
+ * is tried alone first so that a refusal can be blamed on the right key. */
 static int set_node_auth(const rl_yaml_loader *ld, const node_spec *spec, size_t index,
                          size_t added)
 {
-    const char *password = NULL;
-    int rc = node_password(ld, spec, index, &password);
+    const char *password = spec->url.password;
+    enum node_key source = NK_URL;
+    int rc = REDLOCK_OK;
+    if (password == NULL) {
+        rc = node_password(ld, spec, index, &password);
+        source = spec->set[NK_PASSWORD] ? NK_PASSWORD : NK_PASSWORD_ENV;
+    }
     if (rc != REDLOCK_OK || password == NULL)
         return rc;
     char path[RL_YAML_PATH_BUF];
-    enum node_key source = spec->set[NK_PASSWORD] ? NK_PASSWORD : NK_PASSWORD_ENV;
     rc = redlock_config_node_set_auth(ld->cfg, added, NULL, password);
     if (rc == REDLOCK_ENOMEM)
         return report_nomem(ld);
@@ -565,14 +633,20 @@ static int set_node_auth(const rl_yaml_loader *ld, const node_spec *spec, size_t
         return report(ld, REDLOCK_ECONFIG, &spec->values[source]->start_mark, path,
                       "the password is too long");
     }
-    if (!spec->set[NK_USERNAME])
+    const char *user = spec->url.user;
+    enum node_key user_source = NK_URL;
+    if (user == NULL && spec->set[NK_USERNAME]) {
+        user = spec->strings[NK_USERNAME];
+        user_source = NK_USERNAME;
+    }
+    if (user == NULL)
         return REDLOCK_OK;
-    rc = redlock_config_node_set_auth(ld->cfg, added, spec->strings[NK_USERNAME], password);
+    rc = redlock_config_node_set_auth(ld->cfg, added, user, password);
     if (rc == REDLOCK_ENOMEM)
         return report_nomem(ld);
     if (rc != REDLOCK_OK) {
-        node_key_path(path, sizeof(path), index, NK_USERNAME);
-        return report(ld, REDLOCK_ECONFIG, &spec->values[NK_USERNAME]->start_mark, path,
+        node_key_path(path, sizeof(path), index, user_source);
+        return report(ld, REDLOCK_ECONFIG, &spec->values[user_source]->start_mark, path,
                       "the username is too long");
     }
     return REDLOCK_OK;
@@ -600,11 +674,14 @@ static int load_node(rl_yaml_loader *ld, const yaml_node_t *node, size_t index)
         rc = add_node_address(ld, node, &spec, index, &added);
     if (rc == REDLOCK_OK)
         rc = set_node_auth(ld, &spec, index, added);
+    bool has_db = spec.url.has_db || spec.set[NK_DB];
+    int db = spec.url.has_db ? spec.url.db : (int)spec.ints[NK_DB];
+    rl_url_clear(&spec.url);
     if (rc != REDLOCK_OK)
         return rc;
     /* Ranges were checked when reading: these cannot fail. */
-    if (spec.set[NK_DB])
-        redlock_config_node_set_db(ld->cfg, added, (int)spec.ints[NK_DB]);
+    if (has_db)
+        redlock_config_node_set_db(ld->cfg, added, db);
     int64_t connect_ms = spec.set[NK_CONNECT_TIMEOUT] ? spec.ints[NK_CONNECT_TIMEOUT] : 0;
     int64_t command_ms = spec.set[NK_COMMAND_TIMEOUT] ? spec.ints[NK_COMMAND_TIMEOUT] : 0;
     redlock_config_node_set_timeouts(ld->cfg, added, connect_ms, command_ms); /* 0: unset */

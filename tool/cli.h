@@ -20,7 +20,8 @@
 /* The invocation: global options, then the command's state. */
 typedef struct cli {
     const char *config_path;       /* --config, or NULL */
-    const char *nodes[CLI_MAX_NODES]; /* --node values */
+    char *nodes[CLI_MAX_NODES];    /* --node values, in argv: cli_load_config()
+                                      overwrites their passwords there */
     size_t node_count;
     int verbosity;                 /* number of -v */
     redlock_config *cfg;
@@ -41,16 +42,19 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 #define CLI_TIME_RANGE (-2)
 int cli_parse_duration(const char *text, int64_t min, int64_t max, int64_t *ms);
 
-/* A --node value: HOST:PORT, HOST, [IPV6]:PORT, [IPV6] or unix:/path. */
+/* A --node value: HOST:PORT, HOST, [IPV6]:PORT, [IPV6] or unix:/path; or
+ * a URL (SCHEME://...), which only the library reads. */
 typedef struct cli_node {
-    char host[256];  /* or the socket path */
-    int port;        /* 0 for a unix socket */
+    char host[256];  /* or the socket path; empty for a URL */
+    int port;        /* 0 for a unix socket or a URL */
     bool is_unix;
+    bool is_url;     /* for redlock_config_add_node_url_auth(), as written */
 } cli_node;
 int cli_parse_node(const char *text, cli_node *node);
 
 /* Load the config (--config, $REDLOCK_CONFIG, --node, default files) into
- * c->cfg and set logging. Returns 0, or the exit status after reporting. */
+ * c->cfg and set logging; nothing to do when c->cfg is loaded already.
+ * Returns 0, or the exit status after reporting. */
 int cli_load_config(cli *c);
 /* Create the client on the default loop. Returns 0 or an exit status. */
 int cli_connect(cli *c);

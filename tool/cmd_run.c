@@ -258,6 +258,10 @@ int cmd_run(cli *c, const cli_options *o, char **operands, int count)
                     .phase = RUN_ACQUIRING,
                     .kill_after_ms = o->kill_after_ms};
     cli_shown(st.shown, sizeof(st.shown), resource);
+    /* Before the guardian forks: reading the masters overwrites their
+     * passwords in argv, which its copy would show otherwise. */
+    if ((rc = cli_load_config(c)) != 0)
+        return rc;
     ev_init(&st.report_watcher, on_report);
     st.report_watcher.data = &st;
     /* The guardian first: single-threaded, no connection or loop yet for it
@@ -266,6 +270,8 @@ int cmd_run(cli *c, const cli_options *o, char **operands, int count)
         guardian_start(&st.guard, resource, operands + cmd_at) != 0) {
         cli_error("run: cannot start the process to watch over the command: %s",
                   strerror(errno));
+        redlock_config_free(c->cfg);
+        c->cfg = NULL;
         return EX_SOFTWARE;
     }
     rc = run_locked(&st, o);

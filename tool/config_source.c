@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Where the tool's configuration comes from: --config, $REDLOCK_CONFIG,
- * --node, or a default file; and where the library's messages go. */
+ * --node (with $REDLOCK_PASSWORD), or a default file; and where the
+ * library's messages go. */
 #include "cli.h"
 
 #include <limits.h>
@@ -40,29 +41,64 @@ static bool find_default_config(char *path, size_t len, char *looked, size_t loo
     return false;
 }
 
-/* Replace the config's masters with the --node list. */
+/* Adds one --node master to c->cfg, with password (may be NULL) unless its
+ * URL gives one. Returns 0, or the exit status after saying why, showing
+ * the value without its password. */
+static int add_node(cli *c, const char *text, const char *password)
+{
+    char redacted[1024];
+    char shown[CLI_SHOWN_SIZE * 2];
+    cli_shown(shown, sizeof(shown), redlock_url_redact(text, redacted, sizeof(redacted)));
+    cli_node node;
+    if (cli_parse_node(text, &node) != 0) {
+        cli_error("--node %s: expected HOST[:PORT], [IPV6][:PORT], unix:/PATH, "
+                  "redis://[USER[:PASSWORD]@]HOST[:PORT][/DB] or unix:///PATH[?db=N]",
+                  shown);
+        return EX_USAGE;
+    }
+    char why[REDLOCK_ERRBUF_SIZE] = "";
+    int rc;
+    if (node.is_url) {
+        rc = redlock_config_add_node_url_auth(c->cfg, text, NULL, password, NULL, why,
+                                              sizeof(why));
+    } else {
+        size_t index = 0;
+        rc = node.is_unix ? redlock_config_add_unix_node(c->cfg, node.host, &index)
+                          : redlock_config_add_tcp_node(c->cfg, node.host, node.port, &index);
+        if (rc == REDLOCK_EINVAL)
+            snprintf(why, sizeof(why), "invalid or repeated node");
+        else if (rc == REDLOCK_OK && password != NULL &&
+                 (rc = redlock_config_node_set_auth(c->cfg, index, NULL, password)) ==
+                     REDLOCK_EINVAL)
+            snprintf(why, sizeof(why), "REDLOCK_PASSWORD is too long (at most 4096 bytes)");
+    }
+    if (rc == REDLOCK_OK)
+        return 0;
+    cli_error("--node %s: %s", shown, why[0] != '\0' ? why : redlock_strerror(rc));
+    return rc == REDLOCK_ENOMEM ? EX_SOFTWARE : EX_USAGE;
+}
+
+/* Replace the config's masters with the --node list. $REDLOCK_PASSWORD
+ * (empty: unset) is the password of those whose URL gives none. */
 static int apply_nodes(cli *c)
 {
+    const char *password = getenv("REDLOCK_PASSWORD");
+    if (password != NULL && password[0] == '\0')
+        password = NULL;
     redlock_config_clear_nodes(c->cfg);
-    for (size_t i = 0; i < c->node_count; i++) {
-        cli_node node;
-        if (cli_parse_node(c->nodes[i], &node) != 0) {
-            cli_error("--node %s: expected HOST:PORT, [IPV6]:PORT or unix:/path", c->nodes[i]);
-            return EX_USAGE;
-        }
-        int rc = node.is_unix ? redlock_config_add_unix_node(c->cfg, node.host, NULL)
-                              : redlock_config_add_tcp_node(c->cfg, node.host, node.port, NULL);
-        if (rc != REDLOCK_OK) {
-            cli_error("--node %s: %s", c->nodes[i],
-                      rc == REDLOCK_EINVAL ? "invalid or repeated node" : redlock_strerror(rc));
-            return rc == REDLOCK_EINVAL ? EX_USAGE : EX_SOFTWARE;
-        }
-    }
-    return 0;
+    int rc = 0;
+    for (size_t i = 0; i < c->node_count && rc == 0; i++)
+        rc = add_node(c, c->nodes[i], password);
+    /* Read now: no password stays in argv, which ps shows to every user. */
+    for (size_t i = 0; i < c->node_count; i++)
+        redlock_url_mask_password(c->nodes[i]);
+    return rc;
 }
 
 int cli_load_config(cli *c)
 {
+    if (c->cfg != NULL)
+        return 0;
     const char *path = c->config_path;
     if (path == NULL) {
         const char *env = getenv("REDLOCK_CONFIG");

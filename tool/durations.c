@@ -100,12 +100,19 @@ static int copy_host(cli_node *node, const char *host, size_t len)
 int cli_parse_node(const char *text, cli_node *node)
 {
     memset(node, 0, sizeof(*node));
+    if (strstr(text, "://") != NULL) {
+        node->is_url = true; /* redis://..., unix:///...: the library's to read */
+        return 0;
+    }
     node->port = 6379;
     if (strncmp(text, "unix:", 5) == 0) {
         node->is_unix = true;
         node->port = 0;
         return copy_host(node, text + 5, strlen(text + 5));
     }
+    /* Credentials before a host: a URL without its scheme, not a host name. */
+    if (strchr(text, '@') != NULL)
+        return -1;
     if (text[0] == '[') {
         const char *close = strchr(text, ']');
         if (close == NULL || copy_host(node, text + 1, (size_t)(close - text - 1)) != 0)

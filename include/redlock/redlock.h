@@ -100,7 +100,8 @@ extern "C" {
     X(ECONFIG, -9, "invalid configuration")                                    \
     X(ECANCELED, -10, "operation canceled: the client is being freed")         \
     X(EBUSY, -11, "another operation is in progress on this lock")             \
-    X(ESYS, -12, "a system call failed")
+    X(ESYS, -12, "a system call failed")                                       \
+    X(ENOTSUP, -13, "not supported by this build of the library")
 
 typedef enum redlock_status {
 #define REDLOCK_STATUS_ENUM_(name, value, msg) REDLOCK_##name = (value),
@@ -223,6 +224,46 @@ REDLOCK_API void redlock_config_clear_nodes(redlock_config *cfg);
 REDLOCK_API size_t redlock_config_node_count(const redlock_config *cfg);
 /* "host:port" or "unix:/path"; NULL when index is out of range. */
 REDLOCK_API const char *redlock_config_node_name(const redlock_config *cfg, size_t index);
+
+/* ------------------------------------------------------------------------ */
+/* Masters as URLs                                                           */
+
+/*
+ * Add a master written as a URL (docs/config.md, "Masters as URLs"):
+ *   redis://[USER[:PASSWORD]@]HOST[:PORT][/DB]  HOST: a name, an IPv4 address
+ *                                               or [IPV6]; PORT 6379, DB 0
+ *   unix://[USER[:PASSWORD]@]/PATH[?db=N]       a unix socket
+ * The scheme is case-insensitive. USER, PASSWORD and PATH are
+ * percent-decoded (%40 is '@'), so any password can be written;
+ * redis://:PASSWORD@HOST is a password without a user. The credentials go
+ * through redlock_config_node_set_auth(), the db through
+ * redlock_config_node_set_db(); index (may be NULL) receives the node's
+ * position. Returns REDLOCK_ENOTSUP for rediss:// (TLS is not supported
+ * yet), REDLOCK_EINVAL for anything else that is not such a URL, a USER
+ * without a PASSWORD, or what redlock_config_add_tcp_node() and
+ * redlock_config_add_unix_node() refuse, REDLOCK_ENOMEM. Nothing is added
+ * on failure.
+ */
+REDLOCK_API int redlock_config_add_node_url(redlock_config *cfg, const char *url,
+                                            size_t *index);
+/* The same, with the credentials the URL leaves out: username (may be NULL)
+ * when it gives no USER, password (may be NULL) when it gives no PASSWORD.
+ * On failure errbuf (if not NULL) holds one line saying why, e.g. "expected
+ * a port from 1 to 65535", which never quotes the URL or a password. */
+REDLOCK_API int redlock_config_add_node_url_auth(redlock_config *cfg, const char *url,
+                                                 const char *username, const char *password,
+                                                 size_t *index, char *errbuf, size_t errlen);
+/*
+ * For messages: url (any text, e.g. a command-line argument) into buf,
+ * always NUL-terminated and cut to fit, with its secret replaced by "***":
+ * the PASSWORD, or a USER@ without ':' (some clients read that as a
+ * password), as in "redis://user:***@host:6379/2". Returns buf.
+ */
+REDLOCK_API const char *redlock_url_redact(const char *url, char *buf, size_t len);
+/* Overwrites, in place and with '*', what redlock_url_redact() hides: for
+ * text that must stay where it is, e.g. an argument in argv, which ps shows
+ * to every user. Returns whether there was anything to hide. */
+REDLOCK_API bool redlock_url_mask_password(char *url);
 
 /* ------------------------------------------------------------------------ */
 /* Results                                                                   */

@@ -2,13 +2,15 @@
 /*
  * Fuzz target: the redlock tool's TIME and HOST:PORT parsers
  * (tool/durations.c), on the input as one command-line argument, and the
- * library's check of the node the tool then adds.
+ * library's check of the node the tool then adds. (A URL goes to the
+ * library as written: the node_url target.)
  *
  * Besides what the sanitizers catch: a parsed TIME is within the bounds it
  * was asked for and reads back the same written in milliseconds (decimals
  * and units rounded to whole milliseconds); a TIME out of range is well
  * formed; a parsed
- * node has a host that fits and a port in range, and reads back the same
+ * node is a URL when it has "://", else has a host that fits (without '@'
+ * unless a socket path) and a port in range, and reads back the same
  * written in its canonical form.
  */
 #include "cli.h"
@@ -65,6 +67,12 @@ static void check_node(const char *text)
     FUZZ_CHECK(rc == 0 || rc == -1);
     if (rc != 0)
         return;
+    FUZZ_CHECK(node.is_url == (strstr(text, "://") != NULL));
+    if (node.is_url) {
+        FUZZ_CHECK(node.host[0] == '\0' && node.port == 0 && !node.is_unix);
+        return;
+    }
+    FUZZ_CHECK(node.is_unix || strchr(node.host, '@') == NULL);
     size_t host_len = strnlen(node.host, sizeof(node.host));
     FUZZ_CHECK(host_len > 0 && host_len < sizeof(node.host));
     if (node.is_unix)

@@ -53,6 +53,7 @@ typedef struct fleet_server {
     char *log_path; /* its --logfile */
     char *err_path; /* its stderr (last launch): config errors come before
                        the log opens */
+    char *socket_path; /* its --unixsocket, or NULL */
 } fleet_server;
 
 struct fleet {
@@ -63,6 +64,7 @@ struct fleet {
     char *password;    /* NULL: none; wiped when freed */
     char *auth_conf;   /* config file with requirepass/masterauth, or NULL */
     int appendonly;
+    int unix_socket;   /* servers also listen on DIR/i/redis.sock */
     char **extra_args;
     size_t extra_count;
     long max_fd;       /* fds to close in a child when close_range is missing */
@@ -528,6 +530,12 @@ static int spawn_server(fleet *f, fleet_server *s, int replica_of_port)
         argv[k++] = "127.0.0.1";
         argv[k++] = master_port_arg;
     }
+    if (s->socket_path != NULL) {
+        argv[k++] = "--unixsocket";
+        argv[k++] = s->socket_path;
+        argv[k++] = "--unixsocketperm";
+        argv[k++] = "700";
+    }
     for (size_t j = 0; j < f->extra_count; j++)
         argv[k++] = f->extra_args[j];
     argv[k] = NULL;
@@ -802,6 +810,7 @@ static int relaunch(fleet *f, size_t i, int replica_of_port)
 static int copy_options(fleet *f, const fleet_options *opts)
 {
     f->appendonly = opts->appendonly != 0;
+    f->unix_socket = opts->unix_socket != 0;
     if (opts->requirepass != NULL && *opts->requirepass != '\0' &&
         (f->password = strdup(opts->requirepass)) == NULL)
         return -1;
@@ -829,7 +838,8 @@ static int prepare_server(fleet *f, size_t i)
     fleet_server *s = &f->servers[i];
     if ((s->dir = str_printf("%s/%zu", f->dir, i)) == NULL ||
         (s->log_path = str_printf("%s/redis.log", s->dir)) == NULL ||
-        (s->err_path = str_printf("%s/stderr.log", s->dir)) == NULL)
+        (s->err_path = str_printf("%s/stderr.log", s->dir)) == NULL ||
+        (f->unix_socket && (s->socket_path = str_printf("%s/redis.sock", s->dir)) == NULL))
         return -1;
     if (mkdir(s->dir, 0700) != 0) {
         fprintf(stderr, "fleet: mkdir %s: %s\n", s->dir, strerror(errno));
@@ -841,7 +851,7 @@ static int prepare_server(fleet *f, size_t i)
 
 fleet *fleet_start(size_t n, const fleet_options *opts)
 {
-    static const fleet_options defaults = {NULL, 0, NULL};
+    static const fleet_options defaults = {NULL, 0, NULL, 0};
     if (opts == NULL)
         opts = &defaults;
     if (n == 0 || n > FLEET_MAX_SERVERS) {
@@ -907,6 +917,7 @@ void fleet_stop(fleet *f)
         free(s->dir);
         free(s->log_path);
         free(s->err_path);
+        free(s->socket_path);
     }
     if (ours && f->dir != NULL)
         remove_tree(f->dir);
@@ -959,6 +970,11 @@ int fleet_is_paused(const fleet *f, size_t i)
 const char *fleet_dir(const fleet *f)
 {
     return f == NULL ? NULL : f->dir;
+}
+
+const char *fleet_unix_socket(const fleet *f, size_t i)
+{
+    return valid_index(f, i) ? f->servers[i].socket_path : NULL;
 }
 
 /* ---- Faults --------------------------------------------------------------- */

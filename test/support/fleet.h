@@ -89,6 +89,9 @@ typedef struct fleet_options {
     const char *const *extra_args;  /* more redis-server arguments for every
                                        server ("--name", "value", ...),
                                        NULL-terminated; NULL: none */
+    int unix_socket;                /* 1: each server also listens on a unix
+                                       socket in its directory, mode 0700
+                                       (fleet_unix_socket()) */
 } fleet_options;
 
 /* ---- Time scale ------------------------------------------------------ */
@@ -120,6 +123,9 @@ pid_t fleet_pid(const fleet *f, size_t i);
 int fleet_is_paused(const fleet *f, size_t i);
 /* The fleet's temporary directory (server i uses DIR/i). */
 const char *fleet_dir(const fleet *f);
+/* The path of server i's unix socket (DIR/i/redis.sock); NULL without
+ * fleet_options.unix_socket, or for a bad index. */
+const char *fleet_unix_socket(const fleet *f, size_t i);
 
 /* ---- Faults ------------------------------------------------------------
  * Each returns 0 on success, -1 on failure (bad index, or the server is not

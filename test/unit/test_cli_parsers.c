@@ -94,6 +94,26 @@ Test(cli_parsers, nodes)
     cr_assert_eq(cli_parse_node("unix:/run/redis.sock", &n), 0);
     cr_assert(n.is_unix);
     cr_assert_str_eq(n.host, "/run/redis.sock");
+    cr_assert_not(n.is_url);
+    cr_assert_eq(cli_parse_node("unix:/run/a@b.sock", &n), 0, "an '@' in a socket path");
+    cr_assert_str_eq(n.host, "/run/a@b.sock");
+}
+
+/* URLs are the library's to read, as written: never a host with colons. */
+Test(cli_parsers, urls_are_recognized)
+{
+    static const char *const urls[] = {"redis://127.0.0.1:7401", "redis://u:p@h/2",
+                                       "unix:///run/redis.sock?db=1", "rediss://h",
+                                       "http://h", "redis://"};
+    cli_node n;
+    for (size_t i = 0; i < sizeof(urls) / sizeof(urls[0]); i++) {
+        cr_assert_eq(cli_parse_node(urls[i], &n), 0, "%s", urls[i]);
+        cr_assert(n.is_url, "%s", urls[i]);
+        cr_assert_not(n.is_unix, "%s", urls[i]);
+        cr_assert_str_empty(n.host, "%s", urls[i]);
+    }
+    cr_assert_eq(cli_parse_node("127.0.0.1:7401", &n), 0);
+    cr_assert_not(n.is_url);
 }
 
 Test(cli_parsers, bad_nodes)
@@ -101,7 +121,10 @@ Test(cli_parsers, bad_nodes)
     static const char *const bad[] = {"",          ":7001",          "host:",      "host:0",
                                       "host:65536", "host:99999",    "host:abc",   "host:-1",
                                       "[::1]x",    "[::1]:",         "[]:7001",    "[::1",
-                                      "unix:",     "host:7001x",     "host:+7001"};
+                                      "unix:",     "host:7001x",     "host:+7001",
+                                      /* credentials without a scheme */
+                                      "user:pw@host:7001", "pw@host", "[::1]@h",
+                                      "u:p@[::1]:7001"};
     cli_node n;
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         cr_assert_eq(cli_parse_node(bad[i], &n), -1, "\"%s\" was accepted", bad[i]);

@@ -404,7 +404,7 @@ Test(config_yaml, unknown_node_key)
                  "    db: 0\n"
                  "    prot: 2\n",
                  "c.yaml:5:5: nodes[0].prot: unknown key (expected host, port, socket, "
-                 "password, password_env, username, db, connect_timeout_ms, "
+                 "url, password, password_env, username, db, connect_timeout_ms, "
                  "command_timeout_ms)");
 }
 
@@ -452,7 +452,7 @@ Test(config_yaml, unknown_key_is_escaped_and_truncated)
                  "reconnect_min_ms, reconnect_max_ms, drift_factor, nodes)");
     expect_error("nodes:\n  - kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk: 1\n",
                  "c.yaml:2:5: nodes[0].kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk...: unknown key "
-                 "(expected host, port, socket, password, password_env, username, db, "
+                 "(expected host, port, socket, url, password, password_env, username, db, "
                  "connect_timeout_ms, command_timeout_ms)");
     expect_error("\"\": 1\n",
                  "c.yaml:1:1: \"\": unknown key (expected connect_timeout_ms, "
@@ -502,11 +502,12 @@ Test(config_yaml, top_level_of_the_wrong_type)
     expect_error("hello\n", "c.yaml:1:1: expected a mapping at the top level, got \"hello\"");
 }
 
-Test(config_yaml, host_or_socket_is_required)
+Test(config_yaml, url_host_or_socket_is_required)
 {
-    expect_error("nodes:\n  - port: 7001\n", "c.yaml:2:5: nodes[0]: host or socket is required");
-    expect_error("nodes:\n  - host: ~\n", "c.yaml:2:5: nodes[0]: host or socket is required");
-    expect_error("nodes:\n  - {}\n", "c.yaml:2:5: nodes[0]: host or socket is required");
+    expect_error("nodes:\n  - port: 7001\n",
+                 "c.yaml:2:5: nodes[0]: url, host or socket is required");
+    expect_error("nodes:\n  - host: ~\n", "c.yaml:2:5: nodes[0]: url, host or socket is required");
+    expect_error("nodes:\n  - {}\n", "c.yaml:2:5: nodes[0]: url, host or socket is required");
 }
 
 Test(config_yaml, host_and_socket_are_exclusive)
@@ -986,4 +987,178 @@ Test(config_yaml, a_ten_mib_file_loads_and_reports_positions_at_its_end)
     cr_assert_null(cfg);
     unlink(path);
     free(path);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Masters as URLs                                                           */
+
+Test(config_yaml, url_forms)
+{
+    setenv("RL_TEST_PASSWORD", "from-env", 1);
+    redlock_config *cfg = load_ok("nodes:\n"
+                                  "  - url: redis://127.0.0.1:7001\n"
+                                  "  - url: 'redis://locker:s%40cret@10.0.0.2:7002/3'\n"
+                                  "    connect_timeout_ms: 11\n"
+                                  "    command_timeout_ms: 12\n"
+                                  "  - url: unix:///tmp/r.sock?db=2\n"
+                                  "  - url: redis://[::1]\n"
+                                  "    username: bob\n"
+                                  "    password_env: RL_TEST_PASSWORD\n"
+                                  "    db: 4\n"
+                                  "  - url: redis://alice@h:7004\n"
+                                  "    password: pw\n"
+                                  "  - url: redis://:own@h:7005\n"
+                                  "    username: carol\n"
+                                  "  - {url: 'unix://:pw@/tmp/s2', db: 5}\n");
+    cr_assert_eq(redlock_config_node_count(cfg), 7);
+    static const struct {
+        const char *name, *user, *password;
+        int db;
+    } want[] = {
+        {"127.0.0.1:7001", NULL, NULL, 0}, {"10.0.0.2:7002", "locker", "s@cret", 3},
+        {"unix:/tmp/r.sock", NULL, NULL, 2}, {"[::1]:6379", "bob", "from-env", 4},
+        {"h:7004", "alice", "pw", 0},      {"h:7005", "carol", "own", 0},
+        {"unix:/tmp/s2", NULL, "pw", 5},
+    };
+    for (size_t i = 0; i < 7; i++) {
+        const rl_node *n = &cfg->nodes[i];
+        cr_assert_str_eq(n->name, want[i].name);
+        if (want[i].user)
+            cr_assert_str_eq(n->username, want[i].user, "%s", n->name);
+        else
+            cr_assert_null(n->username, "%s", n->name);
+        if (want[i].password)
+            cr_assert_str_eq(n->password, want[i].password, "%s", n->name);
+        else
+            cr_assert_null(n->password, "%s", n->name);
+        cr_assert_eq(n->db, want[i].db, "%s", n->name);
+    }
+    cr_assert_eq(cfg->nodes[1].connect_timeout_ms, 11);
+    cr_assert_eq(cfg->nodes[1].command_timeout_ms, 12);
+    redlock_config_free(cfg);
+}
+
+Test(config_yaml, url_takes_the_place_of_host_port_and_socket)
+{
+    expect_error("nodes:\n  - url: redis://a\n    host: a\n",
+                 "c.yaml:3:5: nodes[0].host: url and host are mutually exclusive");
+    expect_error("nodes:\n  - host: a\n    url: redis://a\n",
+                 "c.yaml:3:5: nodes[0].url: url and host are mutually exclusive");
+    expect_error("nodes:\n  - url: redis://a\n    port: 1\n",
+                 "c.yaml:3:5: nodes[0].port: url and port are mutually exclusive");
+    expect_error("nodes:\n  - port: 1\n    url: redis://a\n",
+                 "c.yaml:3:5: nodes[0].url: url and port are mutually exclusive");
+    expect_error("nodes:\n  - url: unix:///s\n    socket: /s\n",
+                 "c.yaml:3:5: nodes[0].socket: url and socket are mutually exclusive");
+    expect_error("nodes:\n  - port: 7001\n", "c.yaml:2:5: nodes[0]: url, host or socket is required");
+    expect_error("nodes:\n  - url: ~\n", "c.yaml:2:5: nodes[0]: url, host or socket is required");
+    expect_error("nodes:\n  - url: ''\n", "c.yaml:2:10: nodes[0].url: expected a non-empty string");
+}
+
+/* Each conflict between what the url gives and a key: at the key, never
+ * showing the url's password. */
+Test(config_yaml, url_conflicts_name_the_key)
+{
+    setenv("RL_TEST_PASSWORD", "from-env", 1);
+    static const struct {
+        const char *text, *message;
+    } cases[] = {
+        {"nodes:\n  - url: redis://:urlSecret@a\n    password: other\n",
+         "c.yaml:3:5: nodes[0].password: the url gives a password already"},
+        {"nodes:\n  - password: other\n    url: redis://u:urlSecret@a\n",
+         "c.yaml:2:5: nodes[0].password: the url gives a password already"},
+        {"nodes:\n  - url: redis://:urlSecret@a\n    password_env: RL_TEST_PASSWORD\n",
+         "c.yaml:3:5: nodes[0].password_env: the url gives a password already"},
+        {"nodes:\n  - url: unix://:urlSecret@/s\n    password_env: RL_TEST_PASSWORD\n",
+         "c.yaml:3:5: nodes[0].password_env: the url gives a password already"},
+        {"nodes:\n  - url: redis://:urlSecret@a/2\n    db: 2\n",
+         "c.yaml:3:5: nodes[0].db: the url gives a db already"},
+        {"nodes:\n  - url: redis://:urlSecret@a/0\n    db: 0\n",
+         "c.yaml:3:5: nodes[0].db: the url gives a db already"},
+        {"nodes:\n  - url: unix://:urlSecret@/s?db=1\n    db: 1\n",
+         "c.yaml:3:5: nodes[0].db: the url gives a db already"},
+        {"nodes:\n  - url: redis://u:urlSecret@a\n    username: v\n",
+         "c.yaml:3:5: nodes[0].username: the url gives a user already"},
+        {"nodes:\n  - url: redis://urlSecret@a\n",
+         "c.yaml:2:10: nodes[0].url: its user needs a password (in the url, password or "
+         "password_env)"},
+        {"nodes:\n  - url: redis://a\n    username: u\n",
+         "c.yaml:3:5: nodes[0].username: needs password or password_env"},
+        {"nodes:\n  - url: redis://:urlSecret@a:7001\n  - host: a\n    port: 7001\n",
+         "c.yaml:3:5: nodes[1]: duplicate node a:7001 (first at line 2)"},
+        {"nodes:\n  - host: a\n  - url: redis://:urlSecret@A:6379/1\n",
+         "c.yaml:3:5: nodes[1]: duplicate node a:6379 (first at line 2)"},
+        {"nodes:\n  - socket: /s\n  - url: unix://:urlSecret@/s\n",
+         "c.yaml:3:5: nodes[1]: duplicate node unix:/s (first at line 2)"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        expect_error(cases[i].text, cases[i].message);
+}
+
+Test(config_yaml, a_bad_url_is_explained_without_being_shown)
+{
+    static const struct {
+        const char *url, *problem;
+    } cases[] = {
+        {"http://u:urlSecret@a", "expected redis://, rediss:// or unix://"},
+        {"127.0.0.1:6379", "expected redis://, rediss:// or unix://"},
+        {"rediss://u:urlSecret@a", "rediss:// (TLS) is not supported yet"},
+        {"redis://u:urlSecret@", "expected a host: a name, an IPv4 address or [IPV6]"},
+        {"redis://u:urlSecret@a:0", "expected a port from 1 to 65535"},
+        {"redis://u:urlSecret@a:x", "expected a port from 1 to 65535"},
+        {"redis://u:urlSecret@a/1000001", "expected a db from 0 to 1000000"},
+        {"unix://u:urlSecret@/s?db=x", "expected a db from 0 to 1000000"},
+        {"redis://u:urlSecret%zz@a", "a bad %-escape (expected % and two hex digits, not %00)"},
+        {"redis://u:urlSecret%00@a",
+         "a bad %-escape (expected % and two hex digits, not %00)"},
+        {"redis://u:url Secret@a",
+         "a space or control character in the user or password (write it %-escaped)"},
+        {"redis://u:urlSecret@a?db=1", "a query or fragment (only unix:// takes one: ?db=N)"},
+        {"unix://u:urlSecret@/s?x=1", "a query or fragment (only unix:// takes one: ?db=N)"},
+        {"unix://u:urlSecret@s", "expected an absolute socket path: unix:///PATH"},
+        {"unix://u:urlSecret@/with%20space",
+         "invalid socket path (no spaces or control characters, and not too long)"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char text[256];
+        snprintf(text, sizeof(text), "nodes:\n  - url: '%s'\n", cases[i].url);
+        char message[256];
+        snprintf(message, sizeof(message), "c.yaml:2:10: nodes[0].url: %s", cases[i].problem);
+        expect_error(text, message);
+    }
+}
+
+/* Every failure above, and credentials too long: the url's secret is in no
+ * message, whatever the problem. */
+Test(config_yaml, url_passwords_are_never_in_messages)
+{
+    size_t len = 5000;
+    char *text = malloc(len + 64);
+    cr_assert_not_null(text);
+    size_t used = (size_t)sprintf(text, "nodes:\n  - url: redis://:urlSecret");
+    memset(text + used, 's', len);
+    memcpy(text + used + len, "@a\n", 4);
+    expect_error(text, "c.yaml:2:10: nodes[0].url: the password is too long");
+    used = (size_t)sprintf(text, "nodes:\n  - url: redis://urlSecret");
+    memset(text + used, 'u', len);
+    memcpy(text + used + len, ":pw@a\n", 7);
+    expect_error(text, "c.yaml:2:10: nodes[0].url: the username is too long");
+    free(text);
+
+    char err[REDLOCK_ERRBUF_SIZE];
+    static const char *const texts[] = {
+        "nodes:\n  - url: redis://:urlSecret@a\n    bogus: 1\n",
+        "nodes:\n  - url: [redis://:urlSecret@a]\n",
+        "nodes:\n  - url: redis://:urlSecret@a\n    host: a\n",
+        "nodes:\n  - url: redis://:urlSecret@a\n    url: redis://:urlSecret@b\n",
+        "nodes:\n  - url: redis://:urlSecret@a\n  - url: redis://:urlSecret@a\n",
+        "ttl_ms: 10\nnodes:\n  - url: redis://:urlSecret@a\n    command_timeout_ms: 10\n",
+    };
+    for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+        redlock_config *cfg = NULL;
+        cr_assert_eq(redlock_config_load_string(&cfg, texts[i], strlen(texts[i]), "c.yaml", err,
+                                                sizeof(err)),
+                     REDLOCK_ECONFIG, "%s", texts[i]);
+        cr_assert_null(strstr(err, "urlSecret"), "%s", err);
+    }
 }

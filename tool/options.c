@@ -3,6 +3,7 @@
 #include "cli_command.h"
 
 #include <getopt.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -192,7 +193,9 @@ cli_parse_result cli_opt_node(const char *value, void *ctx)
         cli_error("too many --node options (at most %d)", CLI_MAX_NODES);
         return CLI_PARSE_USAGE;
     }
-    c->nodes[c->node_count++] = value;
+    /* value is optarg, a string of argv, which is writable: the password
+     * in it is overwritten once the masters are read (config_source.c). */
+    c->nodes[c->node_count++] = (char *)(uintptr_t)value;
     return CLI_PARSE_OK;
 }
 

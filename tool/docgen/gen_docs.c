@@ -64,6 +64,28 @@ char *doc_alone_synopsis(const cli_option *option)
                       option->flags & CLI_OPT_HELP ? " | *COMMAND* `--help`" : "");
 }
 
+void doc_each_synopsis(FILE *out, const cli_command *tool,
+                       void (*put)(FILE *out, const char *name, const char *markup))
+{
+    char *line = doc_synopsis(tool, false);
+    put(out, "redlock", line);
+    free(line);
+    for (size_t i = 0; i < tool->command_count; i++) {
+        char *name = doc_format("redlock %s", tool->commands[i]->name);
+        line = doc_synopsis(tool->commands[i], false);
+        put(out, name, line);
+        free(line);
+        free(name);
+    }
+    for (size_t i = 0; i < tool->option_count; i++) {
+        if (!(tool->options[i]->flags & CLI_OPT_ALONE))
+            continue;
+        line = doc_alone_synopsis(tool->options[i]);
+        put(out, "redlock", line);
+        free(line);
+    }
+}
+
 char *doc_plain(const char *markup)
 {
     size_t len = strlen(markup);

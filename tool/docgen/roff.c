@@ -230,23 +230,7 @@ static void put_synopsis(FILE *out, const char *name, const char *markup)
 
 static void roff_synopsis(FILE *out, const cli_command *tool)
 {
-    char *line = doc_synopsis(tool, false);
-    put_synopsis(out, "redlock", line);
-    free(line);
-    for (size_t i = 0; i < tool->command_count; i++) {
-        char *name = doc_format("redlock %s", tool->commands[i]->name);
-        line = doc_synopsis(tool->commands[i], false);
-        put_synopsis(out, name, line);
-        free(line);
-        free(name);
-    }
-    for (size_t i = 0; i < tool->option_count; i++) {
-        if (!(tool->options[i]->flags & CLI_OPT_ALONE))
-            continue;
-        line = doc_alone_synopsis(tool->options[i]);
-        put_synopsis(out, "redlock", line);
-        free(line);
-    }
+    doc_each_synopsis(out, tool, put_synopsis);
 }
 
 static void roff_command(FILE *out, const cli_command *cmd)

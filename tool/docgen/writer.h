@@ -52,6 +52,11 @@ char *doc_synopsis(const cli_command *cmd, bool long_forms);
  * after "redlock " (markup, to free): `--version`; `--help` | *COMMAND*
  * `--help` for its help. */
 char *doc_alone_synopsis(const cli_option *option);
+/* Every synopsis line in order (redlock's, each command's, each option used
+ * alone), each given to put(out, name, markup): name is "redlock" or
+ * "redlock COMMAND", markup what follows it. */
+void doc_each_synopsis(FILE *out, const cli_command *tool,
+                       void (*put)(FILE *out, const char *name, const char *markup));
 /* markup's plain text, to free. */
 char *doc_plain(const char *markup);
 

@@ -2,7 +2,8 @@
 # Debian packages with `cpack -G DEB` (from a build configured with
 # -DCMAKE_INSTALL_PREFIX=/usr), one per install component:
 #
-#   libredlock0      runtime: the shared library
+#   libredlockSOVERSION  runtime: the shared library (libredlock0.2: the
+#                    package is named for the SONAME, libredlock.so.0.2)
 #   libredlock-dev   development: header, libredlock.so/.a, redlock.pc, CMake package
 #   redlock-tools    cli: the redlock tool and its man page
 #
@@ -23,13 +24,13 @@ set(CPACK_DEBIAN_PACKAGE_SECTION libs)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
 
-set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME "libredlock${PROJECT_VERSION_MAJOR}")
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME "libredlock${REDLOCK_SOVERSION}")
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_DEBIAN_RUNTIME_DESCRIPTION
   "Redlock distributed lock library\n Locks held on a majority of independent Redis masters (Redlock), with\n parallel requests, per-master timeouts and automatic extension.")
 
-set(_redlock_runtime_dep "libredlock${PROJECT_VERSION_MAJOR} (= ${PROJECT_VERSION}-1)")
+set(_redlock_runtime_dep "libredlock${REDLOCK_SOVERSION} (= ${PROJECT_VERSION}-1)")
 set(CPACK_DEBIAN_DEVELOPMENT_PACKAGE_NAME "libredlock-dev")
 set(CPACK_DEBIAN_DEVELOPMENT_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_DEVELOPMENT_PACKAGE_DEPENDS

@@ -22,7 +22,13 @@ cd "$(dirname "$0")/.."
 src="$PWD"
 
 work="$(mktemp -d)"
-packages=(libredlock0 libredlock-dev redlock-tools)
+# The SONAME's version: major.minor before 1.0 (each 0.x minor may break
+# the ABI), major from then on; the runtime package is named for it.
+major=$(sed -n 's/^#define REDLOCK_VERSION_MAJOR \([0-9]*\)$/\1/p' include/redlock/redlock.h)
+minor=$(sed -n 's/^#define REDLOCK_VERSION_MINOR \([0-9]*\)$/\1/p' include/redlock/redlock.h)
+if [ "$major" = 0 ]; then soversion="$major.$minor"; else soversion="$major"; fi
+runtime_pkg="libredlock$soversion"
+packages=("$runtime_pkg" libredlock-dev redlock-tools)
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 cleanup() {
@@ -72,8 +78,8 @@ libdir="$prefix/lib"
 [ -f "$libdir/cmake/redlock/redlockConfig.cmake" ] || fail "no CMake package installed"
 [ -f "$libdir/cmake/redlock/FindLibev.cmake" ] || fail "no FindLibev.cmake installed"
 soname=$(readelf -d "$libdir/libredlock.so" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
-major=$(sed -n 's/^#define REDLOCK_VERSION_MAJOR \([0-9]*\)$/\1/p' include/redlock/redlock.h)
-[ "$soname" = "libredlock.so.$major" ] || fail "SONAME is '$soname', expected libredlock.so.$major"
+[ "$soname" = "libredlock.so.$soversion" ] ||
+  fail "SONAME is '$soname', expected libredlock.so.$soversion"
 exported=$(nm -D --defined-only "$libdir/libredlock.so" | awk '{print $3}')
 [ -n "$exported" ] || fail "the shared library exports nothing"
 stray=$(grep -v '^redlock_' <<<"$exported" || true)
@@ -151,9 +157,9 @@ for deb in "${debs[@]}"; do
   grep -q '^License: BSD-3-Clause$' <<<"$copyright" || fail "$pkg: the copyright file names no BSD-3-Clause"
 done
 echo "each package has /usr/share/doc/PACKAGE/copyright (BSD-3-Clause)"
-runtime_deps=$(dpkg-deb -f "$work"/debs/libredlock0_*.deb Depends)
+runtime_deps=$(dpkg-deb -f "$work"/debs/"$runtime_pkg"_*.deb Depends)
 for dep in libhiredis0.14 libev4 libyaml-0-2; do
-  grep -q "$dep" <<<"$runtime_deps" || fail "libredlock0 does not depend on $dep"
+  grep -q "$dep" <<<"$runtime_deps" || fail "$runtime_pkg does not depend on $dep"
 done
 
 step "apt-get install ./*.deb"

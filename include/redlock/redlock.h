@@ -73,9 +73,9 @@ extern "C" {
 #endif
 
 #define REDLOCK_VERSION_MAJOR 0
-#define REDLOCK_VERSION_MINOR 1
+#define REDLOCK_VERSION_MINOR 2
 #define REDLOCK_VERSION_PATCH 0
-#define REDLOCK_VERSION_STRING "0.1.0"
+#define REDLOCK_VERSION_STRING "0.2.0"
 
 #if defined(REDLOCK_BUILDING) && defined(__GNUC__)
 #define REDLOCK_API __attribute__((visibility("default")))
@@ -113,7 +113,7 @@ typedef enum redlock_status {
 REDLOCK_API const char *redlock_strerror(int status);
 /* The status's name, e.g. "REDLOCK_ECONFLICT"; "REDLOCK_UNKNOWN" otherwise. */
 REDLOCK_API const char *redlock_status_name(int status);
-/* "0.1.0": the version of the library actually linked. */
+/* "0.2.0": the version of the library actually linked. */
 REDLOCK_API const char *redlock_version(void);
 
 /* ------------------------------------------------------------------------ */

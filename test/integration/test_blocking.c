@@ -19,16 +19,19 @@ TestSuite(blocking, .fini = teardown, .timeout = 60);
 Test(blocking, a_guard_returns_before_a_slow_operation_which_cleans_up_when_it_ends)
 {
     harness_start(&h, 3, NULL);
+    /* A command timeout far above the guard; the TTL far above both (a
+     * config whose timeouts reach its TTL is refused). */
     int64_t slow_ms = fleet_scaled_ms(1500);
-    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_COMMAND_TIMEOUT_MS, slow_ms),
-                 REDLOCK_OK);
+    int64_t ttl_ms = 20 * slow_ms;
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_COMMAND_TIMEOUT_MS, slow_ms), REDLOCK_OK);
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_TTL_MS, ttl_ms), REDLOCK_OK);
     harness_connect(&h);
     cr_assert_eq(harness_ping(&h, NULL), REDLOCK_OK, "connected");
     for (size_t i = 0; i < 3; i++)
         cr_assert_eq(fleet_pause(h.fleet, i), 0);
 
     blocking_ctx ctx = {.loop = h.loop, .client = h.client, .guard_s = 0.2};
-    redlock_acquire_options o = fleet_acquire_options(10000, 0);
+    redlock_acquire_options o = fleet_acquire_options(ttl_ms, 0);
     redlock_lock *lock = (redlock_lock *)&ctx; /* must be reset */
     redlock_result *r = (redlock_result *)&ctx;
     double start = tc_now_ms();

@@ -13,6 +13,7 @@ packages=(
   docker-compose
   clang libclang-rt-14-dev llvm valgrind clang-tidy cppcheck
   man-db groff-base dpkg-dev
+  spin
 )
 
 missing=()

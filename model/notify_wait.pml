@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Waiting for a lock by notification (docs/design.md, "Waiting by
+ * notification"): the specification the code follows.
+ *
+ * M masters, C clients. Each client acquires the lock once: it attempts
+ * (SET NX on every master, in any order, interleaved with everyone else),
+ * holds it on a majority, or else deletes what it got and waits. A delete
+ * by the release script publishes on the master's channel for the
+ * resource; every client subscribed there is woken. Keys never expire here,
+ * so a waiter only ever waits for a release or a cleanup.
+ *
+ * The rule checked: a client waits for a notification alone only after an
+ * attempt that began once it was subscribed on every master that refused
+ * it (held the key); otherwise its retry timer stays armed. Subscribing
+ * takes a round trip that may fail (the subscriber connection is down);
+ * losing the connection loses the messages in flight, which the client
+ * sees as its subscription gone.
+ *
+ * The library keeps the retry timer armed in every wait all the same: a
+ * key that expires publishes nothing, and a message can be lost in ways
+ * not shown here. What the model shows is that while its subscriptions
+ * hold, a waiter is never woken by the timer alone: no notification it
+ * needs can be missed.
+ *
+ * Checked (scripts/check-model.sh):
+ *  - safety: never two holders (assertion);
+ *  - no lost wake-up: with the timer used only where the rule says, no
+ *    client is left waiting forever (no invalid end state).
+ * Each check is shown able to fail: -DQUORUM=1 (a minority suffices)
+ * breaks the assertion, and two tempting shortcuts are each caught by spin
+ * as a waiter left waiting:
+ * -DSUBSCRIBE_AFTER_ATTEMPT subscribes, then waits without attempting
+ * again (a release in between is never heard of); -DCOVERAGE_CHECKED_ONCE
+ * decides whether the timer is needed on entering the wait only (a
+ * subscription lost while waiting leaves the waiter deaf).
+ */
+
+#define M 3
+#ifndef C
+#define C 2 /* 3 exceeds 4 GB of states: see scripts/check-model.sh */
+#endif
+#ifndef QUORUM
+#define QUORUM 2 /* -DQUORUM=1, a minority, is caught by the assertion */
+#endif
+#define NONE 255
+
+/* A master that refused client c in its last attempt and where c is not
+ * subscribed (M = 3 terms). */
+#define UNCOVERED(c) \
+    ((refused[0] && !subscribed[(c) * M + 0]) || \
+     (refused[1] && !subscribed[(c) * M + 1]) || \
+     (refused[2] && !subscribed[(c) * M + 2]))
+
+byte key[M];           /* holder of each master's key, or NONE */
+bool subscribed[C * M]; /* client c on master m: subscribed[c * M + m] */
+bool woken[C];          /* a notification arrived since the attempt began */
+byte holders;           /* clients that hold the lock now */
+hidden byte scan;       /* a loop's index, not part of the state */
+
+/* The release script on master m, for client c: compare-and-delete, and a
+ * PUBLISH on the channel when it deleted. Delivery to each subscriber
+ * either happens or breaks that subscriber's connection. */
+inline release_on(c, m)
+{
+    atomic {
+        if
+        :: key[m] == c ->
+            key[m] = NONE;
+            for (scan : 0 .. C - 1) {
+                if
+                :: subscribed[scan * M + m] -> woken[scan] = true
+                :: subscribed[scan * M + m] -> subscribed[scan * M + m] = false
+                :: else -> skip
+                fi
+            }
+            scan = 0
+        :: else -> skip
+        fi
+    }
+}
+
+proctype client(byte c)
+{
+    byte m, got;
+    bool fresh;
+    bool refused[M];   /* masters that held the key in the last attempt */
+
+attempt:
+    woken[c] = false;
+    got = 0;
+    for (m : 0 .. M - 1) {
+        atomic {
+            if
+            :: key[m] == NONE -> key[m] = c; got++; refused[m] = false
+            :: else -> refused[m] = true
+            fi
+        }
+    }
+    m = 0;
+    if
+    :: got >= QUORUM ->
+        atomic { holders++; assert(holders == 1) }
+        atomic { holders-- }
+        for (m : 0 .. M - 1) { release_on(c, m) }
+        m = 0;
+        goto done
+    :: else
+    fi;
+    /* Not acquired: delete what this attempt got. */
+    got = 0;
+    for (m : 0 .. M - 1) { release_on(c, m) }
+    m = 0;
+
+    /* Subscribe where not yet subscribed; each may fail. One step: the
+     * attempt that follows sees whatever happened meanwhile. */
+    atomic {
+        for (m : 0 .. M - 1) {
+            if
+            :: !subscribed[c * M + m] ->
+                if
+                :: subscribed[c * M + m] = true; fresh = true
+                :: skip /* the subscriber connection is down */
+                fi
+            :: else
+            fi
+        }
+        m = 0
+    }
+#ifndef SUBSCRIBE_AFTER_ATTEMPT
+    /* New subscriptions cover only later deletes: attempt again first. */
+    if
+    :: fresh -> fresh = false; goto attempt
+    :: else
+    fi;
+#endif
+    fresh = false;
+
+    /* Wait: for a notification alone while subscribed on every master
+     * that refused us; once one of those subscriptions is gone (now or
+     * later: its connection dropped), for the retry timer too. */
+#ifndef COVERAGE_CHECKED_ONCE
+    if
+    :: woken[c] -> goto attempt
+    :: UNCOVERED(c) -> goto attempt
+    fi;
+#else
+    fresh = UNCOVERED(c); /* decided once, on entering the wait */
+    if
+    :: woken[c] -> fresh = false; goto attempt
+    :: fresh -> fresh = false; goto attempt
+    fi;
+#endif
+
+done:
+    skip
+}
+
+init
+{
+    byte i;
+    for (i : 0 .. M - 1) { key[i] = NONE }
+    atomic {
+        for (i : 0 .. C - 1) { run client(i) }
+    }
+}

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #define BENCH_MAX_MASTERS 9
+#define BENCH_MAX_CONTENDERS 64
 
 /* Where the masters are: host:port pairs (bench uses TCP only). */
 typedef struct bench_masters {
@@ -75,6 +76,8 @@ long bench_live_bytes(void);
 
 /* A config for the masters with bench-friendly settings. */
 redlock_config *bench_config(const bench_masters *masters);
+/* The same, with the config's default retry policy (delay and jitter). */
+redlock_config *bench_config_default_retry(const bench_masters *masters);
 
 /* The raw baseline: hiredis async on libev, no library. quorum_only: move
  * on after N/2+1 replies (else all N). in_flight: pairs at once. */
@@ -89,5 +92,39 @@ int lib_sync_run(const bench_masters *masters, const bench_limits *lim, unsigned
 /* clients separate clients contending for one resource. */
 int lib_contended_run(const bench_masters *masters, const bench_limits *lim, unsigned clients,
                       measurement *m);
+
+/* The hand-off scenario (handoff.c): contenders on one resource, each
+ * holding it for a random critical section. */
+typedef struct handoff_options {
+    unsigned contenders;
+    int hold_min_ms, hold_max_ms;
+    double seconds;
+} handoff_options;
+
+typedef struct contender_figures {
+    unsigned long acquisitions, failures;
+    double wait_p99_us;  /* first request since its last hold to acquired */
+    double wait_max_us;  /* the same, a wait still open at the end up to the end */
+} contender_figures;
+
+typedef struct handoff_figures {
+    unsigned contenders;
+    int hold_min_ms, hold_max_ms;
+    unsigned long acquisitions;
+    unsigned long failures;        /* acquires that returned without the lock */
+    unsigned long gaps;            /* hand-offs measured */
+    unsigned long overlaps;        /* acquired before the release was reported */
+    double gap_p50_us, gap_p90_us, gap_p99_us; /* release done to next acquired */
+    unsigned long gaps_other;      /* hand-offs to another contender */
+    double other_p50_us, other_p90_us, other_p99_us;
+    double busy_fraction;          /* of the wall time, the lock held */
+    unsigned worst;                /* the contender with the longest wait */
+    contender_figures per[BENCH_MAX_CONTENDERS];
+} handoff_figures;
+
+/* Fills m (pairs: acquisitions; pair: wait + hold + release; acquire: waits;
+ * release: the releases) and f. */
+int lib_handoff_run(const bench_masters *masters, const handoff_options *opt, measurement *m,
+                    handoff_figures *f);
 
 #endif

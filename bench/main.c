@@ -5,6 +5,7 @@
  *
  *   redlock-bench [--local N | --config FILE] [--pairs N] [--seconds S]
  *                 [--scale] [--leak-pairs N] [--smoke] [--json]
+ *                 [--contenders K] [--hold-min-ms MS] [--hold-max-ms MS]
  *
  * --local N (default 5) starts N redis-server masters on loopback for the
  * run; --config uses the masters a config file names (TCP nodes).
@@ -23,6 +24,7 @@ typedef struct options {
     bool scale, smoke, json;
     unsigned long leak_pairs;
     const char *only;      /* run only scenarios whose name contains this */
+    handoff_options handoff;
 } options;
 
 /* Which number the "vs" column compares with. */
@@ -39,6 +41,7 @@ typedef struct row {
     ratio_kind kind;
     double ratio;
     size_t masters;
+    handoff_figures *handoff; /* the hand-off scenario's, else NULL */
 } row;
 
 #define MAX_ROWS 64
@@ -50,7 +53,9 @@ static void usage(void)
     fprintf(stderr, "usage: redlock-bench [--local N | --config FILE] [--pairs|--ops N] [--seconds S]\n"
                     "                     [--scale] [--leak-pairs N] [--smoke] [--json]\n"
                     "                     [--only TEXT]  (scenarios whose name has TEXT, plus "
-                    "the baseline)\n");
+                    "the baseline)\n"
+                    "                     [--contenders K] [--hold-min-ms MS] [--hold-max-ms MS]"
+                    "  (hand-off, contended)\n");
 }
 
 /* An option that takes a value; false if a is not one. */
@@ -66,6 +71,12 @@ static bool set_value_option(options *o, const char *a, const char *v)
         o->lim.seconds = strtod(v, NULL);
     else if (strcmp(a, "--only") == 0)
         o->only = v;
+    else if (strcmp(a, "--contenders") == 0)
+        o->handoff.contenders = (unsigned)strtoul(v, NULL, 10);
+    else if (strcmp(a, "--hold-min-ms") == 0)
+        o->handoff.hold_min_ms = (int)strtol(v, NULL, 10);
+    else if (strcmp(a, "--hold-max-ms") == 0)
+        o->handoff.hold_max_ms = (int)strtol(v, NULL, 10);
     else if (strcmp(a, "--leak-pairs") == 0)
         o->leak_pairs = strtoul(v, NULL, 10);
     else
@@ -89,7 +100,9 @@ static bool set_flag(options *o, const char *a)
 
 static int parse_options(int argc, char **argv, options *o)
 {
-    *o = (options){.local = 5, .lim = {.pairs = 20000, .seconds = 10, .ttl_ms = 10000}};
+    *o = (options){.local = 5,
+                   .lim = {.pairs = 20000, .seconds = 10, .ttl_ms = 10000},
+                   .handoff = {.contenders = 8, .hold_min_ms = 2, .hold_max_ms = 20}};
     for (int i = 1; i < argc && argv[i] != NULL; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (v != NULL && set_value_option(o, argv[i], v)) {
@@ -99,12 +112,17 @@ static int parse_options(int argc, char **argv, options *o)
             return -1;
         }
     }
+    o->handoff.seconds = o->lim.seconds;
     if (o->smoke) {
         o->lim.pairs = 300;
         o->lim.seconds = 5;
+        o->handoff.contenders = 3;
+        o->handoff.seconds = 0.5;
     }
     if ((o->local == 0 && o->config == NULL) || o->local > BENCH_MAX_MASTERS ||
-        o->lim.pairs == 0) {
+        o->lim.pairs == 0 || o->handoff.contenders == 0 ||
+        o->handoff.contenders > BENCH_MAX_CONTENDERS || o->handoff.hold_min_ms < 0 ||
+        o->handoff.hold_max_ms < o->handoff.hold_min_ms) {
         usage();
         return -1;
     }
@@ -246,6 +264,14 @@ static void run_suite(const bench_masters *ms, const options *o, fleet *f)
         report_progress(r);
     }
 
+    snprintf(name, sizeof(name), "hand-off, contended, K=%u", o->handoff.contenders);
+    if (wanted(name) && (r = add_row(name, n)) != NULL) {
+        r->handoff = calloc(1, sizeof(*r->handoff));
+        if (r->handoff == NULL || lib_handoff_run(ms, &o->handoff, &r->m, r->handoff) != 0)
+            fprintf(stderr, "redlock-bench: %s: could not run\n", name);
+        report_progress(r);
+    }
+
     if (f != NULL && wanted("library async, K=1, 1 master stopped")) {
         /* One master stopped: the quorum is decided without it. */
         fleet_pause(f, 0);
@@ -324,6 +350,55 @@ static void print_table(FILE *out)
     }
 }
 
+/* The hand-off rows' own figures, after the table. */
+static void print_handoff(FILE *out, const row *r)
+{
+    const handoff_figures *h = r->handoff;
+    const contender_figures *w = &h->per[h->worst];
+    fprintf(out, "\n%s (critical section %d-%d ms, %.1f s):\n", r->m.name, h->hold_min_ms,
+            h->hold_max_ms, r->m.seconds);
+    fprintf(out, "  hand-off gap (release done to next acquired): p50 %.1f us, p90 %.1f us, "
+                 "p99 %.1f us over %lu hand-offs (%lu acquired before the release reported)\n",
+            h->gap_p50_us, h->gap_p90_us, h->gap_p99_us, h->gaps, h->overlaps);
+    fprintf(out, "  of which to another contender: p50 %.1f us, p90 %.1f us, p99 %.1f us over "
+                 "%lu hand-offs\n",
+            h->other_p50_us, h->other_p90_us, h->other_p99_us, h->gaps_other);
+    fprintf(out, "  busy fraction %.3f, acquisitions %lu, failed acquisitions %lu\n",
+            h->busy_fraction, h->acquisitions, h->failures);
+    fprintf(out, "  worst contender #%u: %lu acquisitions, wait p99 %.1f us, max %.1f us\n",
+            h->worst, w->acquisitions, w->wait_p99_us, w->wait_max_us);
+    fprintf(out, "  %10s %12s %8s %14s %14s\n", "contender", "acquisitions", "failed",
+            "wait p99 us", "wait max us");
+    for (unsigned i = 0; i < h->contenders; i++)
+        fprintf(out, "  %10u %12lu %8lu %14.1f %14.1f\n", i, h->per[i].acquisitions,
+                h->per[i].failures, h->per[i].wait_p99_us, h->per[i].wait_max_us);
+}
+
+static void print_handoff_json(FILE *out, const handoff_figures *h)
+{
+    const contender_figures *w = &h->per[h->worst];
+    fprintf(out,
+            ",\"handoff\":{\"contenders\":%u,\"hold_min_ms\":%d,\"hold_max_ms\":%d,"
+            "\"acquisitions\":%lu,\"failed_acquisitions\":%lu,\"handoffs\":%lu,"
+            "\"acquired_before_release_reported\":%lu,\"gap_p50_us\":%.1f,"
+            "\"gap_p90_us\":%.1f,\"gap_p99_us\":%.1f,\"handoffs_to_other\":%lu,"
+            "\"other_gap_p50_us\":%.1f,\"other_gap_p90_us\":%.1f,\"other_gap_p99_us\":%.1f,"
+            "\"busy_fraction\":%.4f,"
+            "\"worst\":{\"contender\":%u,\"acquisitions\":%lu,\"wait_p99_us\":%.1f,"
+            "\"wait_max_us\":%.1f},\"per_contender\":[",
+            h->contenders, h->hold_min_ms, h->hold_max_ms, h->acquisitions, h->failures, h->gaps,
+            h->overlaps, h->gap_p50_us, h->gap_p90_us, h->gap_p99_us, h->gaps_other,
+            h->other_p50_us, h->other_p90_us, h->other_p99_us, h->busy_fraction, h->worst,
+            w->acquisitions, w->wait_p99_us, w->wait_max_us);
+    for (unsigned i = 0; i < h->contenders; i++)
+        fprintf(out,
+                "%s{\"acquisitions\":%lu,\"failed_acquisitions\":%lu,\"wait_p99_us\":%.1f,"
+                "\"wait_max_us\":%.1f}",
+                i ? "," : "", h->per[i].acquisitions, h->per[i].failures, h->per[i].wait_p99_us,
+                h->per[i].wait_max_us);
+    fprintf(out, "]}");
+}
+
 static void print_json(FILE *out, long leak_growth, unsigned long leak_pairs)
 {
     fprintf(out, "{\"rows\":[");
@@ -335,13 +410,16 @@ static void print_json(FILE *out, long leak_growth, unsigned long leak_pairs)
                 "\"pairs_per_s\":%.1f,\"p50_us\":%.1f,\"p90_us\":%.1f,\"p99_us\":%.1f,"
                 "\"p999_us\":%.1f,\"acquire_p50_us\":%.1f,\"release_p50_us\":%.1f,"
                 "\"cpu_us_per_pair\":%.2f,\"allocs_per_pair\":%.2f,\"bytes_in_flight\":%ld,"
-                "\"ratio\":%.3f,\"ratio_of\":\"%s\"}",
+                "\"ratio\":%.3f,\"ratio_of\":\"%s\"",
                 i ? "," : "", m->name, r->masters, m->pairs, m->failures, pairs_per_s(m),
                 samples_quantile_us(&m->pair, 0.5), samples_quantile_us(&m->pair, 0.9),
                 samples_quantile_us(&m->pair, 0.99), samples_quantile_us(&m->pair, 0.999),
                 samples_quantile_us(&m->acquire, 0.5), samples_quantile_us(&m->release, 0.5),
                 m->cpu_us_per_pair, m->allocs_per_pair, m->bytes_in_flight, r->ratio,
                 ratio_label(r->kind));
+        if (r->handoff != NULL)
+            print_handoff_json(out, r->handoff);
+        fprintf(out, "}");
     }
     fprintf(out, "],\"peak_rss_kb\":%ld,\"leak_pairs\":%lu,\"heap_growth_bytes\":%ld}\n",
             bench_peak_rss_kb(), leak_pairs, leak_growth);
@@ -391,6 +469,9 @@ int main(int argc, char **argv)
         run_scale(&o);
 
     print_table(stdout);
+    for (size_t i = 0; i < row_count; i++)
+        if (rows[i].handoff != NULL)
+            print_handoff(stdout, &rows[i]);
     printf("peak RSS: %ld kB\n", bench_peak_rss_kb());
     if (o.leak_pairs > 0)
         printf("heap growth over %lu pairs (K=128, after warm-up): %ld bytes\n", o.leak_pairs,
@@ -401,6 +482,7 @@ int main(int argc, char **argv)
         samples_free(&rows[i].m.pair);
         samples_free(&rows[i].m.acquire);
         samples_free(&rows[i].m.release);
+        free(rows[i].handoff);
     }
     return 0;
 }

@@ -98,7 +98,7 @@ long bench_peak_rss_kb(void)
     return kb;
 }
 
-redlock_config *bench_config(const bench_masters *masters)
+redlock_config *bench_config_default_retry(const bench_masters *masters)
 {
     redlock_config *cfg = NULL;
     if (redlock_config_new(&cfg) != REDLOCK_OK)
@@ -108,6 +108,14 @@ redlock_config *bench_config(const bench_masters *masters)
     /* Generous timeouts: a loaded machine must not turn into failures. */
     redlock_config_set(cfg, REDLOCK_COMMAND_TIMEOUT_MS, 1000);
     redlock_config_set(cfg, REDLOCK_CONNECT_TIMEOUT_MS, 1000);
+    return cfg;
+}
+
+redlock_config *bench_config(const bench_masters *masters)
+{
+    redlock_config *cfg = bench_config_default_retry(masters);
+    if (cfg == NULL)
+        return NULL;
     redlock_config_set(cfg, REDLOCK_RETRY_DELAY_MS, 1);
     redlock_config_set(cfg, REDLOCK_RETRY_JITTER_MS, 2);
     return cfg;

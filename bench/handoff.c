@@ -300,7 +300,7 @@ int lib_handoff_run(const bench_masters *masters, const handoff_options *opt, me
     b->loop = ev_loop_new(EVFLAG_AUTO);
     b->opt = opt;
     b->m = m;
-    b->rng = 0x9e3779b97f4a7c15u;
+    b->rng = 0x9e3779b97f4a7c15U;
     b->last_holder = -1;
     m->bytes_in_flight = -1;
     int rc = b->loop != NULL ? 0 : -1;

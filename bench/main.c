@@ -196,6 +196,20 @@ static bool wanted(const char *name)
     return active_options->only == NULL || strstr(name, active_options->only) != NULL;
 }
 
+/* Contenders on one resource: the hand-off between holders. */
+static void run_handoff(const bench_masters *ms, const options *o)
+{
+    char name[64];
+    snprintf(name, sizeof(name), "hand-off, contended, K=%u", o->handoff.contenders);
+    row *r;
+    if (!wanted(name) || (r = add_row(name, ms->n)) == NULL)
+        return;
+    r->handoff = calloc(1, sizeof(*r->handoff));
+    if (r->handoff == NULL || lib_handoff_run(ms, &o->handoff, &r->m, r->handoff) != 0)
+        fprintf(stderr, "redlock-bench: %s: could not run\n", name);
+    report_progress(r);
+}
+
 /* The scenarios against one set of masters. */
 static void run_suite(const bench_masters *ms, const options *o, fleet *f)
 {
@@ -264,13 +278,7 @@ static void run_suite(const bench_masters *ms, const options *o, fleet *f)
         report_progress(r);
     }
 
-    snprintf(name, sizeof(name), "hand-off, contended, K=%u", o->handoff.contenders);
-    if (wanted(name) && (r = add_row(name, n)) != NULL) {
-        r->handoff = calloc(1, sizeof(*r->handoff));
-        if (r->handoff == NULL || lib_handoff_run(ms, &o->handoff, &r->m, r->handoff) != 0)
-            fprintf(stderr, "redlock-bench: %s: could not run\n", name);
-        report_progress(r);
-    }
+    run_handoff(ms, o);
 
     if (f != NULL && wanted("library async, K=1, 1 master stopped")) {
         /* One master stopped: the quorum is decided without it. */

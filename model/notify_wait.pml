@@ -10,12 +10,17 @@
  * resource; every client subscribed there is woken. Keys never expire here,
  * so a waiter only ever waits for a release or a cleanup.
  *
- * The rule checked: a client waits for a notification alone only after an
- * attempt that began once it was subscribed on every master that refused
- * it (held the key); otherwise its retry timer stays armed. Subscribing
- * takes a round trip that may fail (the subscriber connection is down);
- * losing the connection loses the messages in flight, which the client
- * sees as its subscription gone.
+ * The rules checked. A client remembers, per master, whether a delete was
+ * announced to it there since its attempt began. It attempts again as soon
+ * as those announcements, with the masters that did not refuse it, could
+ * make a quorum: a delete on a master that said yes frees nothing it
+ * needs, and one delete among several holders' keys frees too little.
+ * A new subscription counts as an announcement, since a delete just before
+ * it was not heard. It waits for announcements alone only while it is
+ * subscribed on every master that refused it (held the key); otherwise its
+ * retry timer stays armed. Subscribing takes a round trip that may fail
+ * (the subscriber connection is down); losing the connection loses the
+ * messages in flight, which the client sees as its subscription gone.
  *
  * The library keeps the retry timer armed in every wait all the same: a
  * key that expires publishes nothing, and a message can be lost in ways
@@ -25,15 +30,17 @@
  *
  * Checked (scripts/check-model.sh):
  *  - safety: never two holders (assertion);
- *  - no lost wake-up: with the timer used only where the rule says, no
+ *  - no lost wake-up: with the timer used only where the rules say, no
  *    client is left waiting forever (no invalid end state).
  * Each check is shown able to fail: -DQUORUM=1 (a minority suffices)
- * breaks the assertion, and two tempting shortcuts are each caught by spin
- * as a waiter left waiting:
- * -DSUBSCRIBE_AFTER_ATTEMPT subscribes, then waits without attempting
- * again (a release in between is never heard of); -DCOVERAGE_CHECKED_ONCE
- * decides whether the timer is needed on entering the wait only (a
- * subscription lost while waiting leaves the waiter deaf).
+ * breaks the assertion, and three tempting shortcuts are each caught by
+ * spin as a waiter left waiting: -DSUBSCRIBE_AFTER_ATTEMPT takes a new
+ * subscription for no announcement (a release just before it is never
+ * heard of); -DCOVERAGE_CHECKED_ONCE decides whether the timer is needed
+ * on entering the wait only (a subscription lost while waiting leaves the
+ * waiter deaf); -DFORGET_AT_WAIT forgets the announcements on entering
+ * the wait rather than when the attempt begins (a release during the
+ * attempt, after the master refused, is lost).
  */
 
 #define M 3
@@ -45,6 +52,13 @@
 #endif
 #define NONE 255
 
+/* Announcements and masters that said yes could make a quorum for c (M =
+ * 3 terms): worth an attempt at once. */
+#define ENOUGH(c) \
+    (((!refused[0] || notified[(c) * M + 0]) + \
+      (!refused[1] || notified[(c) * M + 1]) + \
+      (!refused[2] || notified[(c) * M + 2])) >= QUORUM)
+
 /* A master that refused client c in its last attempt and where c is not
  * subscribed (M = 3 terms). */
 #define UNCOVERED(c) \
@@ -54,7 +68,7 @@
 
 byte key[M];           /* holder of each master's key, or NONE */
 bool subscribed[C * M]; /* client c on master m: subscribed[c * M + m] */
-bool woken[C];          /* a notification arrived since the attempt began */
+bool notified[C * M];  /* a delete announced to c on m since c's attempt began */
 byte holders;           /* clients that hold the lock now */
 hidden byte scan;       /* a loop's index, not part of the state */
 
@@ -69,7 +83,7 @@ inline release_on(c, m)
             key[m] = NONE;
             for (scan : 0 .. C - 1) {
                 if
-                :: subscribed[scan * M + m] -> woken[scan] = true
+                :: subscribed[scan * M + m] -> notified[scan * M + m] = true
                 :: subscribed[scan * M + m] -> subscribed[scan * M + m] = false
                 :: else -> skip
                 fi
@@ -87,7 +101,9 @@ proctype client(byte c)
     bool refused[M];   /* masters that held the key in the last attempt */
 
 attempt:
-    woken[c] = false;
+#ifndef FORGET_AT_WAIT
+    for (m : 0 .. M - 1) { notified[c * M + m] = false }
+#endif
     got = 0;
     for (m : 0 .. M - 1) {
         atomic {
@@ -113,13 +129,20 @@ attempt:
     m = 0;
 
     /* Subscribe where not yet subscribed; each may fail. One step: the
-     * attempt that follows sees whatever happened meanwhile. */
+     * attempt that follows sees whatever happened meanwhile. A new
+     * subscription covers only later deletes: it counts as an
+     * announcement. */
     atomic {
         for (m : 0 .. M - 1) {
             if
             :: !subscribed[c * M + m] ->
                 if
-                :: subscribed[c * M + m] = true; fresh = true
+                :: subscribed[c * M + m] = true;
+#ifndef SUBSCRIBE_AFTER_ATTEMPT
+                   notified[c * M + m] = true
+#else
+                   skip
+#endif
                 :: skip /* the subscriber connection is down */
                 fi
             :: else
@@ -127,27 +150,23 @@ attempt:
         }
         m = 0
     }
-#ifndef SUBSCRIBE_AFTER_ATTEMPT
-    /* New subscriptions cover only later deletes: attempt again first. */
-    if
-    :: fresh -> fresh = false; goto attempt
-    :: else
-    fi;
+#ifdef FORGET_AT_WAIT
+    for (m : 0 .. M - 1) { notified[c * M + m] = false }
+    m = 0;
 #endif
-    fresh = false;
 
-    /* Wait: for a notification alone while subscribed on every master
+    /* Wait: for announcements alone while subscribed on every master
      * that refused us; once one of those subscriptions is gone (now or
      * later: its connection dropped), for the retry timer too. */
 #ifndef COVERAGE_CHECKED_ONCE
     if
-    :: woken[c] -> goto attempt
+    :: ENOUGH(c) -> goto attempt
     :: UNCOVERED(c) -> goto attempt
     fi;
 #else
     fresh = UNCOVERED(c); /* decided once, on entering the wait */
     if
-    :: woken[c] -> fresh = false; goto attempt
+    :: ENOUGH(c) -> fresh = false; goto attempt
     :: fresh -> fresh = false; goto attempt
     fi;
 #endif

@@ -8,7 +8,7 @@
 #
 # model/notify_wait.pml: never two holders; no waiter left waiting for a
 # notification that cannot come. Exhaustive for 3 masters and 2 clients
-# (30,000 states, well under a second); 3 clients exceed 4 GB of states.
+# (about 50,000 states, well under a second); 3 clients exceed 4 GB of states.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 src="$PWD"
@@ -54,4 +54,5 @@ verify() {
 verify model/notify_wait.pml pass
 verify model/notify_wait.pml caught -DSUBSCRIBE_AFTER_ATTEMPT
 verify model/notify_wait.pml caught -DCOVERAGE_CHECKED_ONCE
+verify model/notify_wait.pml caught -DFORGET_AT_WAIT
 verify model/notify_wait.pml caught -DQUORUM=1

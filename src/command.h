@@ -5,24 +5,34 @@
 #ifndef REDLOCK_COMMAND_H
 #define REDLOCK_COMMAND_H
 
+#include "channel.h"
+
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #define RL_COMMAND_MAX_ARGS 6
 
 /* A request as its arguments; they must outlive the command (until it is
- * written). */
+ * written). An argument may have a head written before it (the channel
+ * prefix before a resource). */
 typedef struct rl_command {
     size_t argc;
     const char *argv[RL_COMMAND_MAX_ARGS];
     size_t len[RL_COMMAND_MAX_ARGS];
-    char number[24]; /* the text of a numeric argument (a TTL) */
+    const char *head[RL_COMMAND_MAX_ARGS];
+    size_t head_len[RL_COMMAND_MAX_ARGS];
+    size_t channel_arg;  /* the argument naming a channel, 0 for none */
+    int channel_db;      /* the database that channel is for */
+    char number[24];     /* the text of a numeric argument (a TTL) */
+    char channel_prefix[RL_CHANNEL_PREFIX_MAX];
 } rl_command;
 
 /* SET key value NX PX ttl */
 void rl_command_acquire(rl_command *c, const void *key, size_t key_len, const void *value,
                         size_t value_len, int64_t ttl_ms);
-/* EVALSHA <release sha> 1 key value */
+/* EVALSHA <release sha> 1 key value channel, the channel of database 0
+ * (rl_command_set_db changes it) */
 void rl_command_release(rl_command *c, const void *key, size_t key_len, const void *value,
                         size_t value_len);
 /* EVALSHA <extend sha> 1 key value ttl */
@@ -32,6 +42,13 @@ void rl_command_extend(rl_command *c, const void *key, size_t key_len, const voi
 void rl_command_inspect(rl_command *c, const void *key, size_t key_len);
 /* PING */
 void rl_command_ping(rl_command *c);
+
+/* The same request for a master whose database is db: only a release
+ * differs, by its channel (channel.h). Keep c where it is until written: the
+ * channel argument points into it. */
+void rl_command_set_db(rl_command *c, int db);
+/* Whether the request differs by the master's database. */
+bool rl_command_db_dependent(const rl_command *c);
 
 /* Bytes of the RESP form, without the terminating NUL. */
 size_t rl_command_size(const rl_command *c);

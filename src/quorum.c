@@ -71,6 +71,8 @@ void rl_round_unref(rl_round *round)
     for (size_t i = 0; i < round->n; i++) {
         free(round->slots[i].detail);
         free(round->slots[i].value);
+        free(round->slots[i].own_cmd);
+        free(round->slots[i].own_eval);
     }
     free(round->eval_cmd);
     free(round->owed);
@@ -101,6 +103,10 @@ static bool round_waits_for_all(const rl_round *round)
 const char *rl_slot_command(const rl_slot *slot, size_t *len)
 {
     const rl_round *round = slot->round;
+    if (slot->own_cmd != NULL) {
+        *len = slot->use_eval ? slot->own_eval_len : slot->own_len;
+        return slot->use_eval ? slot->own_eval : slot->own_cmd;
+    }
     if (slot->use_eval) {
         *len = round->eval_len;
         return round->eval_cmd;
@@ -275,11 +281,44 @@ static void round_on_timer(struct ev_loop *loop, ev_timer *w, int revents)
     rl_round_unref(round);
 }
 
-static rl_round *round_start(redlock_client *client, rl_round_kind kind, const rl_command *cmd,
+/* The database the round's shared request is written for: the first
+ * asked master's. */
+static int round_db(const redlock_client *client, const bool *target)
+{
+    for (size_t i = 0; i < client->n; i++)
+        if (target == NULL || target[i])
+            return client->masters[i].node->db;
+    return 0;
+}
+
+/* A request that names the master's database (a release's channel) is
+ * written again for each master whose database differs from the round's.
+ * Out of memory, the master gets the round's request: only its
+ * announcement goes to the wrong channel, and waiters retry on their
+ * timer. */
+static void slot_write_own(rl_slot *slot, rl_command *cmd, int shared_db)
+{
+    int db = slot->master->node->db;
+    if (!rl_command_db_dependent(cmd) || db == shared_db)
+        return;
+    rl_command_set_db(cmd, db);
+    size_t len = rl_command_size(cmd);
+    slot->own_cmd = malloc(len + 1);
+    if (slot->own_cmd == NULL)
+        return;
+    rl_command_write(cmd, slot->own_cmd);
+    slot->own_len = len;
+}
+
+static rl_round *round_start(redlock_client *client, rl_round_kind kind, const rl_command *request,
                              const bool *target, rl_round_decided_fn on_decided, void *owner,
                              rl_owed_release *owed)
 {
     size_t n = client->n;
+    rl_command copy = *request;
+    rl_command *cmd = &copy;
+    int db = round_db(client, target);
+    rl_command_set_db(cmd, db);
     size_t cmd_len = rl_command_size(cmd);
     /* One allocation: the round, its slots and its request (+ 1: its NUL). */
     rl_round *round = calloc(1, sizeof(*round) + n * sizeof(rl_slot) + cmd_len + 1);
@@ -309,8 +348,10 @@ static rl_round *round_start(redlock_client *client, rl_round_kind kind, const r
         slot->latency_us = -1;
         slot->pttl_ms = -2;
         rl_list_init(&slot->link);
-        if (target == NULL || target[i])
+        if (target == NULL || target[i]) {
             round->tally.pending++;
+            slot_write_own(slot, cmd, db);
+        }
     }
 
     /* Elapsed time, and so validity, counts from before the first send. */
@@ -392,7 +433,13 @@ static int slot_resend_with_eval(rl_slot *slot)
     rl_round *round = slot->round;
     if (slot->use_eval)
         return REDLOCK_MASTER_ERROR; /* EVAL cannot answer NOSCRIPT */
-    if (round->eval_cmd == NULL) {
+    if (slot->own_cmd != NULL) {
+        long len = rl_evalsha_to_eval(slot->own_cmd, slot->own_len, round_script(round),
+                                      &slot->own_eval);
+        if (len < 0)
+            return REDLOCK_MASTER_ERROR;
+        slot->own_eval_len = (size_t)len;
+    } else if (round->eval_cmd == NULL) {
         long len = rl_evalsha_to_eval(round->cmd, round->cmd_len, round_script(round),
                                       &round->eval_cmd);
         if (len < 0)

@@ -109,6 +109,11 @@ typedef struct rl_slot {
     int64_t sent_us;
     int64_t latency_us;     /* -1 until a reply */
     char *detail;           /* error text, malloc'ed, or NULL */
+    char *own_cmd;          /* the request for this master's database, when it
+                               differs from the round's (a release); else NULL */
+    size_t own_len;
+    char *own_eval;         /* its EVAL form, built on the first NOSCRIPT */
+    size_t own_eval_len;
     char *value;            /* inspect: the key's value, malloc'ed, or NULL */
     size_t value_len;
     int64_t pttl_ms;        /* inspect: the key's PTTL; -2 otherwise */

@@ -13,8 +13,9 @@ typedef struct rl_script {
     const char *sha;    /* SHA1 of source, 40 hex digits, as SCRIPT LOAD returns */
 } rl_script;
 
-/* Deletes KEYS[1] if it holds ARGV[1]. Returns 1 deleted, 0 absent,
- * -1 another value (left untouched). */
+/* Deletes KEYS[1] if it holds ARGV[1], then PUBLISHes ARGV[1] on channel
+ * ARGV[2] if given. Returns 1 deleted, 0 absent, -1 another value (left
+ * untouched). */
 extern const rl_script rl_release_script;
 /* PEXPIREs KEYS[1] to ARGV[2] ms if it holds ARGV[1]. Returns 1 extended,
  * 0 absent, -1 another value. */

@@ -56,7 +56,8 @@ Test(scripts, release_extend_inspect_and_ping)
     int len;
 
     rl_command_release(&cmd, "res", 3, "val", 3);
-    len = redisFormatCommand(&expected, "EVALSHA %s 1 res val", rl_release_script.sha);
+    len = redisFormatCommand(&expected, "EVALSHA %s 1 res val redlock:released:0:res",
+                             rl_release_script.sha);
     assert_same_as_hiredis(&cmd, expected, len);
     redisFreeCommand(expected);
 
@@ -85,11 +86,53 @@ Test(scripts, lengths_cross_every_digit_boundary)
         rl_command cmd;
         char *expected = NULL;
         rl_command_release(&cmd, big, lengths[i], "v", 1);
-        int len = redisFormatCommand(&expected, "EVALSHA %s 1 %b v", rl_release_script.sha, big,
-                                     lengths[i]);
+        int len = redisFormatCommand(&expected, "EVALSHA %s 1 %b v redlock:released:0:%b",
+                                     rl_release_script.sha, big, lengths[i], big, lengths[i]);
         assert_same_as_hiredis(&cmd, expected, len);
         redisFreeCommand(expected);
     }
+}
+
+Test(scripts, a_release_announces_on_its_masters_database_channel)
+{
+    /* Any bytes, glob characters and NULs included, are the channel's own. */
+    static const char resource[] = "a*[b]?\0c";
+    size_t resource_len = sizeof(resource) - 1;
+    rl_command cmd;
+    char *expected = NULL;
+    rl_command_release(&cmd, resource, resource_len, "val", 3);
+    cr_assert(rl_command_db_dependent(&cmd));
+    rl_command_set_db(&cmd, 15);
+    int len = redisFormatCommand(&expected, "EVALSHA %s 1 %b val redlock:released:15:%b",
+                                 rl_release_script.sha, resource, resource_len, resource,
+                                 resource_len);
+    assert_same_as_hiredis(&cmd, expected, len);
+    redisFreeCommand(expected);
+
+    rl_command other;
+    rl_command_acquire(&other, "r", 1, "v", 1, 10);
+    cr_assert_not(rl_command_db_dependent(&other));
+    rl_command_set_db(&other, 3); /* no channel: nothing changes */
+    len = redisFormatCommand(&expected, "SET r v NX PX 10");
+    assert_same_as_hiredis(&other, expected, len);
+    redisFreeCommand(expected);
+}
+
+Test(scripts, a_channel_name_gives_back_its_resource_for_its_database_only)
+{
+    char prefix[RL_CHANNEL_PREFIX_MAX];
+    size_t prefix_len = rl_channel_prefix(2147483647, prefix);
+    cr_assert_eq(prefix_len, strlen("redlock:released:2147483647:"));
+    cr_assert_eq(memcmp(prefix, "redlock:released:2147483647:", prefix_len), 0);
+
+    static const char name[] = "redlock:released:7:x\0y";
+    size_t len = 0;
+    const char *resource = rl_channel_resource(name, sizeof(name) - 1, 7, &len);
+    cr_assert_eq(resource, name + strlen("redlock:released:7:"));
+    cr_assert_eq(len, 3);
+    cr_assert_null(rl_channel_resource(name, sizeof(name) - 1, 0, &len));
+    cr_assert_null(rl_channel_resource(name, 5, 7, &len));
+    cr_assert_null(rl_channel_resource("redlock:released:70:x", 21, 7, &len));
 }
 
 /* The written RESP of cmd, malloc'ed. */

@@ -48,16 +48,14 @@
  * the context is current and is cleared before we free it, so callbacks from
  * a context being torn down are recognised and ignored.
  */
+#include "connect.h"
 #include "internal.h"
 #include "random.h"
-#include "reader_bounds.h"
 #include "reply.h"
 #include "scripts.h"
 #include "timer.h"
 
-#include <hiredis/adapters/libev.h>
 #include <hiredis/async.h>
-#include <fcntl.h>
 #include <hiredis/hiredis.h>
 #include <stdio.h>
 #include <string.h>
@@ -374,17 +372,10 @@ static bool master_send_handshake(rl_master *m)
 {
     const rl_node *node = m->node;
     redisAsyncContext *ac = m->ac;
-    m->handshake_left = 0;
-    if (node->password != NULL) {
-        int rc = node->username != NULL
-                     ? redisAsyncCommand(ac, master_on_handshake_reply, (void *)RL_HS_AUTH,
-                                         "AUTH %s %s", node->username, node->password)
-                     : redisAsyncCommand(ac, master_on_handshake_reply, (void *)RL_HS_AUTH,
-                                         "AUTH %s", node->password);
-        if (rc != REDIS_OK)
-            return false;
-        m->handshake_left++;
-    }
+    int auth = rl_connect_send_auth(ac, node, master_on_handshake_reply, (void *)RL_HS_AUTH);
+    if (auth < 0)
+        return false;
+    m->handshake_left = (unsigned)auth;
     if (node->db != 0) {
         if (redisAsyncCommand(ac, master_on_handshake_reply, (void *)RL_HS_SELECT, "SELECT %d",
                               node->db) != REDIS_OK)
@@ -443,35 +434,10 @@ static void master_connect(rl_master *m)
 {
     redlock_client *client = m->client;
     const rl_node *node = m->node;
-
-    /* A host name is resolved here, by hiredis, with getaddrinfo(3), which
-     * blocks; configure IP addresses where the loop must never wait. */
-    redisAsyncContext *ac = node->unix_path ? redisAsyncConnectUnix(node->unix_path)
-                                            : redisAsyncConnect(node->host, node->port);
+    char reason[sizeof(m->failure)];
+    redisAsyncContext *ac = rl_connect_node(client->loop, node, reason, sizeof(reason));
     if (ac == NULL) {
-        master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, "connect: out of memory");
-        return;
-    }
-    if (ac->err) {
-        char reason[sizeof(m->failure)];
-        snprintf(reason, sizeof(reason), "connect: %s", ac->c.errstr);
-        redisAsyncFree(ac);
         master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, reason);
-        return;
-    }
-    if (rl_reader_bound(ac->c.reader) != 0) {
-        redisAsyncFree(ac);
-        master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, "connect: out of memory");
-        return;
-    }
-    /* Our sockets are ours: a program that forks and execs must not hand
-     * them to its children. */
-    int flags = fcntl(ac->c.fd, F_GETFD);
-    if (flags >= 0)
-        fcntl(ac->c.fd, F_SETFD, flags | FD_CLOEXEC);
-    if (redisLibevAttach(client->loop, ac) != REDIS_OK) {
-        redisAsyncFree(ac);
-        master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, "connect: cannot attach to the loop");
         return;
     }
     ac->data = m;

@@ -4,7 +4,8 @@
  *
  *   ATTEMPT --quorum, validity left--> DONE (the lock)
  *      |
- *      +-- no quorum, or expired --> clean up --> WAIT (delay + jitter) --> ATTEMPT
+ *      +-- no quorum, or expired --> clean up --> WAIT --timed retry, or
+ *      |                                 |              announced--> ATTEMPT
  *      |                                 \--> DONE (failure): no retry or time left
  *      +-- out of memory, or canceled --> clean up --> DONE (failure)
  *   WAIT --canceled, or the next attempt cannot start--> DONE (failure)
@@ -18,6 +19,19 @@
  * Each attempt has its own random value and its own clock: elapsed time and
  * validity count from before that attempt's first send, never from the
  * first attempt, so a lock returned after retries is never already expired.
+ *
+ * Waiting by notification (docs/design.md; model/notify_wait.pml is the
+ * specification): after its first failed attempt the acquire joins the
+ * watch of its resource (subscriber.h) and hears each master announce
+ * deletes. A WAIT always has its timed retry ahead (retry_at_us: the retry
+ * delay plus jitter after the attempt that scheduled it, one of
+ * retry_count); announcements only bring the next attempt forward, and
+ * such an early attempt uses up no retry. It is brought forward when the
+ * masters that said OK in the last attempt, with those that refused it and
+ * have announced a delete since it began, could make a quorum. A new
+ * subscription counts as an announcement (a delete just before it went
+ * unheard), and so does an announcement during the attempt; our own
+ * cleanup's announcements do not.
  */
 #include "internal.h"
 #include "random.h"
@@ -46,8 +60,13 @@ typedef struct rl_acquire {
     int64_t start_us;
     unsigned attempts;
     rl_round *round;        /* the current or last attempt (a reference) */
-    ev_timer retry_timer;
+    ev_timer retry_timer;   /* WAIT: at retry_at_us, or sooner when announced */
+    int64_t retry_at_us;    /* the timed retry scheduled, 0 for none */
+    rl_waiter waiter;       /* joined after the first failed attempt */
+    bool notify;            /* the config's wait_by_notification */
+    uint64_t announced;     /* masters (bit i) that announced a delete since the attempt began */
     char value[REDLOCK_VALUE_LEN + 1];
+    char last_value[REDLOCK_VALUE_LEN]; /* the attempt before: its cleanup announces it */
     size_t resource_len;
     char resource[];
 } rl_acquire;
@@ -119,6 +138,7 @@ static void acquire_complete(rl_acquire *a, int status, redlock_lock *lock, int6
     rl_result_view(&result, masters, client, &info);
 
     rl_client_remove_op(&a->op);
+    rl_waiter_leave(&a->waiter);
     ev_timer_stop(client->loop, &a->retry_timer);
     rl_round *round = a->round; /* the result points into it: kept until after cb */
     if (round != NULL)
@@ -137,8 +157,12 @@ static void acquire_on_decided(rl_round *round, void *owner);
  * cannot start (the state is unchanged then). */
 static int acquire_attempt(rl_acquire *a)
 {
+    char last[REDLOCK_VALUE_LEN];
+    memcpy(last, a->value, REDLOCK_VALUE_LEN);
     if (rl_random_pool_value(&a->client->random, a->value) != 0)
         return REDLOCK_ESYS;
+    memcpy(a->last_value, last, REDLOCK_VALUE_LEN);
+    a->announced = 0;
     rl_command cmd;
     rl_command_acquire(&cmd, a->resource, a->resource_len, a->value, REDLOCK_VALUE_LEN,
                        a->ttl_ms);
@@ -157,25 +181,92 @@ static int acquire_attempt(rl_acquire *a)
 static void acquire_on_retry_timer(struct ev_loop *loop, ev_timer *w, int revents)
 {
     rl_acquire *a = w->data;
+    if (a->retry_at_us != 0 && rl_now_us() >= a->retry_at_us)
+        a->retry_at_us = 0; /* the timed retry: taken */
     int rc = acquire_attempt(a);
     if (rc != REDLOCK_OK)
         acquire_complete(a, rc, NULL, 0);
 }
 
-/* After a failed attempt: WAIT and try again, or DONE with status. */
+static unsigned count_bits(uint64_t bits)
+{
+    unsigned n = 0;
+    for (; bits != 0; bits &= bits - 1)
+        n++;
+    return n;
+}
+
+/* Whether announcements make an attempt worth it before the timed retry:
+ * with the masters that said OK to the last attempt, those that refused
+ * it and announced a delete since could make a quorum. Read from the
+ * round each time: answers that came after the decision count too. */
+static bool acquire_announced_enough(const rl_acquire *a)
+{
+    const rl_round *round = a->round;
+    uint64_t said_ok = 0, freed = 0;
+    for (size_t i = 0; i < round->n; i++) {
+        const rl_slot *slot = &round->slots[i];
+        uint64_t bit = UINT64_C(1) << i;
+        if (slot->state != RL_SLOT_DONE && slot->state != RL_SLOT_LATE)
+            continue; /* no answer (yet) */
+        if (slot->outcome == REDLOCK_MASTER_OK)
+            said_ok |= bit;
+        else if (slot->outcome == REDLOCK_MASTER_HELD && (a->announced & bit))
+            freed |= bit;
+    }
+    return freed != 0 && count_bits(said_ok | freed) >= a->client->quorum;
+}
+
+/* Schedule the next timed retry, using one up: false when none is left or
+ * it would start after the time allowed. */
+static bool acquire_schedule_retry(rl_acquire *a)
+{
+    if (a->retries_left <= 0)
+        return false;
+    int64_t delay_ms = a->retry_delay_ms + rl_random_jitter(a->retry_jitter_ms);
+    int64_t next_start_us = rl_now_us() + delay_ms * 1000;
+    if (a->wait_ms >= 0 && next_start_us - a->start_us > a->wait_ms * 1000)
+        return false;
+    a->retries_left--;
+    a->retry_at_us = next_start_us;
+    return true;
+}
+
+/* WAIT until the timed retry, or at once when announcements say so. */
+static void acquire_wait(rl_acquire *a)
+{
+    acquire_set_state(a, RL_ACQUIRE_WAIT, false);
+    int64_t at = acquire_announced_enough(a) ? rl_now_us() : a->retry_at_us;
+    rl_timer_arm_at(a->client->loop, &a->retry_timer, at);
+}
+
+/* Told by the watch: master may have deleted the key. */
+static void acquire_on_announce(rl_waiter *w, size_t master, const char *value, size_t value_len)
+{
+    rl_acquire *a = rl_container_of(w, rl_acquire, waiter);
+    /* Our own cleanup's delete frees nothing another holds. */
+    if (value != NULL && value_len == REDLOCK_VALUE_LEN &&
+        (memcmp(value, a->value, value_len) == 0 || memcmp(value, a->last_value, value_len) == 0))
+        return;
+    a->announced |= UINT64_C(1) << master;
+    if (a->state == RL_ACQUIRE_WAIT && acquire_announced_enough(a))
+        rl_timer_arm_at(a->client->loop, &a->retry_timer, rl_now_us());
+}
+
+/* After a failed attempt: WAIT for the next one, or DONE with status. */
 static void acquire_retry_or_fail(rl_acquire *a, int status)
 {
-    if (a->retries_left > 0) {
-        int64_t delay_ms = a->retry_delay_ms + rl_random_jitter(a->retry_jitter_ms);
-        int64_t next_start_us = rl_now_us() + delay_ms * 1000;
-        if (a->wait_ms < 0 || next_start_us - a->start_us <= a->wait_ms * 1000) {
-            a->retries_left--;
-            acquire_set_state(a, RL_ACQUIRE_WAIT, false);
-            rl_timer_arm_at(a->client->loop, &a->retry_timer, next_start_us);
-            return;
-        }
+    rl_round *round = a->round;
+    if (a->retry_at_us == 0 && !acquire_schedule_retry(a)) {
+        acquire_complete(a, status, NULL, 0);
+        return;
     }
-    acquire_complete(a, status, NULL, 0);
+    acquire_wait(a);
+    if (a->notify && a->waiter.watch == NULL &&
+        rl_waiter_join(a->client, &a->waiter, a->resource, a->resource_len, round->t0_us) !=
+            REDLOCK_OK)
+        rl_log(&a->client->log, REDLOCK_LOG_DEBUG,
+               "acquire: out of memory for release announcements; retrying on the timer");
 }
 
 static void acquire_on_decided(rl_round *round, void *owner)
@@ -254,6 +345,9 @@ int redlock_acquire_async(redlock_client *client, const void *resource, size_t r
     memcpy(a->resource, resource, resource_len);
     ev_timer_init(&a->retry_timer, acquire_on_retry_timer, 0., 0.);
     a->retry_timer.data = a;
+    rl_list_init(&a->waiter.link);
+    a->waiter.on_announce = acquire_on_announce;
+    a->notify = rl_client_setting(client, REDLOCK_WAIT_BY_NOTIFICATION) != 0;
     a->state = RL_ACQUIRE_WAIT; /* before the first attempt, as between two */
 
     int rc = acquire_attempt(a);

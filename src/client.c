@@ -16,6 +16,7 @@ void rl_client_unref(redlock_client *client)
     if (--client->refs > 0)
         return;
     rl_owed_release_clear(client);
+    free(client->subscribers);
     free(client->masters);
     redlock_config_free(client->cfg);
     rl_random_pool_clear(&client->random);
@@ -73,6 +74,10 @@ int redlock_client_new(redlock_client **out, const redlock_config *cfg, struct e
     rl_config_warn(cfg, &log);
     for (size_t i = 0; i < client->n; i++)
         rl_master_init(&client->masters[i], client, &client->cfg->nodes[i]);
+    if (rl_subscribers_init(client) != REDLOCK_OK) {
+        rl_client_unref(client);
+        return REDLOCK_ENOMEM;
+    }
     for (size_t i = 0; i < client->n; i++)
         rl_master_start(&client->masters[i]);
     *out = client;
@@ -94,6 +99,7 @@ void redlock_client_free(redlock_client *client)
         rl_op *op = rl_container_of(link, rl_op, link);
         op->cancel(op);
     }
+    rl_subscribers_close(client);
     for (size_t i = 0; i < client->n; i++)
         rl_master_close(&client->masters[i]);
     rl_client_unref(client);

@@ -288,6 +288,11 @@ static int read_integer_value(const rl_yaml_loader *ld, const yaml_node_t *node,
                               const char *path, int64_t min, int64_t max, int64_t *out)
 {
     int64_t value = 0;
+    /* A switch (0 or 1) also takes YAML's true and false. */
+    if (min == 0 && max == 1 && (scalar_equals(node, "true") || scalar_equals(node, "false"))) {
+        *out = scalar_equals(node, "true");
+        return REDLOCK_OK;
+    }
     if (!parse_integer(node, &value) || value < min || value > max) {
         char got[RL_YAML_ECHO_BUF];
         return report(ld, REDLOCK_ECONFIG, &node->start_mark, path,

@@ -12,6 +12,7 @@
 #include "quorum.h"
 #include "random.h"
 #include "redlock/redlock.h"
+#include "subscriber.h"
 
 #include <ev.h>
 #include <pthread.h>
@@ -38,6 +39,8 @@ struct redlock_client {
     bool closing;        /* redlock_client_free() has begun */
     rl_link ops;         /* rl_op in flight */
     rl_link owed;        /* rl_owed_release waiting for masters to reconnect */
+    rl_subscriber *subscribers; /* n: release announcements (subscriber.h) */
+    rl_link watches;     /* rl_watch: the resources waited for */
     /* Locks this client acquired and will release when freed. Guarded by
      * the handles' ownership mutex (lock.c): a blocking client's callers
      * free handles on their own threads while the I/O thread adds new ones

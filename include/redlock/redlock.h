@@ -158,7 +158,9 @@ typedef struct redlock_config redlock_config;
     X(RETRY_DELAY_MS, "retry_delay_ms", 0, 3600000, 200)  /* pause before a retry ... */        \
     X(RETRY_JITTER_MS, "retry_jitter_ms", 0, 3600000, 100) /* ... plus a random 0..jitter */    \
     X(RECONNECT_MIN_MS, "reconnect_min_ms", 1, 3600000, 100)  /* first reconnect delay */        \
-    X(RECONNECT_MAX_MS, "reconnect_max_ms", 1, 3600000, 5000) /* cap of the doubling delay */
+    X(RECONNECT_MAX_MS, "reconnect_max_ms", 1, 3600000, 5000) /* cap of the doubling delay */ \
+    X(WAIT_BY_NOTIFICATION, "wait_by_notification", 0, 1, 1)  /* retry when a release is \
+                                                                 announced: docs/design.md */
 
 typedef enum redlock_setting {
 #define REDLOCK_SETTING_ENUM_(name, key, min, max, def) REDLOCK_##name,

@@ -99,6 +99,7 @@ typedef struct handoff_options {
     unsigned contenders;
     int hold_min_ms, hold_max_ms;
     double seconds;
+    int notify;          /* wait_by_notification: 1, or 0 for the timer alone */
 } handoff_options;
 
 typedef struct contender_figures {

@@ -290,8 +290,11 @@ int lib_handoff_run(const bench_masters *masters, const handoff_options *opt, me
         opt->hold_min_ms < 0 || opt->hold_max_ms < opt->hold_min_ms)
         return -1;
     handoff_bench *b = calloc(1, sizeof(*b));
-    /* Today's waiting: the config's default retry policy, not the bench's. */
+    /* The config's default retry policy, not the bench's; waiting by
+     * notification or on the timer alone, as asked. */
     redlock_config *cfg = bench_config_default_retry(masters);
+    if (cfg != NULL)
+        redlock_config_set(cfg, REDLOCK_WAIT_BY_NOTIFICATION, opt->notify);
     if (b == NULL || cfg == NULL) {
         free(b);
         redlock_config_free(cfg);

@@ -196,18 +196,24 @@ static bool wanted(const char *name)
     return active_options->only == NULL || strstr(name, active_options->only) != NULL;
 }
 
-/* Contenders on one resource: the hand-off between holders. */
+/* Contenders on one resource: the hand-off between holders, waiting on
+ * the timer alone, then by notification (the default). */
 static void run_handoff(const bench_masters *ms, const options *o)
 {
-    char name[64];
-    snprintf(name, sizeof(name), "hand-off, contended, K=%u", o->handoff.contenders);
-    row *r;
-    if (!wanted(name) || (r = add_row(name, ms->n)) == NULL)
-        return;
-    r->handoff = calloc(1, sizeof(*r->handoff));
-    if (r->handoff == NULL || lib_handoff_run(ms, &o->handoff, &r->m, r->handoff) != 0)
-        fprintf(stderr, "redlock-bench: %s: could not run\n", name);
-    report_progress(r);
+    for (int notify = 0; notify <= 1; notify++) {
+        char name[64];
+        snprintf(name, sizeof(name), "hand-off, contended, K=%u, %s", o->handoff.contenders,
+                 notify ? "notified" : "timer only");
+        row *r;
+        if (!wanted(name) || (r = add_row(name, ms->n)) == NULL)
+            continue;
+        handoff_options opt = o->handoff;
+        opt.notify = notify;
+        r->handoff = calloc(1, sizeof(*r->handoff));
+        if (r->handoff == NULL || lib_handoff_run(ms, &opt, &r->m, r->handoff) != 0)
+            fprintf(stderr, "redlock-bench: %s: could not run\n", name);
+        report_progress(r);
+    }
 }
 
 /* The scenarios against one set of masters. */

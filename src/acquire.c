@@ -40,6 +40,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Attempts brought forward by announcements start at random within this
+ * many round trips of the last attempt (bounded below and above). */
+#define RL_SPREAD_RTTS 4
+#define RL_SPREAD_RTT_MIN_US 100
+#define RL_SPREAD_RTT_MAX_US 5000
+
 typedef enum rl_acquire_state {
     RL_ACQUIRE_ATTEMPT, /* a->round is in flight, undecided */
     RL_ACQUIRE_WAIT,    /* between attempts: the retry timer runs */
@@ -62,6 +68,7 @@ typedef struct rl_acquire {
     rl_round *round;        /* the current or last attempt (a reference) */
     ev_timer retry_timer;   /* WAIT: at retry_at_us, or sooner when announced */
     int64_t retry_at_us;    /* the timed retry scheduled, 0 for none */
+    bool woken;             /* WAIT: the timer was brought forward by announcements */
     rl_waiter waiter;       /* joined after the first failed attempt */
     bool notify;            /* the config's wait_by_notification */
     uint64_t announced;     /* masters (bit i) that announced a delete since the attempt began */
@@ -232,12 +239,27 @@ static bool acquire_schedule_retry(rl_acquire *a)
     return true;
 }
 
-/* WAIT until the timed retry, or at once when announcements say so. */
+/* When an attempt brought forward by announcements starts: soon, spread
+ * at random over a few round trips, so that the waiters woken by one
+ * release do not all send at once and split the masters' votes. */
+static int64_t acquire_woken_at(const rl_acquire *a)
+{
+    const rl_round *round = a->round;
+    int64_t rtt_us = round->decided ? round->decided_us - round->t0_us : 0;
+    if (rtt_us < RL_SPREAD_RTT_MIN_US)
+        rtt_us = RL_SPREAD_RTT_MIN_US;
+    if (rtt_us > RL_SPREAD_RTT_MAX_US)
+        rtt_us = RL_SPREAD_RTT_MAX_US;
+    return rl_now_us() + rl_random_jitter(RL_SPREAD_RTTS * rtt_us);
+}
+
+/* WAIT until the timed retry, or sooner when announcements say so. */
 static void acquire_wait(rl_acquire *a)
 {
     acquire_set_state(a, RL_ACQUIRE_WAIT, false);
-    int64_t at = acquire_announced_enough(a) ? rl_now_us() : a->retry_at_us;
-    rl_timer_arm_at(a->client->loop, &a->retry_timer, at);
+    a->woken = acquire_announced_enough(a);
+    rl_timer_arm_at(a->client->loop, &a->retry_timer,
+                    a->woken ? acquire_woken_at(a) : a->retry_at_us);
 }
 
 /* Told by the watch: master may have deleted the key. */
@@ -249,8 +271,10 @@ static void acquire_on_announce(rl_waiter *w, size_t master, const char *value, 
         (memcmp(value, a->value, value_len) == 0 || memcmp(value, a->last_value, value_len) == 0))
         return;
     a->announced |= UINT64_C(1) << master;
-    if (a->state == RL_ACQUIRE_WAIT && acquire_announced_enough(a))
-        rl_timer_arm_at(a->client->loop, &a->retry_timer, rl_now_us());
+    if (a->state == RL_ACQUIRE_WAIT && !a->woken && acquire_announced_enough(a)) {
+        a->woken = true;
+        rl_timer_arm_at(a->client->loop, &a->retry_timer, acquire_woken_at(a));
+    }
 }
 
 /* After a failed attempt: WAIT for the next one, or DONE with status. */
@@ -350,10 +374,17 @@ int redlock_acquire_async(redlock_client *client, const void *resource, size_t r
     a->notify = rl_client_setting(client, REDLOCK_WAIT_BY_NOTIFICATION) != 0;
     a->state = RL_ACQUIRE_WAIT; /* before the first attempt, as between two */
 
-    int rc = acquire_attempt(a);
-    if (rc != REDLOCK_OK) {
-        free(a);
-        return rc;
+    /* Released here a moment ago while others waited: they go first. */
+    int64_t courtesy_until = rl_courtesy_until(&client->courtesy, resource, resource_len,
+                                               a->start_us);
+    if (courtesy_until > 0) {
+        rl_timer_arm_at(client->loop, &a->retry_timer, courtesy_until);
+    } else {
+        int rc = acquire_attempt(a);
+        if (rc != REDLOCK_OK) {
+            free(a);
+            return rc;
+        }
     }
     rl_client_add_op(client, &a->op);
     return REDLOCK_OK;

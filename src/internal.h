@@ -5,6 +5,7 @@
 #define REDLOCK_INTERNAL_H
 
 #include "config_internal.h"
+#include "courtesy.h"
 #include "list.h"
 #include "log.h"
 #include "master.h"
@@ -48,6 +49,7 @@ struct redlock_client {
     rl_link locks;
     redlock_sync *sync;  /* the blocking client running this one, or NULL */
     rl_random_pool random; /* lock values, drawn on the loop's thread */
+    rl_courtesy_ring courtesy; /* resources released while others waited */
 };
 
 void rl_client_ref(redlock_client *client);

@@ -423,6 +423,7 @@ static int classify_reply(rl_slot *slot, const redisReply *reply, const char **d
         }
         slot->pttl_ms = meaning.pttl_ms;
     }
+    slot->listeners = meaning.listeners;
     return meaning.outcome;
 }
 

@@ -117,6 +117,7 @@ typedef struct rl_slot {
     char *value;            /* inspect: the key's value, malloc'ed, or NULL */
     size_t value_len;
     int64_t pttl_ms;        /* inspect: the key's PTTL; -2 otherwise */
+    int64_t listeners;      /* release: subscribers that heard its announcement */
 } rl_slot;
 
 typedef void (*rl_round_decided_fn)(rl_round *round, void *owner);

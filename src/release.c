@@ -4,11 +4,48 @@
 #include "round_op.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+/* The shortest head start waiters get: their wake-up and SETs cost a few
+ * hundred microseconds even on loopback. */
+#define RL_COURTESY_MIN_US 1000
+
+/* A release, with its resource: the handle may be freed before the
+ * decision. */
+typedef struct rl_release_op {
+    rl_round_op round_op; /* first: freed with it */
+    size_t resource_len;
+    char resource[];
+} rl_release_op;
+
+/* Others heard the release announced: this client's next acquire of the
+ * resource lets them go first, for about two round trips (courtesy.h). */
+static void release_note_waiters(const rl_release_op *op, const rl_round *round)
+{
+    redlock_client *client = op->round_op.client;
+    bool others = false;
+    for (size_t i = 0; i < round->n && !others; i++) {
+        bool ours = rl_watch_may_hear(client, op->resource, op->resource_len, i);
+        others = round->slots[i].listeners > (ours ? 1 : 0);
+    }
+    if (!others)
+        return;
+    int64_t courtesy_us = 2 * (round->decided_us - round->t0_us);
+    int64_t max_us = rl_client_setting(client, REDLOCK_COMMAND_TIMEOUT_MS) * 1000;
+    if (courtesy_us < RL_COURTESY_MIN_US)
+        courtesy_us = RL_COURTESY_MIN_US;
+    if (courtesy_us > max_us)
+        courtesy_us = max_us;
+    rl_courtesy_note(&client->courtesy, op->resource, op->resource_len,
+                     round->decided_us + courtesy_us);
+}
 
 static void release_on_decided(rl_round *round, void *owner)
 {
     rl_round_op *op = owner;
     int status;
+    if (round->deleted > 0)
+        release_note_waiters((rl_release_op *)op, round);
     if (rl_tally_verdict(&round->tally) == RL_QUORUM)
         /* Our value is gone from a quorum; if we deleted it nowhere, it had
          * already expired (or been replaced) before we came. */
@@ -37,9 +74,12 @@ int redlock_release_async(redlock_client *client, redlock_lock *lock, redlock_do
     if (lock->busy != NULL && !rl_watchdog_is_extending(lock))
         return REDLOCK_EBUSY;
     /* Everything that can fail comes before anything is stopped. */
-    rl_round_op *op = calloc(1, sizeof(*op));
-    if (op == NULL)
+    rl_release_op *release = calloc(1, sizeof(*release) + lock->resource_len);
+    if (release == NULL)
         return REDLOCK_ENOMEM;
+    release->resource_len = lock->resource_len;
+    memcpy(release->resource, lock->resource, lock->resource_len);
+    rl_round_op *op = &release->round_op;
     rl_command cmd;
     rl_command_release(&cmd, lock->resource, lock->resource_len, lock->value, lock->value_len);
     int rc = rl_round_op_start(op, client, NULL, RL_ROUND_RELEASE, &cmd, release_on_decided, cb,

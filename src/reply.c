@@ -61,11 +61,14 @@ static int read_answer(rl_round_kind kind, const redisReply *reply, rl_reply_mea
         break;
     case RL_ROUND_EXTEND:
     case RL_ROUND_RELEASE:
-        /* The scripts' 1 / 0 / -1. */
+        /* The scripts' 1 / 0 / -1; a release's 1 + the subscribers that
+         * heard its announcement. */
         if (reply->type != REDIS_REPLY_INTEGER)
             break;
-        if (reply->integer == 1)
+        if (reply->integer == 1 || (kind == RL_ROUND_RELEASE && reply->integer > 1)) {
+            out->listeners = reply->integer - 1;
             return REDLOCK_MASTER_OK;
+        }
         if (reply->integer == 0)
             return REDLOCK_MASTER_ABSENT;
         if (reply->integer == -1)

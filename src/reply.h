@@ -30,6 +30,7 @@ typedef struct rl_reply_meaning {
     const char *value;  /* inspect: the key's value (into the reply), or NULL */
     size_t value_len;
     int64_t pttl_ms;    /* inspect: the key's PTTL; -2 otherwise */
+    int64_t listeners;  /* release: subscribers its announcement reached; 0 otherwise */
 } rl_reply_meaning;
 
 /* What reply means for a request of kind. Pointers in *out point into

@@ -9,22 +9,26 @@
 
 /* Compare-and-delete: never a plain DEL, which could delete the key of the
  * next holder after ours expired. A delete is announced on the channel
- * (channel.h), so that waiters try again at once; pcall, because a user
- * the ACL denies the channel must still be able to release. */
+ * (channel.h), so that waiters try again at once, and the reply counts who
+ * heard it (1 + subscribers); pcall, because a user the ACL denies the
+ * channel must still be able to release. */
 const rl_script rl_release_script = {
     "release",
     "local v = redis.call('GET', KEYS[1])\n"
     "if v == ARGV[1] then\n"
     "  redis.call('DEL', KEYS[1])\n"
     "  if ARGV[2] then\n"
-    "    redis.pcall('PUBLISH', ARGV[2], ARGV[1])\n"
+    "    local heard = redis.pcall('PUBLISH', ARGV[2], ARGV[1])\n"
+    "    if type(heard) == 'number' then\n"
+    "      return 1 + heard\n"
+    "    end\n"
     "  end\n"
     "  return 1\n"
     "elseif v == false then\n"
     "  return 0\n"
     "end\n"
     "return -1\n",
-    "f31cfd3c1d523bd0f34fdd39d2c25bd59c57cca5",
+    "76ba2953b621feed3d3233ffd2e4c3d548b7d233",
 };
 
 /* Compare-and-PEXPIRE, for the same reason. */

@@ -14,8 +14,8 @@ typedef struct rl_script {
 } rl_script;
 
 /* Deletes KEYS[1] if it holds ARGV[1], then PUBLISHes ARGV[1] on channel
- * ARGV[2] if given. Returns 1 deleted, 0 absent, -1 another value (left
- * untouched). */
+ * ARGV[2] if given. Returns 1 + the subscribers that heard it when
+ * deleted, 0 absent, -1 another value (left untouched). */
 extern const rl_script rl_release_script;
 /* PEXPIREs KEYS[1] to ARGV[2] ms if it holds ARGV[1]. Returns 1 extended,
  * 0 absent, -1 another value. */

@@ -491,3 +491,10 @@ void rl_waiter_leave(rl_waiter *waiter)
     if (rl_list_empty(&w->waiters))
         rl_timer_arm_in(w->client->loop, &w->linger, (int64_t)RL_WATCH_LINGER_MS * 1000);
 }
+
+bool rl_watch_may_hear(redlock_client *client, const void *resource, size_t resource_len,
+                       size_t master)
+{
+    const rl_watch *w = watch_find(client, resource, resource_len);
+    return w != NULL && w->channels[master].state != RL_CHANNEL_NONE;
+}

@@ -31,6 +31,7 @@
 #include "list.h"
 
 #include <ev.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -96,5 +97,9 @@ int rl_waiter_join(redlock_client *client, rl_waiter *w, const void *resource, s
                    int64_t since_us);
 /* Leave the watch, if joined. */
 void rl_waiter_leave(rl_waiter *w);
+/* Whether this client may be among the subscribers to resource's channel
+ * on master (a release counts who heard its announcement). */
+bool rl_watch_may_hear(redlock_client *client, const void *resource, size_t resource_len,
+                       size_t master);
 
 #endif

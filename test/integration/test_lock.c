@@ -386,7 +386,8 @@ Test(lock, wait_ms_bounds_the_retries)
     cr_assert_eq(harness_acquire(&h, "held", 4, &o, NULL, &r), REDLOCK_ECONFLICT);
     double took = tc_now_ms() - t0;
     cr_assert(took >= 250 && took < 1500, "took %.0f ms", took);
-    cr_assert(r->attempts >= 4 && r->attempts <= 8, "%u attempts", r->attempts);
+    /* Timed ones, and one when the announcements' subscriptions came. */
+    cr_assert(r->attempts >= 4 && r->attempts <= 9, "%u attempts", r->attempts);
     redlock_result_free(r);
 }
 

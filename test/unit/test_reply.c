@@ -55,12 +55,28 @@ Test(reply, release_and_extend)
         cr_assert_eq(outcome(kinds[i], ":1\r\n", NULL), REDLOCK_MASTER_OK);
         cr_assert_eq(outcome(kinds[i], ":0\r\n", NULL), REDLOCK_MASTER_ABSENT);
         cr_assert_eq(outcome(kinds[i], ":-1\r\n", NULL), REDLOCK_MASTER_HELD);
-        cr_assert_eq(outcome(kinds[i], ":2\r\n", NULL), REDLOCK_MASTER_ERROR);
+        cr_assert_eq(outcome(kinds[i], ":-2\r\n", NULL), REDLOCK_MASTER_ERROR);
         cr_assert_eq(outcome(kinds[i], "+OK\r\n", NULL), REDLOCK_MASTER_ERROR);
         cr_assert_eq(outcome(kinds[i], "$-1\r\n", NULL), REDLOCK_MASTER_ERROR);
         cr_assert_eq(outcome(kinds[i], "-NOSCRIPT No matching script\r\n", NULL),
                      RL_REPLY_NOSCRIPT);
     }
+}
+
+Test(reply, a_release_counts_the_subscribers_that_heard_it)
+{
+    /* 1 + the subscribers its announcement reached; an extend says 1. */
+    cr_assert_eq(outcome(RL_ROUND_RELEASE, ":4\r\n", NULL), REDLOCK_MASTER_OK);
+    cr_assert_eq(outcome(RL_ROUND_EXTEND, ":2\r\n", NULL), REDLOCK_MASTER_ERROR);
+    redisReply *reply = parse(":4\r\n");
+    rl_reply_meaning m;
+    rl_reply_read(RL_ROUND_RELEASE, reply, &m);
+    cr_assert_eq(m.listeners, 3);
+    freeReplyObject(reply);
+    reply = parse(":1\r\n");
+    rl_reply_read(RL_ROUND_RELEASE, reply, &m);
+    cr_assert_eq(m.listeners, 0);
+    freeReplyObject(reply);
 }
 
 Test(reply, errors_keep_their_text)

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Letting waiters go first. A client that releases a lock while others
+ * wait for it (its announcement reached subscribers other than its own)
+ * would win the next round against them if it asked again at once: its
+ * SETs leave as soon as the release is answered, theirs only once the
+ * announcement has reached them. So for a short while after such a
+ * release, a new acquire of that resource by this client starts late,
+ * giving the waiters that time to take the lock. Best effort, per client:
+ * it keeps no waiter from starving behind a holder that asks again and
+ * again (docs/design.md, "Waiting by notification").
+ *
+ * Resources are remembered by a 64-bit hash in a small ring: a collision,
+ * or an entry overwritten, only costs or saves one short delay.
+ */
+#ifndef REDLOCK_COURTESY_H
+#define REDLOCK_COURTESY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RL_COURTESY_SLOTS 16
+
+typedef struct rl_courtesy {
+    uint64_t hash;
+    int64_t until_us;
+} rl_courtesy;
+
+typedef struct rl_courtesy_ring {
+    rl_courtesy entries[RL_COURTESY_SLOTS];
+    unsigned next;
+} rl_courtesy_ring;
+
+/* Remember that new acquires of resource should wait until until_us. */
+void rl_courtesy_note(rl_courtesy_ring *ring, const void *resource, size_t len, int64_t until_us);
+/* When a new acquire of resource may start: until_us of a courtesy still
+ * running at now_us, else 0. */
+int64_t rl_courtesy_until(const rl_courtesy_ring *ring, const void *resource, size_t len,
+                          int64_t now_us);
+
+#endif

@@ -113,6 +113,7 @@ typedef struct handoff_figures {
     int hold_min_ms, hold_max_ms;
     unsigned long acquisitions;
     unsigned long failures;        /* acquires that returned without the lock */
+    double attempts_per_acquire;   /* attempts made per acquire, done or failed */
     unsigned long gaps;            /* hand-offs measured */
     unsigned long overlaps;        /* acquired before the release was reported */
     double gap_p50_us, gap_p90_us, gap_p99_us; /* release done to next acquired */

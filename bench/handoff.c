@@ -58,6 +58,7 @@ struct handoff_bench {
     int64_t start_ns, deadline_ns;
     uint64_t rng;
     unsigned active;        /* contenders not DONE */
+    unsigned long attempts; /* over the acquires counted, done or failed */
     unsigned holders;       /* contenders HOLDING or RELEASING: at most 1 */
     int64_t busy_since_ns;  /* when holders went 0 -> 1 */
     int64_t busy_ns;        /* lock held, within [start, deadline] */
@@ -153,7 +154,6 @@ static double section_seconds(handoff_bench *b)
 
 static void on_acquired(int status, redlock_lock *lock, const redlock_result *r, void *arg)
 {
-    (void)r;
     contender *c = arg;
     handoff_bench *b = c->b;
     int64_t now = tc_now_ns();
@@ -162,6 +162,8 @@ static void on_acquired(int status, redlock_lock *lock, const redlock_result *r,
         return;
     }
     bool counted = before_deadline(b, now);
+    if (counted && r != NULL)
+        b->attempts += r->attempts;
     int64_t wait = clip(b, now) - c->wanted_ns;
     if (wait > c->max_wait_ns)
         c->max_wait_ns = wait; /* still waiting at the deadline counts up to it */
@@ -236,6 +238,9 @@ static void summarize(handoff_bench *b, handoff_figures *f)
     f->hold_max_ms = o->hold_max_ms;
     f->acquisitions = b->m->pairs;
     f->failures = b->m->failures;
+    f->attempts_per_acquire =
+        f->acquisitions + f->failures ? (double)b->attempts / (double)(f->acquisitions + f->failures)
+                                      : 0;
     f->overlaps = b->overlaps;
     f->gaps = b->gaps.n;
     f->gap_p50_us = samples_quantile_us(&b->gaps, 0.5);

@@ -377,8 +377,9 @@ static void print_handoff(FILE *out, const row *r)
     fprintf(out, "  of which to another contender: p50 %.1f us, p90 %.1f us, p99 %.1f us over "
                  "%lu hand-offs\n",
             h->other_p50_us, h->other_p90_us, h->other_p99_us, h->gaps_other);
-    fprintf(out, "  busy fraction %.3f, acquisitions %lu, failed acquisitions %lu\n",
-            h->busy_fraction, h->acquisitions, h->failures);
+    fprintf(out, "  busy fraction %.3f, acquisitions %lu, failed acquisitions %lu, "
+                 "attempts per acquire %.2f\n",
+            h->busy_fraction, h->acquisitions, h->failures, h->attempts_per_acquire);
     fprintf(out, "  worst contender #%u: %lu acquisitions, wait p99 %.1f us, max %.1f us\n",
             h->worst, w->acquisitions, w->wait_p99_us, w->wait_max_us);
     fprintf(out, "  %10s %12s %8s %14s %14s\n", "contender", "acquisitions", "failed",
@@ -393,14 +394,16 @@ static void print_handoff_json(FILE *out, const handoff_figures *h)
     const contender_figures *w = &h->per[h->worst];
     fprintf(out,
             ",\"handoff\":{\"contenders\":%u,\"hold_min_ms\":%d,\"hold_max_ms\":%d,"
-            "\"acquisitions\":%lu,\"failed_acquisitions\":%lu,\"handoffs\":%lu,"
+            "\"acquisitions\":%lu,\"failed_acquisitions\":%lu,\"attempts_per_acquire\":%.2f,"
+            "\"handoffs\":%lu,"
             "\"acquired_before_release_reported\":%lu,\"gap_p50_us\":%.1f,"
             "\"gap_p90_us\":%.1f,\"gap_p99_us\":%.1f,\"handoffs_to_other\":%lu,"
             "\"other_gap_p50_us\":%.1f,\"other_gap_p90_us\":%.1f,\"other_gap_p99_us\":%.1f,"
             "\"busy_fraction\":%.4f,"
             "\"worst\":{\"contender\":%u,\"acquisitions\":%lu,\"wait_p99_us\":%.1f,"
             "\"wait_max_us\":%.1f},\"per_contender\":[",
-            h->contenders, h->hold_min_ms, h->hold_max_ms, h->acquisitions, h->failures, h->gaps,
+            h->contenders, h->hold_min_ms, h->hold_max_ms, h->acquisitions, h->failures,
+            h->attempts_per_acquire, h->gaps,
             h->overlaps, h->gap_p50_us, h->gap_p90_us, h->gap_p99_us, h->gaps_other,
             h->other_p50_us, h->other_p90_us, h->other_p99_us, h->busy_fraction, h->worst,
             w->acquisitions, w->wait_p99_us, w->wait_max_us);

@@ -40,11 +40,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Attempts brought forward by announcements start at random within this
- * many round trips of the last attempt (bounded below and above). */
-#define RL_SPREAD_RTTS 4
-#define RL_SPREAD_RTT_MIN_US 100
-#define RL_SPREAD_RTT_MAX_US 5000
 
 typedef enum rl_acquire_state {
     RL_ACQUIRE_ATTEMPT, /* a->round is in flight, undecided */

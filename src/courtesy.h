@@ -21,6 +21,15 @@
 
 #define RL_COURTESY_SLOTS 16
 
+/* Attempts brought forward by announcements start at random within this
+ * many round trips (the waiter's last attempt's, bounded below and above)
+ * of the announcement, so that the waiters woken by one release do not
+ * all ask at once and split the votes; a courtesy lasts that long and two
+ * round trips more (the releaser's). */
+#define RL_SPREAD_RTTS 4
+#define RL_SPREAD_RTT_MIN_US 100
+#define RL_SPREAD_RTT_MAX_US 5000
+
 typedef struct rl_courtesy {
     uint64_t hash;
     int64_t until_us;

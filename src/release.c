@@ -19,7 +19,8 @@ typedef struct rl_release_op {
 } rl_release_op;
 
 /* Others heard the release announced: this client's next acquire of the
- * resource lets them go first, for about two round trips (courtesy.h). */
+ * resource lets them go first (courtesy.h): for as many round trips as
+ * their spread wake-ups take, and two more for their requests. */
 static void release_note_waiters(const rl_release_op *op, const rl_round *round)
 {
     redlock_client *client = op->round_op.client;
@@ -30,7 +31,7 @@ static void release_note_waiters(const rl_release_op *op, const rl_round *round)
     }
     if (!others)
         return;
-    int64_t courtesy_us = 2 * (round->decided_us - round->t0_us);
+    int64_t courtesy_us = (RL_SPREAD_RTTS + 2) * (round->decided_us - round->t0_us);
     int64_t max_us = rl_client_setting(client, REDLOCK_COMMAND_TIMEOUT_MS) * 1000;
     if (courtesy_us < RL_COURTESY_MIN_US)
         courtesy_us = RL_COURTESY_MIN_US;

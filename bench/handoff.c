@@ -238,9 +238,8 @@ static void summarize(handoff_bench *b, handoff_figures *f)
     f->hold_max_ms = o->hold_max_ms;
     f->acquisitions = b->m->pairs;
     f->failures = b->m->failures;
-    f->attempts_per_acquire =
-        f->acquisitions + f->failures ? (double)b->attempts / (double)(f->acquisitions + f->failures)
-                                      : 0;
+    unsigned long acquires = f->acquisitions + f->failures;
+    f->attempts_per_acquire = acquires > 0 ? (double)b->attempts / (double)acquires : 0;
     f->overlaps = b->overlaps;
     f->gaps = b->gaps.n;
     f->gap_p50_us = samples_quantile_us(&b->gaps, 0.5);

@@ -205,7 +205,8 @@ static unsigned count_bits(uint64_t bits)
 static bool acquire_announced_enough(const rl_acquire *a)
 {
     const rl_round *round = a->round;
-    uint64_t said_ok = 0, freed = 0;
+    uint64_t said_ok = 0;
+    uint64_t freed = 0;
     for (size_t i = 0; i < round->n; i++) {
         const rl_slot *slot = &round->slots[i];
         uint64_t bit = UINT64_C(1) << i;

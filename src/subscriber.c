@@ -102,18 +102,23 @@ static bool watch_maybe_free(rl_watch *w)
  * sent (out of memory, or the connection is going). */
 static bool channel_request(rl_subscriber *s, rl_watch *w, const char *verb);
 
-/* One step of w's channel on s toward what w wants; frees w when it is
- * done with. Returns true when w was freed. */
-static bool channel_settle(rl_subscriber *s, rl_watch *w)
+/* One step of w's channel on s toward what w wants. */
+static void channel_advance(rl_subscriber *s, rl_watch *w)
 {
     rl_watch_channel *ch = &w->channels[s->index];
-    if (s->ac != NULL) {
-        if (w->wanted && ch->state == RL_CHANNEL_NONE && channel_request(s, w, "SUBSCRIBE"))
-            ch->state = RL_CHANNEL_SUBSCRIBING;
-        else if (!w->wanted && ch->state == RL_CHANNEL_SUBSCRIBED &&
-                 channel_request(s, w, "UNSUBSCRIBE"))
-            ch->state = RL_CHANNEL_UNSUBSCRIBING;
-    }
+    if (s->ac == NULL)
+        return;
+    if (w->wanted && ch->state == RL_CHANNEL_NONE && channel_request(s, w, "SUBSCRIBE"))
+        ch->state = RL_CHANNEL_SUBSCRIBING;
+    else if (!w->wanted && ch->state == RL_CHANNEL_SUBSCRIBED &&
+             channel_request(s, w, "UNSUBSCRIBE"))
+        ch->state = RL_CHANNEL_UNSUBSCRIBING;
+}
+
+/* The same, and free w when it is done with. Returns true when freed. */
+static bool channel_settle(rl_subscriber *s, rl_watch *w)
+{
+    channel_advance(s, w);
     return watch_maybe_free(w);
 }
 
@@ -190,7 +195,9 @@ static void subscriber_on_pubsub(redisAsyncContext *ac, void *r, void *privdata)
 {
     (void)privdata;
     rl_subscriber *s = ac->data;
-    const redisReply *kind, *channel, *payload;
+    const redisReply *kind = NULL;
+    const redisReply *channel = NULL;
+    const redisReply *payload = NULL;
     if (s == NULL || s->ac != ac || r == NULL || !pubsub_reply_read(r, &kind, &channel, &payload))
         return; /* a context being torn down, or not pub/sub */
     if (!reply_is(kind, "message"))
@@ -397,11 +404,9 @@ static void subscriber_connect(rl_subscriber *s)
     subscriber_awaits(s);
     rl_timer_arm_in(client->loop, &s->timer,
                     rl_node_connect_timeout_ms(client->cfg, s->node) * 1000);
-    rl_link *next;
-    for (rl_link *l = client->watches.next; l != &client->watches; l = next) {
-        next = l->next;
-        channel_settle(s, rl_container_of(l, rl_watch, link));
-    }
+    /* Unwanted watches have nothing to do here: their channel on s is NONE. */
+    for (rl_link *l = client->watches.next; l != &client->watches; l = l->next)
+        channel_advance(s, rl_container_of(l, rl_watch, link));
 }
 
 int rl_subscribers_init(redlock_client *client)
@@ -428,12 +433,14 @@ void rl_subscribers_close(redlock_client *client)
 {
     if (client->subscribers == NULL)
         return;
-    rl_link *link;
-    while ((link = rl_list_pop_front(&client->watches)) != NULL) {
-        rl_watch *w = rl_container_of(link, rl_watch, link);
+    rl_link *next;
+    for (rl_link *l = client->watches.next; l != &client->watches; l = next) {
+        next = l->next;
+        rl_watch *w = rl_container_of(l, rl_watch, link);
         ev_timer_stop(client->loop, &w->linger);
         free(w);
     }
+    rl_list_init(&client->watches);
     for (size_t i = 0; i < client->n; i++)
         subscriber_off(&client->subscribers[i]);
 }
@@ -471,7 +478,7 @@ int rl_waiter_join(redlock_client *client, rl_waiter *waiter, const void *resour
         if (s->state == RL_SUBSCRIBER_OFF)
             subscriber_connect(s); /* subscribes to w */
         else
-            channel_settle(s, w);
+            channel_advance(s, w);
         /* Heard since the attempt began, or subscribed since: a delete
          * after the attempt's request may have gone unheard. */
         if (ch->state == RL_CHANNEL_SUBSCRIBED &&

@@ -140,7 +140,7 @@ static double hand_off(redlock_client *waiter_client, const char *res, size_t le
     redlock_lock *held = NULL;
     redlock_acquire_options once = fleet_acquire_options(10000, 0);
     cr_assert_eq(harness_acquire(&h, res, len, &once, &held, NULL), REDLOCK_OK);
-    waiter w;
+    static waiter w; /* not on the stack: the acquire may outlive a failed test */
     redlock_acquire_options o = slow_retries();
     waiter_start(waiter_client, &w, res, len, &o);
     /* Failed once, subscribed: wait for the subscriptions to be in place. */
@@ -201,7 +201,7 @@ Test(notify, turned_off_the_waiter_retries_on_its_timer_alone)
     redlock_lock *held = NULL;
     redlock_acquire_options once = fleet_acquire_options(10000, 0);
     cr_assert_eq(harness_acquire(&h, "res", 3, &once, &held, NULL), REDLOCK_OK);
-    waiter w;
+    static waiter w; /* not on the stack: the acquire may outlive a failed test */
     redlock_acquire_options o = slow_retries();
     o.retry_delay_ms = fleet_scaled_ms(1000);
     waiter_start(h.client, &w, "res", 3, &o);
@@ -223,7 +223,7 @@ Test(notify, an_expiry_announces_nothing_and_the_timed_retry_takes_the_lock)
     harness_connect(&h);
     for (size_t i = 0; i < 5; i++)
         cr_assert_eq(fleet_set(h.fleet, i, "exp", 3, "theirs", 6, fleet_scaled_ms(600)), 0);
-    waiter w;
+    static waiter w; /* not on the stack: the acquire may outlive a failed test */
     redlock_acquire_options o = slow_retries();
     o.retry_delay_ms = fleet_scaled_ms(1000);
     waiter_start(h.client, &w, "exp", 3, &o);
@@ -240,7 +240,7 @@ Test(notify, a_subscriber_connection_killed_while_waiting_falls_back_to_the_time
     redlock_lock *held = NULL;
     redlock_acquire_options once = fleet_acquire_options(10000, 0);
     cr_assert_eq(harness_acquire(&h, "res", 3, &once, &held, NULL), REDLOCK_OK);
-    waiter w;
+    static waiter w; /* not on the stack: the acquire may outlive a failed test */
     redlock_acquire_options o = slow_retries();
     o.retry_delay_ms = fleet_scaled_ms(1500);
     waiter_start(h.client, &w, "res", 3, &o);
@@ -265,7 +265,7 @@ Test(notify, a_restarted_master_gets_the_subscription_again)
     redlock_lock *held = NULL;
     redlock_acquire_options once = fleet_acquire_options(10000, 0);
     cr_assert_eq(harness_acquire(&h, "res", 3, &once, &held, NULL), REDLOCK_OK);
-    waiter w;
+    static waiter w; /* not on the stack: the acquire may outlive a failed test */
     redlock_acquire_options o = slow_retries();
     waiter_start(h.client, &w, "res", 3, &o);
     wait_numsub(channel, sizeof(channel) - 1, 1, 5000);
@@ -290,7 +290,7 @@ Test(notify, a_stopped_master_does_not_hold_up_the_hand_off)
     redlock_lock *held = NULL;
     redlock_acquire_options once = fleet_acquire_options(10000, 0);
     cr_assert_eq(harness_acquire(&h, "res", 3, &once, &held, NULL), REDLOCK_OK);
-    waiter w;
+    static waiter w; /* not on the stack: the acquire may outlive a failed test */
     redlock_acquire_options o = slow_retries();
     waiter_start(h.client, &w, "res", 3, &o);
     wait_numsub(channel, sizeof(channel) - 1, 1, 5000);
@@ -314,7 +314,7 @@ Test(notify, a_waiter_canceled_by_freeing_the_client_leaves_no_subscriber_behind
     redlock_acquire_options once = fleet_acquire_options(10000, 0);
     cr_assert_eq(harness_acquire(&h, "res", 3, &once, &held, NULL), REDLOCK_OK);
     redlock_lock_free(held); /* the client releases it when freed */
-    waiter w;
+    static waiter w; /* not on the stack: the acquire may outlive a failed test */
     redlock_acquire_options o = slow_retries();
     waiter_start(h.client, &w, "res", 3, &o);
     wait_numsub(channel, sizeof(channel) - 1, 1, 5000);
@@ -355,7 +355,7 @@ Test(notify, a_master_in_another_database_announces_on_that_databases_channel)
     redlock_lock *held = NULL;
     redlock_acquire_options once = fleet_acquire_options(10000, 0);
     cr_assert_eq(harness_acquire(&h, "res", 3, &once, &held, NULL), REDLOCK_OK);
-    waiter w;
+    static waiter w; /* not on the stack: the acquire may outlive a failed test */
     redlock_acquire_options o = slow_retries();
     waiter_start(h.client, &w, "res", 3, &o);
     channel_probe p3 = {db3, sizeof(db3) - 1, 1, 0, 3};
@@ -412,7 +412,7 @@ Test(notify, an_acl_user_denied_the_channels_still_releases_and_retries_on_its_t
     redlock_lock *held = NULL;
     redlock_acquire_options once = fleet_acquire_options(10000, 0);
     cr_assert_eq(harness_acquire(&h, "res", 3, &once, &held, NULL), REDLOCK_OK);
-    waiter w;
+    static waiter w; /* not on the stack: the acquire may outlive a failed test */
     redlock_acquire_options o = slow_retries();
     o.retry_delay_ms = fleet_scaled_ms(1000);
     waiter_start(h.client, &w, "res", 3, &o);

@@ -227,7 +227,8 @@ static void resume_first(void *arg)
 static void run_stopped_in_flight(const bench_masters *ms, const options *o, fleet *f,
                                   unsigned k)
 {
-    char up_name[64], stopped_name[64];
+    char up_name[64];
+    char stopped_name[64];
     snprintf(up_name, sizeof(up_name), "library async, K=%u", k);
     snprintf(stopped_name, sizeof(stopped_name), "library async, K=%u, 1 master stopped", k);
     if (f == NULL || !wanted(up_name))

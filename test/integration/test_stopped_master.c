@@ -13,7 +13,7 @@
 #include <string.h>
 
 #define TTL_MS 10000
-#define EXTRA 100 /* acquires beyond the bound */
+#define EXTRA 100U /* acquires beyond the bound */
 #define ACQUIRES (RL_MASTER_MAX_OUTSTANDING - 1 + EXTRA) /* after one held lock */
 
 static harness h;

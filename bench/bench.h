@@ -87,6 +87,15 @@ int raw_run(const bench_masters *masters, const bench_limits *lim, bool quorum_o
 /* The library. */
 int lib_async_run(const bench_masters *masters, const bench_limits *lim, unsigned in_flight,
                   measurement *m);
+/* Something done to the masters for the measured part of a run (after the
+ * warm-up, the client connected), and undone after it. */
+typedef struct bench_fault {
+    void (*begin)(void *arg);
+    void (*end)(void *arg);
+    void *arg;
+} bench_fault;
+int lib_async_run_fault(const bench_masters *masters, const bench_limits *lim,
+                        unsigned in_flight, const bench_fault *fault, measurement *m);
 int lib_sync_run(const bench_masters *masters, const bench_limits *lim, unsigned threads,
                  measurement *m);
 /* clients separate clients contending for one resource. */

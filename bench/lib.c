@@ -120,7 +120,7 @@ static void run_slots(async_bench *b, unsigned long pairs, double seconds)
 /* clients: 1 for the uncontended runs (K slots share it), or one per slot
  * when contended. */
 static int async_run(const bench_masters *masters, const bench_limits *lim, unsigned in_flight,
-                     bool contended, measurement *m)
+                     bool contended, const bench_fault *fault, measurement *m)
 {
     if (in_flight == 0 || in_flight > MAX_SLOTS)
         return -1;
@@ -161,12 +161,16 @@ static int async_run(const bench_masters *masters, const bench_limits *lim, unsi
         samples_free(&warm.release);
         b->m = m;
         measurement_reserve(m, lim->pairs);
+        if (fault != NULL)
+            fault->begin(fault->arg); /* the client is connected to every master by now */
         b->live_before = bench_live_bytes();
         stopwatch w;
         stopwatch_start(&w);
         run_slots(b, lim->pairs, lim->seconds);
         m->pairs = b->finished;
         stopwatch_stop(&w, m);
+        if (fault != NULL)
+            fault->end(fault->arg);
     }
     for (unsigned i = 0; i < clients; i++)
         redlock_client_free(shared[i]);
@@ -179,13 +183,19 @@ static int async_run(const bench_masters *masters, const bench_limits *lim, unsi
 int lib_async_run(const bench_masters *masters, const bench_limits *lim, unsigned in_flight,
                   measurement *m)
 {
-    return async_run(masters, lim, in_flight, false, m);
+    return async_run(masters, lim, in_flight, false, NULL, m);
+}
+
+int lib_async_run_fault(const bench_masters *masters, const bench_limits *lim,
+                        unsigned in_flight, const bench_fault *fault, measurement *m)
+{
+    return async_run(masters, lim, in_flight, false, fault, m);
 }
 
 int lib_contended_run(const bench_masters *masters, const bench_limits *lim, unsigned clients,
                       measurement *m)
 {
-    return async_run(masters, lim, clients, true, m);
+    return async_run(masters, lim, clients, true, NULL, m);
 }
 
 /* ---- Blocking API: T threads, one shared client ------------------------ */

@@ -33,7 +33,8 @@ typedef enum ratio_kind {
     RATIO_MEDIAN,     /* pair median / the quorum baseline's (K=1) */
     RATIO_THROUGHPUT, /* pairs/s / the quorum baseline's with the same K */
     RATIO_SCALING,    /* pairs/s / the T=1 run's */
-    RATIO_ACQUIRE     /* acquire median / all masters up */
+    RATIO_ACQUIRE,    /* acquire median / all masters up */
+    RATIO_UP          /* pairs/s / all masters up, same K */
 } ratio_kind;
 
 typedef struct row {
@@ -216,6 +217,43 @@ static void run_handoff(const bench_masters *ms, const options *o)
     }
 }
 
+static void pause_first(void *arg)
+{
+    fleet_pause(arg, 0);
+}
+
+static void resume_first(void *arg)
+{
+    fleet_resume(arg, 0);
+}
+
+/* K pairs in flight with every master up, then with one stopped (SIGSTOP
+ * once the client is connected, SIGCONT after the measured run, so the
+ * stop finds requests in flight): throughput against all up. */
+static void run_stopped_in_flight(const bench_masters *ms, const options *o, fleet *f,
+                                  unsigned k)
+{
+    char up_name[64];
+    char stopped_name[64];
+    snprintf(up_name, sizeof(up_name), "library async, K=%u", k);
+    snprintf(stopped_name, sizeof(stopped_name), "library async, K=%u, 1 master stopped", k);
+    if (f == NULL || !wanted(up_name))
+        return;
+    row *up = add_row(up_name, ms->n);
+    if (up == NULL)
+        return;
+    lib_async_run(ms, &o->lim, k, &up->m);
+    report_progress(up);
+    row *r = add_row(stopped_name, ms->n);
+    if (r == NULL)
+        return;
+    bench_fault stop = {pause_first, resume_first, f};
+    lib_async_run_fault(ms, &o->lim, k, &stop, &r->m);
+    r->kind = RATIO_UP;
+    r->ratio = pairs_per_s(&up->m) > 0 ? pairs_per_s(&r->m) / pairs_per_s(&up->m) : 0;
+    report_progress(r);
+}
+
 /* The scenarios against one set of masters. */
 static void run_suite(const bench_masters *ms, const options *o, fleet *f)
 {
@@ -297,6 +335,7 @@ static void run_suite(const bench_masters *ms, const options *o, fleet *f)
         report_progress(r);
         fleet_resume(f, 0);
     }
+    run_stopped_in_flight(ms, o, f, 32);
 }
 
 /* N = 1, 3, 5, 7, 9 masters: the sequential baseline and library. */
@@ -334,6 +373,8 @@ static const char *ratio_label(ratio_kind k)
         return "pairs/s vs T=1";
     case RATIO_ACQUIRE:
         return "acquire median vs all up";
+    case RATIO_UP:
+        return "pairs/s vs all up, same K";
     default:
         return "";
     }

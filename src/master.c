@@ -27,7 +27,11 @@
  * and go out once the handshake is done; while IDLE they fail at once, so a
  * dead master costs nothing. A master that leaves requests unanswered for
  * stall_timeout (a stopped process, a black-holed network) is disconnected:
- * its pending requests fail and it reconnects with backoff.
+ * its pending requests fail and it reconnects with backoff. Until then, and
+ * during a handshake it never answers, at most RL_MASTER_MAX_OUTSTANDING
+ * requests are sent or queued (twice as many for releases); beyond, requests
+ * to it fail at once, so a stopped master costs a bounded amount of memory,
+ * not one request per operation for as long as it is stopped.
  *
  * Timers belong to states. master_enter(), the one place the state changes,
  * stops all three and starts the deadline of the state it enters:
@@ -89,6 +93,16 @@ static bool master_holds_client(rl_master_state state)
 static bool master_in_handshake(rl_master_state state)
 {
     return state == RL_MASTER_CONNECTING || state == RL_MASTER_FLUSHING;
+}
+
+/* As many requests as a master may hold are sent or queued, without
+ * slot's; NULL: any request but a release (master.h). */
+static bool master_full(const rl_master *m, const rl_slot *slot)
+{
+    size_t limit = RL_MASTER_MAX_OUTSTANDING;
+    if (slot != NULL && slot->round->kind == RL_ROUND_RELEASE)
+        limit *= 2;
+    return m->in_flight + m->queued >= limit;
 }
 
 /*
@@ -154,7 +168,8 @@ void rl_master_start(rl_master *m)
 
 const char *rl_master_failure(const rl_master *m)
 {
-    return m->failure;
+    bool connected = m->state == RL_MASTER_READY || master_in_handshake(m->state);
+    return connected && master_full(m, NULL) ? RL_MASTER_FULL_DETAIL : m->failure;
 }
 
 /* Remember why requests cannot go out. */
@@ -170,6 +185,7 @@ static void master_fail_waiting(rl_master *m)
 {
     rl_link *link;
     while ((link = rl_list_pop_front(&m->waiting)) != NULL) {
+        m->queued--;
         rl_slot *slot = rl_container_of(link, rl_slot, link);
         rl_slot_on_failure(slot, m->failure_outcome, m->failure);
     }
@@ -292,6 +308,7 @@ static void master_send_waiting(rl_master *m)
     rl_link *link;
     while ((m->state == RL_MASTER_READY || m->state == RL_MASTER_FLUSHING) &&
            (link = rl_list_pop_front(&m->waiting)) != NULL) {
+        m->queued--;
         rl_slot *slot = rl_container_of(link, rl_slot, link);
         if (!master_send(m, slot))
             rl_slot_on_failure(slot, REDLOCK_MASTER_NOT_CONNECTED, "the request could not be sent");
@@ -547,13 +564,16 @@ int rl_master_submit(rl_master *m, rl_slot *slot)
 {
     switch (m->state) {
     case RL_MASTER_READY:
-        if (master_send(m, slot))
+        if (!master_full(m, slot) && master_send(m, slot))
             return -1;
         return REDLOCK_MASTER_NOT_CONNECTED;
     case RL_MASTER_CONNECTING:
     case RL_MASTER_FLUSHING:
+        if (master_full(m, slot))
+            return REDLOCK_MASTER_NOT_CONNECTED;
         slot->state = RL_SLOT_WAITING;
         rl_list_push_back(&m->waiting, &slot->link);
+        m->queued++;
         return -1;
     default:
         return m->failure_outcome;
@@ -562,8 +582,8 @@ int rl_master_submit(rl_master *m, rl_slot *slot)
 
 void rl_master_withdraw(rl_master *m, rl_slot *slot)
 {
-    (void)m;
     rl_list_remove(&slot->link);
+    m->queued--;
 }
 
 int64_t rl_master_reply_deadline(const rl_master *m, int64_t now_us)

@@ -26,6 +26,18 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/*
+ * Requests one master may hold at once: sent and not answered yet, or
+ * queued behind its handshake. A stopped master answers none, and each of
+ * them keeps its round, hiredis's copy and callback until the connection is
+ * dropped as stalled; this bounds them. Beyond it, requests to that master
+ * fail at once as NOT_CONNECTED with RL_MASTER_FULL_DETAIL, never sent,
+ * until replies make room. Releases may go on to twice as many: one may
+ * have to undo a SET sent before the limit was reached.
+ */
+#define RL_MASTER_MAX_OUTSTANDING 4096
+#define RL_MASTER_FULL_DETAIL "too many requests already wait for it; not sent"
+
 struct redisAsyncContext;
 typedef struct rl_slot rl_slot;
 typedef struct redlock_client redlock_client;
@@ -55,6 +67,7 @@ typedef struct rl_master {
     unsigned handshake_left;      /* handshake replies still expected */
     bool ever_ready;              /* to log "reconnected" rather than "connected" */
     rl_link waiting;              /* slots queued until the handshake is done */
+    size_t queued;                /* slots in waiting */
     size_t in_flight;             /* our requests sent on ac, not yet answered */
     int64_t last_progress_us;     /* last reply, or first send after silence */
     int failure_outcome;          /* for requests while IDLE: NOT_CONNECTED or AUTH_FAILED */
@@ -81,7 +94,8 @@ void rl_master_close(rl_master *m);
 /*
  * Send slot's command, or queue it while the handshake runs. Returns -1 when
  * sent or queued (the slot will be completed later), else the outcome to
- * record at once (NOT_CONNECTED or AUTH_FAILED); never calls back
+ * record at once (NOT_CONNECTED or AUTH_FAILED; NOT_CONNECTED too beyond
+ * RL_MASTER_MAX_OUTSTANDING); never calls back
  * synchronously.
  */
 int rl_master_submit(rl_master *m, rl_slot *slot);

@@ -277,7 +277,7 @@ REDLOCK_API bool redlock_url_mask_password(char *url);
     X(HELD, 1, "held")            /* the key holds another holder's value */ \
     X(ABSENT, 2, "absent")        /* release/extend: the key is not there */ \
     X(TIMEOUT, 3, "timeout")      /* no reply within the command timeout */ \
-    X(NOT_CONNECTED, 4, "not-connected") /* no connection, or lost before the reply */ \
+    X(NOT_CONNECTED, 4, "not-connected") /* no connection, lost before the reply, or too many waiting */ \
     X(AUTH_FAILED, 5, "auth-failed") /* the master refused our credentials */ \
     X(ERROR, 6, "error")          /* an error reply; detail has its text */ \
     X(PENDING, 7, "pending")      /* no reply yet when the outcome was decided */

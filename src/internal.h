@@ -38,6 +38,7 @@ struct redlock_client {
     bool closing;        /* redlock_client_free() has begun */
     rl_link ops;         /* rl_op in flight */
     rl_link owed;        /* rl_owed_release waiting for masters to reconnect */
+    unsigned watchdogs;  /* locks auto-extended on this client's loop */
     /* Locks this client acquired and will release when freed. Guarded by
      * the handles' ownership mutex (lock.c): a blocking client's callers
      * free handles on their own threads while the I/O thread adds new ones

@@ -838,6 +838,17 @@ bool rl_sync_on_io_thread(const redlock_sync *s)
     return pthread_equal(pthread_self(), s->thread);
 }
 
+rl_sync_runner rl_sync_loop_runner(redlock_sync *s)
+{
+    pthread_mutex_lock(&s->mu);
+    rl_sync_runner runner = s->loop_state == RL_LOOP_IO       ? RL_SYNC_RUNNER_IO_THREAD
+                            : s->loop_state == RL_LOOP_LEADER ? RL_SYNC_RUNNER_CALLER
+                            : s->dirty                        ? RL_SYNC_RUNNER_NOBODY
+                                                              : RL_SYNC_RUNNER_IDLE;
+    pthread_mutex_unlock(&s->mu);
+    return runner;
+}
+
 int rl_sync_destroy_lock(redlock_sync *s, redlock_lock *lock, pthread_mutex_t *held)
 {
     rl_sync_request req = {.kind = RL_SYNC_DESTROY_LOCK, .lock = lock};

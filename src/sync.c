@@ -125,8 +125,9 @@ typedef struct rl_sync_log_line {
 
 /* How long a dirty PARKED loop waits for a call before the I/O thread takes
  * it over: the delay, when the program makes no call, before late replies
- * are read and the library's timers fire. */
-#define RL_SYNC_WATCH_US 1000
+ * are read and the library's timers fire. The I/O thread wakes this often
+ * while callers run the loop (each wake costs a few microseconds of CPU). */
+#define RL_SYNC_WATCH_US 5000
 
 struct redlock_sync {
     struct ev_loop *loop;

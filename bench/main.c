@@ -41,6 +41,7 @@ typedef struct row {
     measurement m;
     ratio_kind kind;
     double ratio;
+    double cpu_ratio; /* CPU per pair / a reference row's; 0: none */
     size_t masters;
     handoff_figures *handoff; /* the hand-off scenario's, else NULL */
 } row;
@@ -254,6 +255,47 @@ static void run_stopped_in_flight(const bench_masters *ms, const options *o, fle
     report_progress(r);
 }
 
+/* The blocking API from T threads; T=32 next to the raw baseline at K=32. */
+static void run_blocking(const bench_masters *ms, const options *o, double base_p50,
+                         double async1_cpu)
+{
+    char name[64];
+    row *r;
+    size_t n = ms->n;
+    double t1 = 0;
+    static const unsigned thread_counts[] = {1, 2, 4, 8, 16, 32};
+    for (size_t i = 0; i < sizeof(thread_counts) / sizeof(thread_counts[0]); i++) {
+        snprintf(name, sizeof(name), "library blocking, T=%u", thread_counts[i]);
+        if (!wanted(name))
+            continue;
+        row *raw = NULL;
+        if (thread_counts[i] == 32) {
+            /* Many threads against as many pairs in flight without threads. */
+            raw = add_row("raw, quorum, K=32", n);
+            raw_run(ms, &o->lim, true, 32, &raw->m);
+            report_progress(raw);
+        }
+        r = add_row(name, n);
+        lib_sync_run(ms, &o->lim, thread_counts[i], &r->m);
+        if (thread_counts[i] == 1) {
+            t1 = pairs_per_s(&r->m);
+            r->kind = RATIO_MEDIAN;
+            r->ratio = samples_quantile_us(&r->m.pair, 0.5) / base_p50;
+            if (async1_cpu > 0)
+                r->cpu_ratio = r->m.cpu_us_per_pair / async1_cpu;
+        } else if (raw != NULL) {
+            r->kind = RATIO_THROUGHPUT;
+            r->ratio = pairs_per_s(&raw->m) > 0 ? pairs_per_s(&r->m) / pairs_per_s(&raw->m) : 0;
+            if (raw->m.cpu_us_per_pair > 0)
+                r->cpu_ratio = r->m.cpu_us_per_pair / raw->m.cpu_us_per_pair;
+        } else {
+            r->kind = RATIO_SCALING;
+            r->ratio = t1 > 0 ? pairs_per_s(&r->m) / t1 : 0;
+        }
+        report_progress(r);
+    }
+}
+
 /* The scenarios against one set of masters. */
 static void run_suite(const bench_masters *ms, const options *o, fleet *f)
 {
@@ -277,27 +319,11 @@ static void run_suite(const bench_masters *ms, const options *o, fleet *f)
     async1->kind = RATIO_MEDIAN;
     async1->ratio = samples_quantile_us(&async1->m.pair, 0.5) / base_p50;
     report_progress(async1);
-    if (!wanted("library async, K=1"))
+    double async1_cpu = async1->m.cpu_us_per_pair;
+    if (!wanted("library async, K=1") && !wanted("library blocking"))
         row_count--; /* kept only as the stopped-master run's reference */
 
-    double t1 = 0;
-    static const unsigned thread_counts[] = {1, 2, 4, 8, 16};
-    for (size_t i = 0; i < sizeof(thread_counts) / sizeof(thread_counts[0]); i++) {
-        snprintf(name, sizeof(name), "library blocking, T=%u", thread_counts[i]);
-        if (!wanted(name))
-            continue;
-        r = add_row(name, n);
-        lib_sync_run(ms, &o->lim, thread_counts[i], &r->m);
-        if (thread_counts[i] == 1) {
-            t1 = pairs_per_s(&r->m);
-            r->kind = RATIO_MEDIAN;
-            r->ratio = samples_quantile_us(&r->m.pair, 0.5) / base_p50;
-        } else {
-            r->kind = RATIO_SCALING;
-            r->ratio = t1 > 0 ? pairs_per_s(&r->m) / t1 : 0;
-        }
-        report_progress(r);
-    }
+    run_blocking(ms, o, base_p50, async1_cpu);
 
     static const unsigned flights[] = {16, 128};
     for (size_t i = 0; i < sizeof(flights) / sizeof(flights[0]); i++) {
@@ -382,24 +408,29 @@ static const char *ratio_label(ratio_kind k)
 
 static void print_table(FILE *out)
 {
-    fprintf(out, "%-40s %2s %8s %9s %8s %8s %8s %8s %8s %8s %7s %8s %7s %7s  %s\n", "scenario", "N",
-            "pairs", "pairs/s", "p50 us", "p90 us", "p99 us", "p99.9 us", "acq p50", "rel p50",
-            "CPU us", "allocs", "B/op", "ratio", "(ratio of)");
+    fprintf(out, "%-40s %2s %8s %9s %8s %8s %8s %8s %8s %8s %7s %6s %8s %7s %7s  %s\n",
+            "scenario", "N", "pairs", "pairs/s", "p50 us", "p90 us", "p99 us", "p99.9 us",
+            "acq p50", "rel p50", "CPU us", "CPU x", "allocs", "B/op", "ratio", "(ratio of)");
     for (size_t i = 0; i < row_count; i++) {
         row *r = &rows[i];
         measurement *m = &r->m;
         char ratio[32] = "";
         char bytes[32] = "";
+        char cpu_ratio[32] = "";
+        if (r->cpu_ratio > 0)
+            snprintf(cpu_ratio, sizeof(cpu_ratio), "%.2f", r->cpu_ratio);
         if (r->kind != RATIO_NONE)
             snprintf(ratio, sizeof(ratio), "%.2f", r->ratio);
         if (m->bytes_in_flight >= 0)
             snprintf(bytes, sizeof(bytes), "%ld", m->bytes_in_flight);
-        fprintf(out, "%-40s %2zu %8lu %9.0f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %7.1f %8.1f %7s %7s  %s\n",
+        fprintf(out,
+                "%-40s %2zu %8lu %9.0f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %7.1f %6s %8.1f %7s %7s  "
+                "%s\n",
                 m->name, r->masters, m->pairs, pairs_per_s(m), samples_quantile_us(&m->pair, 0.5),
                 samples_quantile_us(&m->pair, 0.9), samples_quantile_us(&m->pair, 0.99),
                 samples_quantile_us(&m->pair, 0.999), samples_quantile_us(&m->acquire, 0.5),
-                samples_quantile_us(&m->release, 0.5), m->cpu_us_per_pair, m->allocs_per_pair,
-                bytes, ratio, ratio_label(r->kind));
+                samples_quantile_us(&m->release, 0.5), m->cpu_us_per_pair, cpu_ratio,
+                m->allocs_per_pair, bytes, ratio, ratio_label(r->kind));
         if (m->failures)
             fprintf(out, "%-40s    %lu operations failed\n", "", m->failures);
     }
@@ -467,13 +498,13 @@ static void print_json(FILE *out, long leak_growth, unsigned long leak_pairs)
                 "%s{\"scenario\":\"%s\",\"masters\":%zu,\"pairs\":%lu,\"failures\":%lu,"
                 "\"pairs_per_s\":%.1f,\"p50_us\":%.1f,\"p90_us\":%.1f,\"p99_us\":%.1f,"
                 "\"p999_us\":%.1f,\"acquire_p50_us\":%.1f,\"release_p50_us\":%.1f,"
-                "\"cpu_us_per_pair\":%.2f,\"allocs_per_pair\":%.2f,\"bytes_in_flight\":%ld,"
-                "\"ratio\":%.3f,\"ratio_of\":\"%s\"",
+                "\"cpu_us_per_pair\":%.2f,\"cpu_ratio\":%.3f,\"allocs_per_pair\":%.2f,"
+                "\"bytes_in_flight\":%ld,\"ratio\":%.3f,\"ratio_of\":\"%s\"",
                 i ? "," : "", m->name, r->masters, m->pairs, m->failures, pairs_per_s(m),
                 samples_quantile_us(&m->pair, 0.5), samples_quantile_us(&m->pair, 0.9),
                 samples_quantile_us(&m->pair, 0.99), samples_quantile_us(&m->pair, 0.999),
                 samples_quantile_us(&m->acquire, 0.5), samples_quantile_us(&m->release, 0.5),
-                m->cpu_us_per_pair, m->allocs_per_pair, m->bytes_in_flight, r->ratio,
+                m->cpu_us_per_pair, r->cpu_ratio, m->allocs_per_pair, m->bytes_in_flight, r->ratio,
                 ratio_label(r->kind));
         if (r->handoff != NULL)
             print_handoff_json(out, r->handoff);

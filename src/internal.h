@@ -42,6 +42,7 @@ struct redlock_client {
     rl_link owed;        /* rl_owed_release waiting for masters to reconnect */
     rl_subscriber *subscribers; /* n: release announcements (subscriber.h) */
     rl_link watches;     /* rl_watch: the resources waited for */
+    unsigned watchdogs;  /* locks auto-extended on this client's loop */
     /* Locks this client acquired and will release when freed. Guarded by
      * the handles' ownership mutex (lock.c): a blocking client's callers
      * free handles on their own threads while the I/O thread adds new ones
@@ -132,12 +133,21 @@ void rl_watchdog_extended(redlock_lock *lock, const redlock_client *client, int 
 
 /* Blocking-client hooks for handles freed on a caller's thread. */
 bool rl_sync_on_io_thread(const redlock_sync *sync);
-/* Have the I/O thread destroy the lock, and wait for it. Called with held
+/* Have the thread running the loop destroy the lock, and wait for it. Called with held
  * (the ownership mutex) locked, which keeps sync allocated: its client
  * cannot let go of the lock meanwhile. held is unlocked once the request is
  * queued. REDLOCK_ECANCELED: the client is being freed and lets go of the
  * lock itself; the lock is left alone. */
 int rl_sync_destroy_lock(redlock_sync *sync, redlock_lock *lock, pthread_mutex_t *held);
+
+/* Who runs a blocking client's loop at the moment; for tests. */
+typedef enum rl_sync_runner {
+    RL_SYNC_RUNNER_IO_THREAD,
+    RL_SYNC_RUNNER_CALLER,  /* a calling thread, for its own call */
+    RL_SYNC_RUNNER_NOBODY,  /* parked, replies or timers outstanding */
+    RL_SYNC_RUNNER_IDLE     /* parked, nothing outstanding */
+} rl_sync_runner;
+rl_sync_runner rl_sync_loop_runner(redlock_sync *sync);
 
 /* What an operation knows when it completes, turned into a result. */
 typedef struct rl_result_info {

@@ -120,6 +120,7 @@ void rl_watchdog_stop(redlock_lock *lock)
         rl_lock_unclaim(&wd->extending->use);
     }
     lock->watchdog = NULL;
+    wd->client->watchdogs--;
     free(wd);
 }
 
@@ -268,6 +269,7 @@ int redlock_auto_extend_async(redlock_client *client, redlock_lock *lock, redloc
     if (lock->owner == NULL)
         rl_lock_register(client, lock);
     lock->watchdog = wd;
+    client->watchdogs++;
     atomic_store(&lock->watched, true);
     schedule_from_deadline(wd);
     return REDLOCK_OK;

@@ -34,10 +34,13 @@
  * - A redlock_client (asynchronous) belongs to the thread that runs its loop:
  *   call it only from that thread.
  * - A redlock_sync (blocking) may be shared by any number of threads. It runs
- *   an asynchronous client on its own loop in a private I/O thread; a calling
- *   thread hands its operation over and sleeps on its own semaphore, so
- *   operations of different threads are in flight at the same time and no
- *   lock is held across a network round trip. The log callback of a
+ *   an asynchronous client on its own loop. A calling thread that finds
+ *   nobody running the loop runs it itself until its operation completes;
+ *   otherwise it hands its operation over and sleeps on its own semaphore.
+ *   Operations of different threads are in flight at the same time and no
+ *   lock is held across a network round trip. A private I/O thread runs the
+ *   loop whenever no call does and anything is outstanding (auto-extension,
+ *   other threads' operations, the library's timers). The log callback of a
  *   redlock_sync is called from its I/O thread, except during
  *   redlock_sync_new(), which makes the first connection attempts on the
  *   calling thread.
@@ -50,14 +53,15 @@
  * - Cancellation (pthread_cancel(), deferred): in a redlock_sync_* call, the
  *   wait for the outcome is the only cancellation point. A thread canceled
  *   there ends promptly and safely: its operation is withdrawn first
- *   (dropped if not started, else canceled on the I/O thread as
+ *   (dropped if not started, else canceled by the loop's runner as
  *   redlock_sync_free() would; a lock acquired just as the cancel came is
  *   released). redlock_sync_free() and redlock_lock_free() are not
  *   cancellation points. Asynchronous cancellation is not supported.
  *
  * Signals
  * - hiredis writes to sockets with write(2): a write to a master that has
- *   gone away raises SIGPIPE. The blocking client's I/O thread blocks SIGPIPE;
+ *   gone away raises SIGPIPE. The blocking client's I/O thread blocks SIGPIPE,
+ *   and so does a calling thread while it runs the loop;
  *   programs using the asynchronous client should ignore SIGPIPE, as most
  *   network servers do.
  */

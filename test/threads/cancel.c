@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Threads canceled (pthread_cancel) while blocked in a blocking call: the
- * call is withdrawn, the thread ends at once, and the I/O thread never
- * touches its stack again. Each victim runs on a stack of our own that is
+ * call is withdrawn, the thread ends at once, and the loop never touches its
+ * stack again. A victim is canceled running the loop itself (it found the
+ * loop parked), waiting while another caller runs it, and queued while the
+ * I/O thread is held. Each victim runs on a stack of our own that is
  * unmapped once it is joined, so any later write to its request crashes.
  */
+#include "internal.h"
 #include "threads.h"
 
 #include <stdatomic.h>
@@ -76,6 +79,70 @@ static void *acquire_held(void *arg)
     return NULL;
 }
 
+/* The loop's runner: a caller holding it for an acquire that waits. */
+static void *acquire_leading(void *arg)
+{
+    (void)arg;
+    redlock_acquire_options o = fleet_acquire_options(10000, 1000000);
+    o.retry_delay_ms = 20;
+    o.retry_jitter_ms = 0;
+    o.wait_ms = fleet_scaled_ms(WAIT_LIMIT_MS);
+    redlock_lock *lock = NULL;
+    int rc = redlock_sync_acquire(client, "leading", 7, &o, &lock, NULL);
+    CHECK(rc == REDLOCK_OK, "the leading acquire: %s", redlock_status_name(rc));
+    if (rc == REDLOCK_OK)
+        CHECK(redlock_sync_release(client, lock, NULL) == REDLOCK_OK, "release");
+    redlock_lock_free(lock);
+    return NULL;
+}
+
+/* Bounded waits for the loop's runner and for failed attempts. */
+static void wait_runner(rl_sync_runner runner, const char *what)
+{
+    double deadline = tc_now_ms() + (double)fleet_scaled_ms(5000);
+    while (rl_sync_loop_runner(client) != runner && tc_now_ms() < deadline)
+        tc_sleep_ms(1);
+    REQUIRE(rl_sync_loop_runner(client) == runner, "%s", what);
+}
+
+static void wait_attempts(int n)
+{
+    double deadline = tc_now_ms() + (double)fleet_scaled_ms(5000);
+    while (atomic_load(&attempts) < n && tc_now_ms() < deadline)
+        tc_sleep_ms(1);
+    REQUIRE(atomic_load(&attempts) >= n, "%d of %d acquires failed an attempt",
+            atomic_load(&attempts), n);
+}
+
+/* Someone else holds resource on every master. */
+static void hold_elsewhere(fleet *masters, const char *resource)
+{
+    for (size_t m = 0; m < fleet_size(masters); m++)
+        REQUIRE(fleet_set(masters, m, resource, strlen(resource), "someone-else", 12, 60000) == 0,
+                "set");
+}
+
+/* The resource comes free: an acquire still retrying would take it now
+ * and hand the lock to the dead thread's stack. Nothing may be left. */
+static void free_and_check(fleet *masters)
+{
+    for (size_t m = 0; m < fleet_size(masters); m++)
+        REQUIRE(fleet_del(masters, m, "canceled", 8) == 1, "del");
+    double until = tc_now_ms() + (double)fleet_scaled_ms(300);
+    while (tc_now_ms() < until) {
+        CHECK(redlock_sync_ping(client, NULL) == REDLOCK_OK, "ping");
+        tc_sleep_ms(10);
+    }
+    for (size_t m = 0; m < fleet_size(masters); m++)
+        CHECK(fleet_pttl(masters, m, "canceled", 8) == -2, "master %zu: the canceled acquire "
+              "left a key", m);
+    redlock_lock *lock = NULL;
+    CHECK(redlock_sync_acquire(client, "canceled", 8, NULL, &lock, NULL) == REDLOCK_OK,
+          "acquire after the cancel");
+    CHECK(redlock_sync_release(client, lock, NULL) == REDLOCK_OK, "release");
+    redlock_lock_free(lock);
+}
+
 static void *ping(void *arg)
 {
     (void)arg;
@@ -106,33 +173,34 @@ void scenario_cancel_blocked_callers(fleet *masters, redlock_config *cfg)
     redlock_config_set_log(cfg, log_attempts, NULL, REDLOCK_LOG_DEBUG);
     REQUIRE(redlock_sync_new(&client, cfg) == REDLOCK_OK, "redlock_sync_new");
 
-    /* In flight: an acquire retrying on a resource someone else holds. */
-    for (size_t m = 0; m < fleet_size(masters); m++)
-        REQUIRE(fleet_set(masters, m, "canceled", 8, "someone-else", 12, 60000) == 0, "set");
+    /* Running the loop itself: an acquire into the parked loop, retrying on
+     * a resource someone else holds, canceled where the loop sleeps. */
+    hold_elsewhere(masters, "canceled");
+    wait_runner(RL_SYNC_RUNNER_IDLE, "the loop was never parked");
     victim v;
     victim_start(&v, acquire_held);
-    double deadline = tc_now_ms() + (double)fleet_scaled_ms(5000);
-    while (atomic_load(&attempts) == 0 && tc_now_ms() < deadline)
-        tc_sleep_ms(1);
-    REQUIRE(atomic_load(&attempts) > 0, "the acquire never failed an attempt");
+    wait_attempts(1);
+    CHECK(rl_sync_loop_runner(client) == RL_SYNC_RUNNER_CALLER, "the victim does not lead");
     victim_cancel(&v);
-    /* The resource comes free: an acquire still retrying would take it now
-     * and hand the lock to the dead thread's stack. */
+    free_and_check(masters);
+
+    /* Waiting: the same acquire, started by another caller running the loop
+     * for an acquire of its own. */
+    atomic_store(&attempts, 0);
+    hold_elsewhere(masters, "canceled");
+    hold_elsewhere(masters, "leading");
+    wait_runner(RL_SYNC_RUNNER_IDLE, "the loop was never parked");
+    pthread_t leader;
+    run_threads(&leader, 1, acquire_leading);
+    wait_attempts(1);
+    CHECK(rl_sync_loop_runner(client) == RL_SYNC_RUNNER_CALLER, "no caller leads");
+    victim_start(&v, acquire_held);
+    wait_attempts(2);
+    victim_cancel(&v);
     for (size_t m = 0; m < fleet_size(masters); m++)
-        REQUIRE(fleet_del(masters, m, "canceled", 8) == 1, "del");
-    double until = tc_now_ms() + (double)fleet_scaled_ms(300);
-    while (tc_now_ms() < until) {
-        CHECK(redlock_sync_ping(client, NULL) == REDLOCK_OK, "ping");
-        tc_sleep_ms(10);
-    }
-    for (size_t m = 0; m < fleet_size(masters); m++)
-        CHECK(fleet_pttl(masters, m, "canceled", 8) == -2, "master %zu: the canceled acquire "
-              "left a key", m);
-    redlock_lock *lock = NULL;
-    CHECK(redlock_sync_acquire(client, "canceled", 8, NULL, &lock, NULL) == REDLOCK_OK,
-          "acquire after the cancel");
-    CHECK(redlock_sync_release(client, lock, NULL) == REDLOCK_OK, "release");
-    redlock_lock_free(lock);
+        REQUIRE(fleet_del(masters, m, "leading", 7) == 1, "del");
+    join_threads(&leader, 1);
+    free_and_check(masters);
 
     /* Queued: a ping waiting behind the held I/O thread. */
     io_gate_close(masters, client);

@@ -22,6 +22,7 @@ static const scenario scenarios[] = {
     {"free_while_threads_wait", scenario_free_while_threads_wait, 5, false},
     {"handles_freed_while_client_freed", scenario_handles_freed_while_client_freed, 5, false},
     {"cancel_blocked_callers", scenario_cancel_blocked_callers, 5, false},
+    {"loop_runners", scenario_loop_runners, 5, false},
 };
 #define SCENARIO_COUNT (sizeof(scenarios) / sizeof(scenarios[0]))
 

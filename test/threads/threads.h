@@ -45,6 +45,7 @@ scenario_fn scenario_free_releases_locks;
 scenario_fn scenario_free_while_threads_wait;
 scenario_fn scenario_handles_freed_while_client_freed;
 scenario_fn scenario_cancel_blocked_callers;
+scenario_fn scenario_loop_runners;
 
 /* ---- Checks ------------------------------------------------------------ */
 

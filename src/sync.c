@@ -195,7 +195,10 @@ static rl_sync_request *request_pop(rl_link *list)
 static bool loop_quiet(const redlock_sync *s)
 {
     const redlock_client *c = s->client;
-    if (c == NULL || !rl_list_empty(&c->ops) || !rl_list_empty(&c->owed) || c->watchdogs > 0)
+    /* Watches: waiters' subscriptions linger, and their connections close
+     * with the last of them (subscriber.h). */
+    if (c == NULL || !rl_list_empty(&c->ops) || !rl_list_empty(&c->owed) || c->watchdogs > 0 ||
+        !rl_list_empty(&c->watches))
         return false;
     for (size_t i = 0; i < c->n; i++)
         if (c->masters[i].state != RL_MASTER_READY || c->masters[i].in_flight > 0)

@@ -8,6 +8,7 @@
 
 #include <criterion/criterion.h>
 #include <hiredis/hiredis.h>
+#include <pthread.h>
 #include <string.h>
 
 static harness h;
@@ -427,4 +428,59 @@ Test(notify, an_acl_user_denied_the_channels_still_releases_and_retries_on_its_t
     cr_assert_null(strstr(h.log, "acl-Secret-9"));
     cr_assert_eq(harness_release(&h, w.lock, NULL), REDLOCK_OK);
     redlock_lock_free(w.lock);
+}
+
+/* A blocking acquire on its own thread. */
+typedef struct sync_waiter {
+    redlock_sync *sync;
+    int status;
+    redlock_lock *lock;
+    double done_ms;
+} sync_waiter;
+
+static void *sync_waiter_main(void *arg)
+{
+    sync_waiter *w = arg;
+    redlock_acquire_options o = slow_retries();
+    w->status = redlock_sync_acquire(w->sync, "res", 3, &o, &w->lock, NULL);
+    w->done_ms = tc_now_ms();
+    return NULL;
+}
+
+Test(notify, the_blocking_api_waits_by_notification_and_closes_its_subscribers_when_idle)
+{
+    static const char channel[] = "redlock:released:0:res";
+    /* The harness's log capture is for one thread: these clients log on
+     * their own threads. */
+    redlock_config *cfg = NULL;
+    cr_assert_eq(redlock_config_copy(h.cfg, &cfg), REDLOCK_OK);
+    redlock_config_set_log(cfg, NULL, NULL, REDLOCK_LOG_ERROR);
+    redlock_sync *holder = NULL;
+    redlock_sync *waiting = NULL;
+    cr_assert_eq(redlock_sync_new(&holder, cfg), REDLOCK_OK);
+    cr_assert_eq(redlock_sync_new(&waiting, cfg), REDLOCK_OK);
+    redlock_config_free(cfg);
+    redlock_lock *held = NULL;
+    redlock_acquire_options once = fleet_acquire_options(10000, 0);
+    cr_assert_eq(redlock_sync_acquire(holder, "res", 3, &once, &held, NULL), REDLOCK_OK);
+    static sync_waiter w; /* not on the stack: the thread may outlive a failed test */
+    w.sync = waiting;
+    pthread_t thread;
+    cr_assert_eq(pthread_create(&thread, NULL, sync_waiter_main, &w), 0);
+    wait_numsub(channel, sizeof(channel) - 1, 1, 5000);
+    double released_ms = tc_now_ms();
+    cr_assert_eq(redlock_sync_release(holder, held, NULL), REDLOCK_OK);
+    redlock_lock_free(held);
+    cr_assert_eq(pthread_join(thread, NULL), 0);
+    cr_assert_eq(w.status, REDLOCK_OK, "%s", redlock_strerror(w.status));
+    cr_assert_lt(w.done_ms - released_ms, fleet_scaled_ms(500),
+                 "the blocking waiter took the lock %.0f ms after the release",
+                 w.done_ms - released_ms);
+    /* Nothing more asked of either client: the subscriptions still end. */
+    cr_assert(harness_wait_until(&h, no_pubsub_clients, NULL, 5000),
+              "an idle blocking client kept its subscriber connections");
+    cr_assert_eq(redlock_sync_release(waiting, w.lock, NULL), REDLOCK_OK);
+    redlock_lock_free(w.lock);
+    redlock_sync_free(waiting);
+    redlock_sync_free(holder);
 }

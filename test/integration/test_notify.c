@@ -130,24 +130,29 @@ static bool no_pubsub_clients(harness *hh, void *arg)
     return true;
 }
 
-/*
- * Hold res, let a waiter of client waiter_client fail and subscribe, then
- * release: the waiter must take the lock within bound_ms of the release,
- * far sooner than its retry delay. Returns the gap in ms.
- */
-static double hand_off(redlock_client *waiter_client, const char *res, size_t len,
-                       const char *channel, size_t channel_len, double bound_ms)
+static waiter w; /* not on the stack: the acquire may outlive a failed test */
+
+/* Hold res through h.client, then start w waiting for it on client with
+ * opts (slow retries if NULL); with channel, once it is subscribed to it
+ * everywhere. Returns the held lock. */
+static redlock_lock *hold_and_wait(redlock_client *client, const char *res, size_t len,
+                                   const redlock_acquire_options *opts, const char *channel,
+                                   size_t channel_len)
 {
     redlock_lock *held = NULL;
     redlock_acquire_options once = fleet_acquire_options(10000, 0);
     cr_assert_eq(harness_acquire(&h, res, len, &once, &held, NULL), REDLOCK_OK);
-    static waiter w; /* not on the stack: the acquire may outlive a failed test */
-    redlock_acquire_options o = slow_retries();
-    waiter_start(waiter_client, &w, res, len, &o);
-    /* Failed once, subscribed: wait for the subscriptions to be in place. */
+    redlock_acquire_options slow = slow_retries();
+    waiter_start(client, &w, res, len, opts != NULL ? opts : &slow);
     if (channel != NULL)
         wait_numsub(channel, channel_len, 1, 5000);
-    harness_run_for(&h, 100);
+    return held;
+}
+
+/* Release held and wait for w to take the lock: within bound_ms of the
+ * release, unless bound_ms is 0. Releases w's lock and returns the gap. */
+static double release_and_hand_over(redlock_lock *held, double bound_ms)
+{
     cr_assert_not(w.done, "the waiter got the lock while it was held");
     double released_ms = tc_now_ms();
     cr_assert_eq(harness_release(&h, held, NULL), REDLOCK_OK);
@@ -155,12 +160,23 @@ static double hand_off(redlock_client *waiter_client, const char *res, size_t le
     waiter_wait(&w, 3 * SLOW_RETRY_MS);
     cr_assert_eq(w.status, REDLOCK_OK, "the waiter failed: %s", redlock_strerror(w.status));
     double gap = w.done_ms - released_ms;
-    cr_assert_lt(gap, fleet_scaled_ms((int64_t)bound_ms),
-                 "the waiter took the lock %.0f ms after the release (retry delay %d ms)", gap,
-                 SLOW_RETRY_MS);
+    if (bound_ms > 0)
+        cr_assert_lt(gap, fleet_scaled_ms((int64_t)bound_ms),
+                     "the waiter took the lock %.0f ms after the release (retry delay %d ms)",
+                     gap, SLOW_RETRY_MS);
     cr_assert_eq(harness_release(&h, w.lock, NULL), REDLOCK_OK);
     redlock_lock_free(w.lock);
     return gap;
+}
+
+/* Hold, wait, release: the waiter of waiter_client must take the lock
+ * within bound_ms of the release, far sooner than its retry delay. */
+static double hand_off(redlock_client *waiter_client, const char *res, size_t len,
+                       const char *channel, size_t channel_len, double bound_ms)
+{
+    redlock_lock *held = hold_and_wait(waiter_client, res, len, NULL, channel, channel_len);
+    harness_run_for(&h, 100);
+    return release_and_hand_over(held, bound_ms);
 }
 
 Test(notify, a_release_hands_the_lock_to_a_waiter_on_the_announcement_not_the_timer)
@@ -199,24 +215,14 @@ Test(notify, turned_off_the_waiter_retries_on_its_timer_alone)
 {
     cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_WAIT_BY_NOTIFICATION, 0), REDLOCK_OK);
     harness_connect(&h);
-    redlock_lock *held = NULL;
-    redlock_acquire_options once = fleet_acquire_options(10000, 0);
-    cr_assert_eq(harness_acquire(&h, "res", 3, &once, &held, NULL), REDLOCK_OK);
-    static waiter w; /* not on the stack: the acquire may outlive a failed test */
     redlock_acquire_options o = slow_retries();
     o.retry_delay_ms = fleet_scaled_ms(1000);
-    waiter_start(h.client, &w, "res", 3, &o);
+    redlock_lock *held = hold_and_wait(h.client, "res", 3, &o, NULL, 0);
     harness_run_for(&h, 200);
     cr_assert_eq(pubsub_clients(0), 0, "a subscriber connection was opened");
-    double released_ms = tc_now_ms();
-    cr_assert_eq(harness_release(&h, held, NULL), REDLOCK_OK);
-    redlock_lock_free(held);
-    waiter_wait(&w, 5000);
-    cr_assert_eq(w.status, REDLOCK_OK);
-    cr_assert_gt(w.done_ms - released_ms, 500, "the waiter was woken without notifications");
+    double gap = release_and_hand_over(held, 0);
+    cr_assert_gt(gap, 500, "the waiter was woken without notifications");
     cr_assert_eq(w.attempts, 2);
-    cr_assert_eq(harness_release(&h, w.lock, NULL), REDLOCK_OK);
-    redlock_lock_free(w.lock);
 }
 
 Test(notify, an_expiry_announces_nothing_and_the_timed_retry_takes_the_lock)
@@ -224,7 +230,6 @@ Test(notify, an_expiry_announces_nothing_and_the_timed_retry_takes_the_lock)
     harness_connect(&h);
     for (size_t i = 0; i < 5; i++)
         cr_assert_eq(fleet_set(h.fleet, i, "exp", 3, "theirs", 6, fleet_scaled_ms(600)), 0);
-    static waiter w; /* not on the stack: the acquire may outlive a failed test */
     redlock_acquire_options o = slow_retries();
     o.retry_delay_ms = fleet_scaled_ms(1000);
     waiter_start(h.client, &w, "exp", 3, &o);
@@ -238,23 +243,13 @@ Test(notify, a_subscriber_connection_killed_while_waiting_falls_back_to_the_time
 {
     harness_connect(&h);
     static const char channel[] = "redlock:released:0:res";
-    redlock_lock *held = NULL;
-    redlock_acquire_options once = fleet_acquire_options(10000, 0);
-    cr_assert_eq(harness_acquire(&h, "res", 3, &once, &held, NULL), REDLOCK_OK);
-    static waiter w; /* not on the stack: the acquire may outlive a failed test */
     redlock_acquire_options o = slow_retries();
     o.retry_delay_ms = fleet_scaled_ms(1500);
-    waiter_start(h.client, &w, "res", 3, &o);
-    wait_numsub(channel, sizeof(channel) - 1, 1, 5000);
+    redlock_lock *held = hold_and_wait(h.client, "res", 3, &o, channel, sizeof(channel) - 1);
     /* The subscriber connections die: the release's announcements are lost. */
     for (size_t i = 0; i < 5; i++)
         freeReplyObject(fleet_command(h.fleet, i, "CLIENT KILL TYPE pubsub"));
-    cr_assert_eq(harness_release(&h, held, NULL), REDLOCK_OK);
-    redlock_lock_free(held);
-    waiter_wait(&w, 10000);
-    cr_assert_eq(w.status, REDLOCK_OK, "a lost announcement left the waiter without the lock");
-    cr_assert_eq(harness_release(&h, w.lock, NULL), REDLOCK_OK);
-    redlock_lock_free(w.lock);
+    release_and_hand_over(held, 0);
     /* The connections come back, and serve the next wait. */
     hand_off(h.client, "res", 3, channel, sizeof(channel) - 1, 500);
 }
@@ -263,62 +258,29 @@ Test(notify, a_restarted_master_gets_the_subscription_again)
 {
     harness_connect(&h);
     static const char channel[] = "redlock:released:0:res";
-    redlock_lock *held = NULL;
-    redlock_acquire_options once = fleet_acquire_options(10000, 0);
-    cr_assert_eq(harness_acquire(&h, "res", 3, &once, &held, NULL), REDLOCK_OK);
-    static waiter w; /* not on the stack: the acquire may outlive a failed test */
-    redlock_acquire_options o = slow_retries();
-    waiter_start(h.client, &w, "res", 3, &o);
-    wait_numsub(channel, sizeof(channel) - 1, 1, 5000);
+    redlock_lock *held = hold_and_wait(h.client, "res", 3, NULL, channel, sizeof(channel) - 1);
     cr_assert_eq(fleet_kill(h.fleet, 0), 0);
     cr_assert_eq(fleet_restart(h.fleet, 0), 0);
     wait_numsub(channel, sizeof(channel) - 1, 1, 5000); /* master 0 included */
-    cr_assert_not(w.done);
-    double released_ms = tc_now_ms();
-    cr_assert_eq(harness_release(&h, held, NULL), REDLOCK_OK);
-    redlock_lock_free(held);
-    waiter_wait(&w, 3 * SLOW_RETRY_MS);
-    cr_assert_eq(w.status, REDLOCK_OK);
-    cr_assert_lt(w.done_ms - released_ms, fleet_scaled_ms(500));
-    cr_assert_eq(harness_release(&h, w.lock, NULL), REDLOCK_OK);
-    redlock_lock_free(w.lock);
+    release_and_hand_over(held, 500);
 }
 
 Test(notify, a_stopped_master_does_not_hold_up_the_hand_off)
 {
     harness_connect(&h);
     static const char channel[] = "redlock:released:0:res";
-    redlock_lock *held = NULL;
-    redlock_acquire_options once = fleet_acquire_options(10000, 0);
-    cr_assert_eq(harness_acquire(&h, "res", 3, &once, &held, NULL), REDLOCK_OK);
-    static waiter w; /* not on the stack: the acquire may outlive a failed test */
-    redlock_acquire_options o = slow_retries();
-    waiter_start(h.client, &w, "res", 3, &o);
-    wait_numsub(channel, sizeof(channel) - 1, 1, 5000);
+    redlock_lock *held = hold_and_wait(h.client, "res", 3, NULL, channel, sizeof(channel) - 1);
     cr_assert_eq(fleet_pause(h.fleet, 4), 0);
-    double released_ms = tc_now_ms();
-    cr_assert_eq(harness_release(&h, held, NULL), REDLOCK_OK);
-    redlock_lock_free(held);
-    waiter_wait(&w, 3 * SLOW_RETRY_MS);
-    cr_assert_eq(w.status, REDLOCK_OK);
-    cr_assert_lt(w.done_ms - released_ms, fleet_scaled_ms(500));
+    release_and_hand_over(held, 500);
     cr_assert_eq(fleet_resume(h.fleet, 4), 0);
-    cr_assert_eq(harness_release(&h, w.lock, NULL), REDLOCK_OK);
-    redlock_lock_free(w.lock);
 }
 
 Test(notify, a_waiter_canceled_by_freeing_the_client_leaves_no_subscriber_behind)
 {
     harness_connect(&h);
     static const char channel[] = "redlock:released:0:res";
-    redlock_lock *held = NULL;
-    redlock_acquire_options once = fleet_acquire_options(10000, 0);
-    cr_assert_eq(harness_acquire(&h, "res", 3, &once, &held, NULL), REDLOCK_OK);
+    redlock_lock *held = hold_and_wait(h.client, "res", 3, NULL, channel, sizeof(channel) - 1);
     redlock_lock_free(held); /* the client releases it when freed */
-    static waiter w; /* not on the stack: the acquire may outlive a failed test */
-    redlock_acquire_options o = slow_retries();
-    waiter_start(h.client, &w, "res", 3, &o);
-    wait_numsub(channel, sizeof(channel) - 1, 1, 5000);
     harness_free_client(&h);
     cr_assert(w.done);
     cr_assert_eq(w.status, REDLOCK_ECANCELED);
@@ -353,26 +315,14 @@ Test(notify, a_master_in_another_database_announces_on_that_databases_channel)
     harness_connect(&h);
     static const char db3[] = "redlock:released:3:res";
     static const char db0[] = "redlock:released:0:res";
-    redlock_lock *held = NULL;
-    redlock_acquire_options once = fleet_acquire_options(10000, 0);
-    cr_assert_eq(harness_acquire(&h, "res", 3, &once, &held, NULL), REDLOCK_OK);
-    static waiter w; /* not on the stack: the acquire may outlive a failed test */
-    redlock_acquire_options o = slow_retries();
-    waiter_start(h.client, &w, "res", 3, &o);
+    redlock_lock *held = hold_and_wait(h.client, "res", 3, NULL, NULL, 0);
     channel_probe p3 = {db3, sizeof(db3) - 1, 1, 0, 3};
     channel_probe p0 = {db0, sizeof(db0) - 1, 1, 3, 5};
     cr_assert(harness_wait_until(&h, numsub_everywhere, &p3, 5000));
     cr_assert(harness_wait_until(&h, numsub_everywhere, &p0, 5000));
     cr_assert_eq(numsub(0, db0, sizeof(db0) - 1), 0);
     cr_assert_eq(numsub(4, db3, sizeof(db3) - 1), 0);
-    double released_ms = tc_now_ms();
-    cr_assert_eq(harness_release(&h, held, NULL), REDLOCK_OK);
-    redlock_lock_free(held);
-    waiter_wait(&w, 3 * SLOW_RETRY_MS);
-    cr_assert_eq(w.status, REDLOCK_OK);
-    cr_assert_lt(w.done_ms - released_ms, fleet_scaled_ms(500));
-    cr_assert_eq(harness_release(&h, w.lock, NULL), REDLOCK_OK);
-    redlock_lock_free(w.lock);
+    release_and_hand_over(held, 500);
 }
 
 /* Every master as user locker with password. */
@@ -410,24 +360,14 @@ Test(notify, an_acl_user_denied_the_channels_still_releases_and_retries_on_its_t
     config_as_user("acl-Secret-9");
     cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_RECONNECT_MAX_MS, 200), REDLOCK_OK);
     harness_connect(&h);
-    redlock_lock *held = NULL;
-    redlock_acquire_options once = fleet_acquire_options(10000, 0);
-    cr_assert_eq(harness_acquire(&h, "res", 3, &once, &held, NULL), REDLOCK_OK);
-    static waiter w; /* not on the stack: the acquire may outlive a failed test */
     redlock_acquire_options o = slow_retries();
     o.retry_delay_ms = fleet_scaled_ms(1000);
-    waiter_start(h.client, &w, "res", 3, &o);
+    redlock_lock *held = hold_and_wait(h.client, "res", 3, &o, NULL, 0);
     harness_run_for(&h, 300);
-    cr_assert_eq(harness_release(&h, held, NULL), REDLOCK_OK);
-    redlock_lock_free(held);
-    cr_assert_eq(fleet_pttl(h.fleet, 0, "res", 3), -2, "the release did not delete the key");
-    waiter_wait(&w, 10000);
-    cr_assert_eq(w.status, REDLOCK_OK);
+    release_and_hand_over(held, 0); /* the release deleted the key: the waiter got it */
     cr_assert_not_null(strstr(h.log, "release announcements: connection lost: NOPERM"),
                        "the refusal was not logged: %s", h.log);
     cr_assert_null(strstr(h.log, "acl-Secret-9"));
-    cr_assert_eq(harness_release(&h, w.lock, NULL), REDLOCK_OK);
-    redlock_lock_free(w.lock);
 }
 
 /* A blocking acquire on its own thread. */
@@ -440,10 +380,10 @@ typedef struct sync_waiter {
 
 static void *sync_waiter_main(void *arg)
 {
-    sync_waiter *w = arg;
+    sync_waiter *sw = arg;
     redlock_acquire_options o = slow_retries();
-    w->status = redlock_sync_acquire(w->sync, "res", 3, &o, &w->lock, NULL);
-    w->done_ms = tc_now_ms();
+    sw->status = redlock_sync_acquire(sw->sync, "res", 3, &o, &sw->lock, NULL);
+    sw->done_ms = tc_now_ms();
     return NULL;
 }
 
@@ -463,24 +403,24 @@ Test(notify, the_blocking_api_waits_by_notification_and_closes_its_subscribers_w
     redlock_lock *held = NULL;
     redlock_acquire_options once = fleet_acquire_options(10000, 0);
     cr_assert_eq(redlock_sync_acquire(holder, "res", 3, &once, &held, NULL), REDLOCK_OK);
-    static sync_waiter w; /* not on the stack: the thread may outlive a failed test */
-    w.sync = waiting;
+    static sync_waiter sw; /* not on the stack: the thread may outlive a failed test */
+    sw.sync = waiting;
     pthread_t thread;
-    cr_assert_eq(pthread_create(&thread, NULL, sync_waiter_main, &w), 0);
+    cr_assert_eq(pthread_create(&thread, NULL, sync_waiter_main, &sw), 0);
     wait_numsub(channel, sizeof(channel) - 1, 1, 5000);
     double released_ms = tc_now_ms();
     cr_assert_eq(redlock_sync_release(holder, held, NULL), REDLOCK_OK);
     redlock_lock_free(held);
     cr_assert_eq(pthread_join(thread, NULL), 0);
-    cr_assert_eq(w.status, REDLOCK_OK, "%s", redlock_strerror(w.status));
-    cr_assert_lt(w.done_ms - released_ms, fleet_scaled_ms(500),
+    cr_assert_eq(sw.status, REDLOCK_OK, "%s", redlock_strerror(sw.status));
+    cr_assert_lt(sw.done_ms - released_ms, fleet_scaled_ms(500),
                  "the blocking waiter took the lock %.0f ms after the release",
-                 w.done_ms - released_ms);
+                 sw.done_ms - released_ms);
     /* Nothing more asked of either client: the subscriptions still end. */
     cr_assert(harness_wait_until(&h, no_pubsub_clients, NULL, 5000),
               "an idle blocking client kept its subscriber connections");
-    cr_assert_eq(redlock_sync_release(waiting, w.lock, NULL), REDLOCK_OK);
-    redlock_lock_free(w.lock);
+    cr_assert_eq(redlock_sync_release(waiting, sw.lock, NULL), REDLOCK_OK);
+    redlock_lock_free(sw.lock);
     redlock_sync_free(waiting);
     redlock_sync_free(holder);
 }

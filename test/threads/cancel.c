@@ -66,13 +66,20 @@ static void victim_cancel(victim *v)
     REQUIRE(munmap(v->stack, VICTIM_STACK) == 0, "munmap");
 }
 
-static void *acquire_held(void *arg)
+/* Retries every 20 ms, for up to WAIT_LIMIT_MS. */
+static redlock_acquire_options waiting_options(void)
 {
-    (void)arg;
     redlock_acquire_options o = fleet_acquire_options(10000, 1000000);
     o.retry_delay_ms = 20;
     o.retry_jitter_ms = 0;
     o.wait_ms = fleet_scaled_ms(WAIT_LIMIT_MS);
+    return o;
+}
+
+static void *acquire_held(void *arg)
+{
+    (void)arg;
+    redlock_acquire_options o = waiting_options();
     redlock_lock *lock = NULL;
     atomic_store(&victim_rc, redlock_sync_acquire(client, "canceled", 8, &o, &lock, NULL));
     redlock_lock_free(lock);
@@ -83,10 +90,7 @@ static void *acquire_held(void *arg)
 static void *acquire_leading(void *arg)
 {
     (void)arg;
-    redlock_acquire_options o = fleet_acquire_options(10000, 1000000);
-    o.retry_delay_ms = 20;
-    o.retry_jitter_ms = 0;
-    o.wait_ms = fleet_scaled_ms(WAIT_LIMIT_MS);
+    redlock_acquire_options o = waiting_options();
     redlock_lock *lock = NULL;
     int rc = redlock_sync_acquire(client, "leading", 7, &o, &lock, NULL);
     CHECK(rc == REDLOCK_OK, "the leading acquire: %s", redlock_status_name(rc));

@@ -36,12 +36,12 @@ typedef struct waiter {
 
 static void waiter_on_acquired(int status, redlock_lock *lock, const redlock_result *r, void *arg)
 {
-    waiter *w = arg;
-    w->done = true;
-    w->status = status;
-    w->lock = lock;
-    w->done_ms = tc_now_ms();
-    w->attempts = r ? r->attempts : 0;
+    waiter *one = arg;
+    one->done = true;
+    one->status = status;
+    one->lock = lock;
+    one->done_ms = tc_now_ms();
+    one->attempts = r ? r->attempts : 0;
 }
 
 /* Retry delay far above what a hand-off by announcement takes. */
@@ -55,11 +55,12 @@ static redlock_acquire_options slow_retries(void)
     return o;
 }
 
-static void waiter_start(redlock_client *client, waiter *w, const char *res, size_t len,
+static void waiter_start(redlock_client *client, waiter *one, const char *res, size_t len,
                          const redlock_acquire_options *o)
 {
-    memset(w, 0, sizeof(*w));
-    cr_assert_eq(redlock_acquire_async(client, res, len, o, waiter_on_acquired, w), REDLOCK_OK);
+    memset(one, 0, sizeof(*one));
+    cr_assert_eq(redlock_acquire_async(client, res, len, o, waiter_on_acquired, one),
+                 REDLOCK_OK);
 }
 
 static bool waiter_done(harness *hh, void *arg)
@@ -68,9 +69,10 @@ static bool waiter_done(harness *hh, void *arg)
     return ((waiter *)arg)->done;
 }
 
-static void waiter_wait(waiter *w, int timeout_ms)
+static void waiter_wait(waiter *one, int timeout_ms)
 {
-    cr_assert(harness_wait_until(&h, waiter_done, w, timeout_ms), "the acquire never completed");
+    cr_assert(harness_wait_until(&h, waiter_done, one, timeout_ms),
+              "the acquire never completed");
 }
 
 /* Subscriptions to channel on master i (PUBSUB NUMSUB). */

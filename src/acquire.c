@@ -306,6 +306,7 @@ static void acquire_on_decided(rl_round *round, void *owner)
             if (lock != NULL) {
                 rl_lock_set_deadline(lock, round->t0_us + a->ttl_ms * 1000 -
                                                rl_drift_us(a->ttl_ms, drift));
+                lock->acquired_us = round->t0_us;
                 rl_lock_register(client, lock);
                 acquire_complete(a, REDLOCK_OK, lock, validity_ms);
                 return;

@@ -94,6 +94,7 @@ struct redlock_lock {
     _Atomic int phase;           /* rl_lock_phase */
     _Atomic int lost_fd;         /* eventfd, -1 until asked for */
     _Atomic bool watched;        /* auto-extension was started on it */
+    int64_t acquired_us;         /* when its acquire began; 0: unknown (made from a value) */
     rl_lock_use *busy;           /* the operation in flight on it, or NULL */
     redlock_client *owner;       /* releases it when freed; NULL if none */
     rl_link link;                /* in owner->locks */

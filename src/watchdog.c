@@ -10,6 +10,8 @@
  *   EXTENDING --no quorum--> WAITING (retry after a short delay)
  *   EXTENDING --not ours / expired--> LOST
  *   any --guard: less than ttl/6 of validity left, unextended--> LOST
+ *   WAITING --tick at the cap: max_hold_ms since the acquire--> LOST
+ *                                                 (REDLOCK_EMAXHOLD)
  *
  * The holder may extend the lock itself between two ticks: the schedule
  * then follows the new deadline and TTL (a failed extend may have cut the
@@ -19,6 +21,9 @@
  * fires before the validity ends, so a holder told that its lock is lost
  * still has a little time to stop before anyone else can take it. LOST is
  * final: the lock is marked lost, the holder told, and the watchdog freed.
+ * With max_hold_ms set, the tick is never armed past the cap, and the tick
+ * at the cap gives the lock up: not extended any more, told as lost, its
+ * keys left to expire (the holder may still be finishing).
  * Stopping it (release, freeing the handle or the client) frees it from any
  * state, abandoning an extension in flight.
  */
@@ -53,7 +58,8 @@ struct rl_watchdog {
     rl_watchdog_state state;
     int last_failure;       /* status of the last failed extension */
     rl_round_op *extending; /* EXTENDING: our extension in flight */
-    ev_timer tick;          /* WAITING: the next extension */
+    int64_t cap_us;         /* max_hold_ms after the acquire; 0: no cap */
+    ev_timer tick;          /* WAITING: the next extension, never after the cap */
     ev_timer guard;         /* lost unless extended by then */
 };
 
@@ -78,6 +84,14 @@ static void arm_at(rl_watchdog *wd, ev_timer *timer, int64_t at_us)
     rl_timer_arm_at(wd->client->loop, timer, at_us);
 }
 
+/* The tick, at at_us or at the cap, whichever comes first. */
+static void arm_tick(rl_watchdog *wd, int64_t at_us)
+{
+    if (wd->cap_us != 0 && wd->cap_us < at_us)
+        at_us = wd->cap_us;
+    arm_at(wd, &wd->tick, at_us);
+}
+
 static void arm_guard(rl_watchdog *wd)
 {
     arm_at(wd, &wd->guard, rl_lock_deadline(wd->lock) - margin_us(wd));
@@ -90,7 +104,7 @@ static void schedule_from_deadline(rl_watchdog *wd)
     int64_t ttl_ms = lock_ttl_ms(wd);
     int64_t deadline = rl_lock_deadline(wd->lock);
     int64_t started = deadline - (ttl_ms * 1000 - rl_drift_us(ttl_ms, wd->client->cfg->drift_factor));
-    arm_at(wd, &wd->tick, started + interval_us(wd));
+    arm_tick(wd, started + interval_us(wd));
     arm_guard(wd);
 }
 
@@ -103,7 +117,7 @@ static void schedule_retry(rl_watchdog *wd)
         delay = RL_WATCHDOG_MIN_RETRY_US;
     if (delay > interval_us(wd))
         delay = interval_us(wd);
-    arm_at(wd, &wd->tick, rl_now_us() + delay);
+    arm_tick(wd, rl_now_us() + delay);
 }
 
 void rl_watchdog_stop(redlock_lock *lock)
@@ -163,6 +177,10 @@ static void watchdog_handle(rl_watchdog *wd, rl_watchdog_event event, int status
 {
     switch (event) {
     case RL_WATCHDOG_TICK:
+        if (wd->cap_us != 0 && rl_now_us() >= wd->cap_us) {
+            status = REDLOCK_EMAXHOLD;
+            break;
+        }
         if (wd->lock->busy != NULL) {
             schedule_retry(wd); /* the holder's own operation is in flight */
             return;
@@ -263,6 +281,10 @@ int redlock_auto_extend_async(redlock_client *client, redlock_lock *lock, redloc
     wd->arg = arg;
     wd->state = RL_WATCHDOG_WAITING;
     wd->last_failure = REDLOCK_ENOQUORUM;
+    int64_t max_hold_ms = rl_client_setting(client, REDLOCK_MAX_HOLD_MS);
+    if (max_hold_ms > 0)
+        wd->cap_us = (lock->acquired_us != 0 ? lock->acquired_us : rl_now_us()) +
+                     max_hold_ms * 1000;
     ev_timer_init(&wd->tick, watchdog_on_tick, 0., 0.);
     ev_timer_init(&wd->guard, watchdog_on_guard, 0., 0.);
     wd->tick.data = wd->guard.data = wd;

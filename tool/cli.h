@@ -115,10 +115,11 @@ typedef struct cli_options {
     int64_t wait_ms;       /* --wait; -1: the config's retry policy;
                               CLI_WAIT_FOREVER: until acquired */
     int64_t kill_after_ms; /* --kill-after; -1: half the validity left */
+    int64_t max_hold_ms;   /* --max-hold; -1: the config's max_hold_ms */
     bool json;             /* --json */
     int conflict_exit;     /* -E: the exit status when held */
 } cli_options;
 #define CLI_WAIT_FOREVER INT64_MAX
-#define CLI_OPTIONS_INIT {-1, -1, -1, false, CLI_EXIT_HELD}
+#define CLI_OPTIONS_INIT {-1, -1, -1, -1, false, CLI_EXIT_HELD}
 
 #endif

@@ -144,10 +144,16 @@ static void on_lost(int status, redlock_lock *lock, void *arg)
     int64_t left = redlock_lock_validity_ms(lock);
     int64_t grace = grace_ms(st);
     st->lost = true;
-    cli_error("run: lock on %s lost (%s) with %lld ms of validity left; stopping the command "
-              "and every process it started (SIGTERM, then SIGKILL after %lld ms)",
-              st->shown, redlock_strerror(status), (long long)(left > 0 ? left : 0),
-              (long long)grace);
+    if (status == REDLOCK_EMAXHOLD)
+        cli_error("run: lock on %s held for the maximum (--max-hold, max_hold_ms) with %lld ms "
+                  "of validity left; stopping the command and every process it started "
+                  "(SIGTERM, then SIGKILL after %lld ms)",
+                  st->shown, (long long)(left > 0 ? left : 0), (long long)grace);
+    else
+        cli_error("run: lock on %s lost (%s) with %lld ms of validity left; stopping the "
+                  "command and every process it started (SIGTERM, then SIGKILL after %lld ms)",
+                  st->shown, redlock_strerror(status), (long long)(left > 0 ? left : 0),
+                  (long long)grace);
     guardian_stop(&st->guard, grace);
     st->phase = RUN_STOPPING;
 }
@@ -262,6 +268,8 @@ int cmd_run(cli *c, const cli_options *o, char **operands, int count)
      * passwords in argv, which its copy would show otherwise. */
     if ((rc = cli_load_config(c)) != 0)
         return rc;
+    if (o->max_hold_ms >= 0)
+        redlock_config_set(c->cfg, REDLOCK_MAX_HOLD_MS, o->max_hold_ms); /* in range: parsed */
     ev_init(&st.report_watcher, on_report);
     st.report_watcher.data = &st;
     /* The guardian first: single-threaded, no connection or loop yet for it

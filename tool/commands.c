@@ -112,6 +112,17 @@ static const cli_option opt_kill_after = {
                "be 0.",
 };
 
+static const cli_option opt_max_hold = {
+    .name = "max-hold",
+    .value = "TIME",
+    .apply = cli_opt_max_hold,
+    .help = "stop extending once the lock has been held this long (default: the config's "
+            "max_hold_ms, 0 for no cap)",
+    .details = "When the cap is reached, *CMD* and every process it started are stopped as "
+               "when the lock is lost, and `redlock` exits 80 with a message naming the cap. "
+               "The keys are left to expire after the TTL of the last extension.",
+};
+
 static const cli_option opt_json = {
     .name = "json",
     .apply = cli_opt_json,
@@ -131,8 +142,9 @@ static const cli_option opt_command_help = {
 
 /* ---- Commands ----------------------------------------------------------------- */
 
-static const cli_option *const run_options[] = {&opt_ttl, &opt_wait, &opt_conflict_exit,
-                                                &opt_kill_after, &opt_command_help};
+static const cli_option *const run_options[] = {&opt_ttl,       &opt_wait,
+                                                &opt_conflict_exit, &opt_kill_after,
+                                                &opt_max_hold,  &opt_command_help};
 
 static const cli_command command_run = {
     .name = "run",

@@ -60,8 +60,8 @@ const doc_entry cli_exit_statuses[] = {
      "No configuration found, or a configuration that cannot be read, is not valid or lists "
      "no masters (`EX_CONFIG`)."},
     {"`80`", "lock lost",
-     "`run`: the lock was lost while *CMD* ran; *CMD* and every process it started were "
-     "stopped."},
+     "`run`: the lock was lost while *CMD* ran, or held for `--max-hold`; *CMD* and every "
+     "process it started were stopped."},
     {"`126`", NULL, "`run`: *CMD* was found but could not be executed."},
     {"`127`", NULL, "`run`: *CMD* was not found."},
     {"`128` + *N*", NULL,

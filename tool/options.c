@@ -156,6 +156,11 @@ cli_parse_result cli_opt_kill_after(const char *value, void *ctx)
     return set_time("kill-after", value, 0, "0, 500ms, 1.5s", &((cli_options *)ctx)->kill_after_ms);
 }
 
+cli_parse_result cli_opt_max_hold(const char *value, void *ctx)
+{
+    return set_time("max-hold", value, 1, "500ms, 90s, 2m, 1h", &((cli_options *)ctx)->max_hold_ms);
+}
+
 cli_parse_result cli_opt_json(const char *value, void *ctx)
 {
     (void)value;

@@ -105,7 +105,8 @@ extern "C" {
     X(ECANCELED, -10, "operation canceled: the client is being freed")         \
     X(EBUSY, -11, "another operation is in progress on this lock")             \
     X(ESYS, -12, "a system call failed")                                       \
-    X(ENOTSUP, -13, "not supported by this build of the library")
+    X(ENOTSUP, -13, "not supported by this build of the library")                \
+    X(EMAXHOLD, -14, "held for max_hold_ms: auto-extension stopped")
 
 typedef enum redlock_status {
 #define REDLOCK_STATUS_ENUM_(name, value, msg) REDLOCK_##name = (value),
@@ -164,7 +165,9 @@ typedef struct redlock_config redlock_config;
     X(RECONNECT_MIN_MS, "reconnect_min_ms", 1, 3600000, 100)  /* first reconnect delay */        \
     X(RECONNECT_MAX_MS, "reconnect_max_ms", 1, 3600000, 5000) /* cap of the doubling delay */ \
     X(WAIT_BY_NOTIFICATION, "wait_by_notification", 0, 1, 1)  /* retry when a release is \
-                                                                 announced: docs/design.md */
+                                                                 announced: docs/design.md */ \
+    X(MAX_HOLD_MS, "max_hold_ms", 0, 2147483647, 0) /* auto-extension stops once held this \
+                                                       long; 0: no cap */
 
 typedef enum redlock_setting {
 #define REDLOCK_SETTING_ENUM_(name, key, min, max, def) REDLOCK_##name,
@@ -482,8 +485,9 @@ REDLOCK_API int redlock_release_async(redlock_client *client, redlock_lock *lock
 
 /* Called when an auto-extended lock is lost; status says why:
  * REDLOCK_ENOTOWNER (our value is gone from a quorum: it expired or was
- * taken), REDLOCK_EEXPIRED, or the reason the masters could not be reached
- * (REDLOCK_ENOQUORUM, EAUTH, EREPLY). */
+ * taken), REDLOCK_EEXPIRED, the reason the masters could not be reached
+ * (REDLOCK_ENOQUORUM, EAUTH, EREPLY), or REDLOCK_EMAXHOLD (held for the
+ * config's max_hold_ms: extension stopped, the keys left to expire). */
 typedef void (*redlock_lost_cb)(int status, redlock_lock *lock, void *arg);
 
 /*
@@ -495,6 +499,10 @@ typedef void (*redlock_lost_cb)(int status, redlock_lock *lock, void *arg);
  * while some validity may remain for the holder to stop. Releasing the lock,
  * freeing its handle or freeing the client stops the extension. The lock
  * must have been acquired by this client (or extended successfully by it).
+ * With the config's max_hold_ms set, extension stops once the lock has been
+ * held that long since its acquire (since now for a handle made from a
+ * value): the lock is then lost with REDLOCK_EMAXHOLD, as above, and its
+ * keys expire after the TTL of its last extension.
  * REDLOCK_EEXPIRED when no validity is left, REDLOCK_EBUSY when another
  * operation is in flight on the lock or it is already auto-extended.
  */

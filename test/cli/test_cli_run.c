@@ -154,3 +154,18 @@ Test(cli_run, run_gets_the_lock_once_the_holder_releases_it)
     cr_assert_eq(access(marker, F_OK), 0, "CMD did not run");
     cli_expect_key_gone("job", cli_format("%s (the first holder's value: %s)", r->cmdline, holder));
 }
+
+/* --max-hold: CMD is stopped once the lock has been held that long, as on a
+ * loss, and run exits 80 saying so; shorter commands are not touched. */
+Test(cli_run, max_hold_stops_cmd_and_exits_80)
+{
+    const cli_result *r = RUN("--ttl", "400ms", "--max-hold", "1s", "capped", "--", "sleep", "20");
+    cli_expect_exit(r, 80);
+    cr_assert_not_null(strstr(r->err, "held for the maximum (--max-hold"), "stderr: %s", r->err);
+    cr_assert(r->elapsed_ms >= 1000 && r->elapsed_ms < fleet_scaled_ms(5000),
+              "exited after %.0f ms", r->elapsed_ms);
+    r = RUN("--ttl", "400ms", "--max-hold", "5s", "capped", "--", "sleep", "0.7");
+    cli_expect_exit(r, 0);
+    r = RUN("--max-hold", "0", "capped", "true");
+    cli_expect_exit(r, 64);
+}

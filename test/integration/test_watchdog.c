@@ -349,3 +349,28 @@ Test(watchdog, an_extension_short_of_masters_is_retried_not_given_up)
     cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
     redlock_lock_free(lock);
 }
+
+/* max_hold_ms: extension stops at the cap, counted from the acquire; the
+ * holder is told as for a loss; the keys then expire on their own. */
+Test(watchdog, max_hold_stops_the_extension_and_tells_the_holder)
+{
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_MAX_HOLD_MS, fleet_scaled_ms(1000)),
+                 REDLOCK_OK);
+    harness_connect(&h);
+    double acquired_ms = tc_now_ms();
+    redlock_lock *lock = acquire("capped", 400);
+    lost_record rec = {0};
+    cr_assert_eq(redlock_auto_extend_async(h.client, lock, record_loss, &rec), REDLOCK_OK);
+    cr_assert(harness_wait_until(&h, lost_called, &rec, 5000), "the cap never stopped it");
+    cr_assert_eq(rec.status, REDLOCK_EMAXHOLD, "lost with %s", redlock_status_name(rec.status));
+    double held_ms = rec.at_ms - acquired_ms;
+    cr_assert(held_ms >= fleet_scaled_ms(1000) && held_ms < fleet_scaled_ms(1300),
+              "stopped after %.0f ms held, the cap being %lld ms", held_ms,
+              (long long)fleet_scaled_ms(1000));
+    /* Extended past its first TTL, then no more: the keys expire. */
+    cr_assert_geq(masters_holding(lock), 3, "the keys went at the cap");
+    cr_assert(harness_wait_key_gone(&h, "capped", 6, 2000), "the keys were extended past the cap");
+    cr_assert_eq(rec.calls, 1);
+    cr_assert_eq(redlock_lock_state(lock), REDLOCK_LOCK_LOST);
+    redlock_lock_free(lock);
+}

@@ -54,6 +54,7 @@ typedef struct rl_acquire {
     void *arg;
     rl_acquire_state state;
     int64_t ttl_ms;
+    int64_t delay_ms;       /* lock delay: the keys get PX ttl + delay */
     int64_t retries_left;
     int64_t retry_delay_ms;
     int64_t retry_jitter_ms;
@@ -82,6 +83,7 @@ void redlock_acquire_options_init(redlock_acquire_options *opts)
     opts->retry_delay_ms = REDLOCK_DEFAULT;
     opts->retry_jitter_ms = REDLOCK_DEFAULT;
     opts->wait_ms = REDLOCK_DEFAULT;
+    opts->lock_delay_ms = REDLOCK_DEFAULT;
 }
 
 /* An option's value, the config's for REDLOCK_DEFAULT; -2 when outside the
@@ -110,7 +112,7 @@ static void acquire_clean_up(rl_acquire *a)
     }
     if (any)
         rl_owed_release_send(a->client, a->resource, a->resource_len, a->value,
-                             REDLOCK_VALUE_LEN, target, a->ttl_ms);
+                             REDLOCK_VALUE_LEN, target, a->ttl_ms + a->delay_ms);
 }
 
 /* The one place the state changes. Leaving an attempt other than with a
@@ -167,7 +169,7 @@ static int acquire_attempt(rl_acquire *a)
     a->announced = 0;
     rl_command cmd;
     rl_command_acquire(&cmd, a->resource, a->resource_len, a->value, REDLOCK_VALUE_LEN,
-                       a->ttl_ms);
+                       a->ttl_ms + a->delay_ms);
     rl_round *round = rl_round_start(a->client, RL_ROUND_ACQUIRE, &cmd, NULL,
                                      acquire_on_decided, a);
     if (round == NULL)
@@ -307,6 +309,7 @@ static void acquire_on_decided(rl_round *round, void *owner)
                 rl_lock_set_deadline(lock, round->t0_us + a->ttl_ms * 1000 -
                                                rl_drift_us(a->ttl_ms, drift));
                 lock->acquired_us = round->t0_us;
+                lock->delay_ms = a->delay_ms;
                 rl_lock_register(client, lock);
                 acquire_complete(a, REDLOCK_OK, lock, validity_ms);
                 return;
@@ -345,7 +348,8 @@ int redlock_acquire_async(redlock_client *client, const void *resource, size_t r
     int64_t delay_ms = option_or_default(opts->retry_delay_ms, client, REDLOCK_RETRY_DELAY_MS);
     int64_t jitter_ms = option_or_default(opts->retry_jitter_ms, client, REDLOCK_RETRY_JITTER_MS);
     int64_t wait_ms = opts->wait_ms;
-    if (ttl_ms < 0 || retries < 0 || delay_ms < 0 || jitter_ms < 0 ||
+    int64_t lock_delay_ms = option_or_default(opts->lock_delay_ms, client, REDLOCK_LOCK_DELAY_MS);
+    if (ttl_ms < 0 || retries < 0 || delay_ms < 0 || jitter_ms < 0 || lock_delay_ms < 0 ||
         (wait_ms != REDLOCK_DEFAULT && (wait_ms < 0 || wait_ms > INT64_MAX / 1000)))
         return REDLOCK_EINVAL;
 
@@ -357,6 +361,7 @@ int redlock_acquire_async(redlock_client *client, const void *resource, size_t r
     a->cb = cb;
     a->arg = arg;
     a->ttl_ms = ttl_ms;
+    a->delay_ms = lock_delay_ms;
     a->retries_left = retries;
     a->retry_delay_ms = delay_ms;
     a->retry_jitter_ms = jitter_ms;

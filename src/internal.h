@@ -95,6 +95,7 @@ struct redlock_lock {
     _Atomic int lost_fd;         /* eventfd, -1 until asked for */
     _Atomic bool watched;        /* auto-extension was started on it */
     int64_t acquired_us;         /* when its acquire began; 0: unknown (made from a value) */
+    int64_t delay_ms;            /* lock delay its keys carry; -1: unknown (the client's) */
     rl_lock_use *busy;           /* the operation in flight on it, or NULL */
     redlock_client *owner;       /* releases it when freed; NULL if none */
     rl_link link;                /* in owner->locks */

@@ -34,6 +34,7 @@ redlock_lock *rl_lock_create(const void *resource, size_t resource_len, const ch
     atomic_init(&lock->phase, RL_LOCK_ACTIVE);
     atomic_init(&lock->lost_fd, -1);
     atomic_init(&lock->watched, false);
+    lock->delay_ms = -1;
     rl_list_init(&lock->link);
     return lock;
 }

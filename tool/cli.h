@@ -116,10 +116,15 @@ typedef struct cli_options {
                               CLI_WAIT_FOREVER: until acquired */
     int64_t kill_after_ms; /* --kill-after; -1: half the validity left */
     int64_t max_hold_ms;   /* --max-hold; -1: the config's max_hold_ms */
+    int64_t lock_delay_ms; /* --lock-delay; -1: the config's lock_delay_ms */
     bool json;             /* --json */
     int conflict_exit;     /* -E: the exit status when held */
 } cli_options;
 #define CLI_WAIT_FOREVER INT64_MAX
-#define CLI_OPTIONS_INIT {-1, -1, -1, -1, false, CLI_EXIT_HELD}
+#define CLI_OPTIONS_INIT {-1, -1, -1, -1, -1, false, CLI_EXIT_HELD}
+
+/* cli_load_config(), then the settings the command's options override
+ * (--max-hold, --lock-delay). Returns 0 or an exit status. */
+int cli_load_settings(cli *c, const cli_options *o);
 
 #endif

@@ -104,6 +104,7 @@ cli_parse_result cli_opt_ttl(const char *value, void *ctx);
 cli_parse_result cli_opt_wait(const char *value, void *ctx);
 cli_parse_result cli_opt_kill_after(const char *value, void *ctx);
 cli_parse_result cli_opt_max_hold(const char *value, void *ctx);
+cli_parse_result cli_opt_lock_delay(const char *value, void *ctx);
 cli_parse_result cli_opt_json(const char *value, void *ctx);
 cli_parse_result cli_opt_conflict_exit(const char *value, void *ctx);
 /* redlock's own options, into a cli. */

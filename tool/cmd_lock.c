@@ -42,8 +42,8 @@ static void watch_interrupts(interruption *in, bool on)
 int cmd_acquire(cli *c, const cli_options *o, char **operands, int count)
 {
     const char *resource = operands[0];
-    int rc = cli_open(c);
-    if (rc != 0)
+    int rc = cli_load_settings(c, o);
+    if (rc != 0 || (rc = cli_open(c)) != 0)
         return rc;
 
     redlock_acquire_options ao = cli_acquire_options(o->ttl_ms, o->wait_ms);
@@ -114,7 +114,7 @@ int cmd_extend(cli *c, const cli_options *o, char **operands, int count)
 {
     const char *resource = operands[0];
     int rc = adopt("extend", resource, operands[1], o->ttl_ms, &c->lock);
-    if (rc != 0 || (rc = cli_open(c)) != 0)
+    if (rc != 0 || (rc = cli_load_settings(c, o)) != 0 || (rc = cli_open(c)) != 0)
         return rc;
     int status = cli_extend(c, c->lock, 0, &c->result);
     if (o->json)

@@ -266,10 +266,8 @@ int cmd_run(cli *c, const cli_options *o, char **operands, int count)
     cli_shown(st.shown, sizeof(st.shown), resource);
     /* Before the guardian forks: reading the masters overwrites their
      * passwords in argv, which its copy would show otherwise. */
-    if ((rc = cli_load_config(c)) != 0)
+    if ((rc = cli_load_settings(c, o)) != 0)
         return rc;
-    if (o->max_hold_ms >= 0)
-        redlock_config_set(c->cfg, REDLOCK_MAX_HOLD_MS, o->max_hold_ms); /* in range: parsed */
     ev_init(&st.report_watcher, on_report);
     st.report_watcher.data = &st;
     /* The guardian first: single-threaded, no connection or loop yet for it

@@ -123,6 +123,18 @@ static const cli_option opt_max_hold = {
                "The keys are left to expire after the TTL of the last extension.",
 };
 
+static const cli_option opt_lock_delay = {
+    .name = "lock-delay",
+    .value = "TIME",
+    .apply = cli_opt_lock_delay,
+    .help = "keep the keys this much longer than the validity (default: the config's "
+            "lock_delay_ms, 0)",
+    .details = "A holder that dies without releasing (a crash, a partition) keeps the lock "
+               "taken for the TTL plus *TIME*; a release frees it at once. `extend` keeps "
+               "the keys' delay: give it the same *TIME* (or set `lock_delay_ms` in the "
+               "config).",
+};
+
 static const cli_option opt_json = {
     .name = "json",
     .apply = cli_opt_json,
@@ -142,9 +154,9 @@ static const cli_option opt_command_help = {
 
 /* ---- Commands ----------------------------------------------------------------- */
 
-static const cli_option *const run_options[] = {&opt_ttl,       &opt_wait,
-                                                &opt_conflict_exit, &opt_kill_after,
-                                                &opt_max_hold,  &opt_command_help};
+static const cli_option *const run_options[] = {
+    &opt_ttl,      &opt_wait,       &opt_conflict_exit, &opt_kill_after,
+    &opt_max_hold, &opt_lock_delay, &opt_command_help};
 
 static const cli_command command_run = {
     .name = "run",
@@ -248,8 +260,8 @@ static const cli_command command_run = {
         "mount) dies only when it leaves it; `redlock` waits for that.",
 };
 
-static const cli_option *const acquire_options[] = {&opt_ttl, &opt_wait, &opt_conflict_exit,
-                                                    &opt_json, &opt_command_help};
+static const cli_option *const acquire_options[] = {
+    &opt_ttl, &opt_wait, &opt_conflict_exit, &opt_lock_delay, &opt_json, &opt_command_help};
 
 static const cli_command command_acquire = {
     .name = "acquire",
@@ -316,7 +328,8 @@ static const cli_command command_release = {
         "number of masters the key had been deleted on when the outcome was decided.",
 };
 
-static const cli_option *const extend_options[] = {&opt_ttl, &opt_json, &opt_command_help};
+static const cli_option *const extend_options[] = {&opt_ttl, &opt_lock_delay, &opt_json,
+                                                   &opt_command_help};
 
 static const cli_command command_extend = {
     .name = "extend",

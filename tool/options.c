@@ -161,6 +161,12 @@ cli_parse_result cli_opt_max_hold(const char *value, void *ctx)
     return set_time("max-hold", value, 1, "500ms, 90s, 2m, 1h", &((cli_options *)ctx)->max_hold_ms);
 }
 
+cli_parse_result cli_opt_lock_delay(const char *value, void *ctx)
+{
+    return set_time("lock-delay", value, 0, "0, 500ms, 5s, 1m",
+                    &((cli_options *)ctx)->lock_delay_ms);
+}
+
 cli_parse_result cli_opt_json(const char *value, void *ctx)
 {
     (void)value;

@@ -136,6 +136,19 @@ void cli_report_not_acquired(const char *resource, int status, const redlock_res
               r->attempts, r->attempts == 1 ? "" : "s", failures);
 }
 
+int cli_load_settings(cli *c, const cli_options *o)
+{
+    int rc = cli_load_config(c);
+    if (rc != 0)
+        return rc;
+    /* In range: the options were parsed against the settings' ranges. */
+    if (o->max_hold_ms >= 0)
+        redlock_config_set(c->cfg, REDLOCK_MAX_HOLD_MS, o->max_hold_ms);
+    if (o->lock_delay_ms >= 0)
+        redlock_config_set(c->cfg, REDLOCK_LOCK_DELAY_MS, o->lock_delay_ms);
+    return 0;
+}
+
 int cli_open(cli *c)
 {
     int rc = cli_load_config(c);

@@ -167,7 +167,10 @@ typedef struct redlock_config redlock_config;
     X(WAIT_BY_NOTIFICATION, "wait_by_notification", 0, 1, 1)  /* retry when a release is \
                                                                  announced: docs/design.md */ \
     X(MAX_HOLD_MS, "max_hold_ms", 0, 2147483647, 0) /* auto-extension stops once held this \
-                                                       long; 0: no cap */
+                                                       long; 0: no cap */                 \
+    X(LOCK_DELAY_MS, "lock_delay_ms", 0, 2147483647, 0) /* keys outlive the validity by \
+                                                           this: a dead holder's lock stays \
+                                                           taken; released at once */
 
 typedef enum redlock_setting {
 #define REDLOCK_SETTING_ENUM_(name, key, min, max, def) REDLOCK_##name,
@@ -406,6 +409,10 @@ typedef struct redlock_acquire_options {
     int64_t retry_jitter_ms; /* REDLOCK_DEFAULT: the config's */
     int64_t wait_ms;         /* no retry starts later than this after the call;
                                 REDLOCK_DEFAULT: no limit beyond retry_count */
+    int64_t lock_delay_ms;   /* the keys live this much longer than the validity
+                                (PX = ttl + delay), so a holder that dies keeps
+                                the lock taken that much longer; a release frees
+                                it at once. REDLOCK_DEFAULT: the config's */
 } redlock_acquire_options;
 
 /* Sets every field to REDLOCK_DEFAULT. Always call it before setting fields. */

@@ -515,3 +515,43 @@ Test(lock, an_acquire_canceled_by_freeing_the_client_leaves_no_key)
     for (size_t i = 0; i < 5; i++)
         cr_assert_eq(fleet_pttl(h.fleet, i, "cut", 3), -2, "master %zu kept the key", i);
 }
+
+/* lock_delay_ms: the keys outlive the validity by the delay, so a holder
+ * that stops without releasing keeps the lock taken for ttl + delay; an
+ * extend keeps the delay; a release frees the lock at once. */
+Test(lock, a_lock_delay_outlives_a_dead_holder_but_not_a_release)
+{
+    harness_connect(&h);
+    redlock_acquire_options o = fleet_acquire_options(500, 0);
+    o.lock_delay_ms = 1500;
+    redlock_lock *lock = NULL;
+    redlock_result *r = NULL;
+    cr_assert_eq(harness_acquire(&h, "delayed", 7, &o, &lock, &r), REDLOCK_OK);
+    cr_assert_leq(r->validity_ms, 500, "the delay lengthened the validity");
+    redlock_result_free(r);
+    long long pttl = fleet_pttl(h.fleet, 0, "delayed", 7);
+    cr_assert(pttl > 1500 && pttl <= 2000, "PTTL %lld after the acquire", pttl);
+    cr_assert_eq(harness_extend(&h, lock, 500, NULL), REDLOCK_OK);
+    cr_assert_leq(redlock_lock_validity_ms(lock), 500);
+    pttl = fleet_pttl(h.fleet, 0, "delayed", 7);
+    cr_assert(pttl > 1500 && pttl <= 2000, "PTTL %lld after the extend", pttl);
+    cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
+    redlock_lock_free(lock);
+    for (size_t i = 0; i < 5; i++)
+        cr_assert_eq(fleet_pttl(h.fleet, i, "delayed", 7), -2, "master %zu kept the key", i);
+
+    /* A holder that goes away without releasing: taken for ttl + delay. */
+    double t0 = tc_now_ms();
+    cr_assert_eq(harness_acquire(&h, "dead", 4, &o, &lock, NULL), REDLOCK_OK);
+    redlock_lock_free(lock); /* forgotten, not released: as if the holder died */
+    redlock_acquire_options next = fleet_acquire_options(500, 1000);
+    next.retry_delay_ms = 20;
+    next.retry_jitter_ms = 0;
+    cr_assert_eq(harness_acquire(&h, "dead", 4, &next, &lock, NULL), REDLOCK_OK);
+    double taken_ms = tc_now_ms() - t0;
+    cr_assert(taken_ms >= 1900 && taken_ms < 2000 + fleet_scaled_ms(500),
+              "taken again %.0f ms after a holder with ttl 500 ms and delay 1500 ms died",
+              taken_ms);
+    cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
+    redlock_lock_free(lock);
+}

@@ -167,9 +167,10 @@ Test(lock, held_by_another_on_a_majority_is_a_conflict_that_leaves_nothing_of_ou
     redlock_acquire_options o = fleet_acquire_options(10000, 2);
     cr_assert_eq(harness_acquire(&h, "busy", 4, &o, &lock, &r), REDLOCK_ECONFLICT);
     cr_assert_null(lock);
-    /* Three timed attempts, and one more after subscribing to the
-     * announcements (a release just before the subscription went unheard). */
-    cr_assert_eq(r->attempts, 4);
+    /* Three timed attempts, and early ones when the subscriptions to the
+     * announcements come (a release just before them went unheard): one
+     * usually, more when the confirmations come apart (under valgrind). */
+    cr_assert(r->attempts >= 3 && r->attempts <= 8, "%u attempts", r->attempts);
     cr_assert_geq(fleet_result_count(r, REDLOCK_MASTER_HELD), 1);
     redlock_result_free(r);
     harness_run_for(&h, 100);
@@ -386,8 +387,8 @@ Test(lock, wait_ms_bounds_the_retries)
     cr_assert_eq(harness_acquire(&h, "held", 4, &o, NULL, &r), REDLOCK_ECONFLICT);
     double took = tc_now_ms() - t0;
     cr_assert(took >= 250 && took < 1500, "took %.0f ms", took);
-    /* Timed ones, and one when the announcements' subscriptions came. */
-    cr_assert(r->attempts >= 4 && r->attempts <= 9, "%u attempts", r->attempts);
+    /* Timed ones, and early ones when the announcements' subscriptions came. */
+    cr_assert(r->attempts >= 4 && r->attempts <= 12, "%u attempts", r->attempts);
     redlock_result_free(r);
 }
 

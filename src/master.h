@@ -69,6 +69,8 @@ typedef struct rl_master {
     rl_link waiting;              /* slots queued until the handshake is done */
     size_t queued;                /* slots in waiting */
     size_t in_flight;             /* our requests sent on ac, not yet answered */
+    unsigned owed_dropped;        /* releases owed to it but not kept since it was last
+                                     ready (owed_release.c: told once, when it is back) */
     int64_t last_progress_us;     /* last reply, or first send after silence */
     int failure_outcome;          /* for requests while IDLE: NOT_CONNECTED or AUTH_FAILED */
     char failure[192];            /* why the master is not connected */

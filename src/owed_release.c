@@ -74,10 +74,13 @@ void rl_owed_release_add(rl_master *m, const rl_owed_release *what)
         }
     }
     if (queued >= RL_OWED_RELEASE_MAX) {
-        rl_log(&client->log, REDLOCK_LOG_WARN,
-               "master %s: %d releases already wait for it to reconnect; a key of ours there "
-               "expires after its TTL",
-               m->node->name, RL_OWED_RELEASE_MAX);
+        /* Warned of once; the count is told when the master is back. */
+        if (m->owed_dropped++ == 0)
+            rl_log(&client->log, REDLOCK_LOG_WARN,
+                   "master %s: %d releases already wait for it to reconnect; keys of ours "
+                   "there expire after their TTL, and more releases are dropped until it is "
+                   "back",
+                   m->node->name, RL_OWED_RELEASE_MAX);
         return;
     }
     rl_owed_release *copy = owed_new(what->data, what->resource_len,
@@ -115,6 +118,13 @@ void rl_owed_release_on_ready(rl_master *m)
             rl_list_remove(link);
             rl_list_push_back(&mine, link);
         }
+    }
+    if (m->owed_dropped > 0) {
+        rl_log(&client->log, REDLOCK_LOG_WARN,
+               "master %s: %u releases owed to it were dropped while it was out of reach; "
+               "those keys expire after their TTL",
+               m->node->name, m->owed_dropped);
+        m->owed_dropped = 0;
     }
     bool target[REDLOCK_MAX_NODES] = {false};
     target[index] = true;

@@ -10,7 +10,9 @@
  * Bounded: an entry is dropped once the value has expired anyway (the TTL
  * with its drift allowance, counted from when the master was found out of
  * reach), when RL_OWED_RELEASE_MAX entries already wait for that master, or
- * when the client is freed. A master that stays stopped longer than the TTL
+ * when the client is freed. The first entry dropped for being one too many
+ * is warned of; the number dropped is told once, when the master is back.
+ * A master that stays stopped longer than the TTL
  * with our SET unread in its socket runs it when it resumes, after the
  * entry was dropped: that key expires after its TTL.
  */

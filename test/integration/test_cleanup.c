@@ -292,3 +292,37 @@ Test(cleanup, a_set_whose_reply_was_lost_is_released_after_reconnecting)
     cr_assert(strstr(h.log, "a release waits for its next connection") != NULL, "log:\n%s",
               h.log);
 }
+
+/* Lines of the log that contain needle. */
+static size_t log_count(const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = h.log; p != NULL && (p = strstr(p, needle)) != NULL; p += strlen(needle))
+        n++;
+    return n;
+}
+
+/* A master out of reach for long is owed more releases than are kept for
+ * it: the first one dropped is a warning, the rest are counted and told
+ * once when it is back, not a warning each (thousands a second under load). */
+Test(cleanup, releases_dropped_for_a_master_out_of_reach_are_told_once_not_each)
+{
+    harness_start(&h, 3, NULL);
+    for (size_t i = 0; i < 2; i++)
+        cr_assert_eq(fleet_set(h.fleet, i, "owed", 4, "theirs", 6, 60000), 0);
+    harness_connect(&h);
+    harness_run_for(&h, 100);
+    /* Each attempt's SET reaches the stopped master, so its cleanup owes it
+     * a release; once the connection is dropped as stalled, they all are. */
+    cr_assert_eq(fleet_pause(h.fleet, 2), 0);
+    redlock_acquire_options o = fleet_acquire_options(10000, 0);
+    for (int i = 0; i < 80; i++)
+        cr_assert_eq(harness_acquire(&h, "owed", 4, &o, NULL, NULL), REDLOCK_ECONFLICT);
+    harness_run_for(&h, 2500);
+    cr_assert_eq(log_count("releases already wait for it to reconnect"), 1,
+                 "%zu warnings for releases dropped", log_count("releases already wait"));
+    cr_assert_eq(fleet_resume(h.fleet, 2), 0);
+    harness_run_for(&h, 2500);
+    cr_assert_eq(log_count("16 releases owed to it were dropped while it was out of reach"), 1,
+                 "the releases dropped were not told once it was back: %s", h.log);
+}

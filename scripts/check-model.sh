@@ -6,6 +6,8 @@
 #
 #   scripts/check-model.sh [WORKDIR]
 #
+# model/multi_acquire.pml: several resources all or nothing: no resource
+# held twice, no deadlock between {a,b} and {b,a}.
 # model/notify_wait.pml: never two holders; no waiter left waiting for a
 # notification that cannot come. Exhaustive for 3 masters and 2 clients
 # (about 50,000 states, well under a second); 3 clients exceed 4 GB of states.
@@ -56,3 +58,6 @@ verify model/notify_wait.pml caught -DSUBSCRIBE_AFTER_ATTEMPT
 verify model/notify_wait.pml caught -DCOVERAGE_CHECKED_ONCE
 verify model/notify_wait.pml caught -DFORGET_AT_WAIT
 verify model/notify_wait.pml caught -DQUORUM=1
+verify model/multi_acquire.pml pass
+verify model/multi_acquire.pml caught -DKEY_BY_KEY
+verify model/multi_acquire.pml caught -DQUORUM=1

@@ -161,11 +161,9 @@ static void acquire_on_decided(rl_round *round, void *owner);
  * cannot start (the state is unchanged then). */
 static int acquire_attempt(rl_acquire *a)
 {
-    char last[REDLOCK_VALUE_LEN];
-    memcpy(last, a->value, REDLOCK_VALUE_LEN);
+    memcpy(a->last_value, a->value, REDLOCK_VALUE_LEN);
     if (rl_random_pool_value(&a->client->random, a->value) != 0)
         return REDLOCK_ESYS;
-    memcpy(a->last_value, last, REDLOCK_VALUE_LEN);
     a->announced = 0;
     rl_command cmd;
     rl_command_acquire(&cmd, a->resource, a->resource_len, a->value, REDLOCK_VALUE_LEN,

@@ -173,12 +173,18 @@ static bool reply_is(const redisReply *r, const char *text)
 /* A (un)subscribe request went out: its confirmation is awaited. A master
  * that leaves them unanswered for the stall time (stopped, or black-holed)
  * is dropped, so that its channels do not keep unwanted watches alive. */
+/* As long as for the master's request connection. */
+static int64_t stall_us(const rl_subscriber *s)
+{
+    return s->client->masters[s->index].stall_timeout_us;
+}
+
 static void subscriber_awaits(rl_subscriber *s)
 {
     if (s->pending++ == 0) {
         s->progress_us = rl_now_us();
         if (s->state == RL_SUBSCRIBER_READY)
-            rl_timer_arm_in(s->client->loop, &s->timer, s->stall_us);
+            rl_timer_arm_in(s->client->loop, &s->timer, stall_us(s));
     }
 }
 
@@ -208,7 +214,7 @@ static void subscriber_on_pubsub(redisAsyncContext *ac, void *r, void *privdata)
             s->backoff_ms = rl_client_setting(s->client, REDLOCK_RECONNECT_MIN_MS);
             s->failure[0] = '\0';
             if (s->pending > 0)
-                rl_timer_arm_in(s->client->loop, &s->timer, s->stall_us);
+                rl_timer_arm_in(s->client->loop, &s->timer, stall_us(s));
             else
                 ev_timer_stop(s->client->loop, &s->timer);
         }
@@ -298,8 +304,8 @@ static void subscriber_on_timer(struct ev_loop *loop, ev_timer *t, int revents)
     rl_subscriber *s = t->data;
     if (s->state == RL_SUBSCRIBER_READY && s->pending > 0) {
         int64_t silent_us = rl_now_us() - s->progress_us;
-        if (silent_us < s->stall_us) {
-            rl_timer_arm_in(loop, t, s->stall_us - silent_us);
+        if (silent_us < stall_us(s)) {
+            rl_timer_arm_in(loop, t, stall_us(s) - silent_us);
             return;
         }
         char reason[64];
@@ -422,7 +428,6 @@ int rl_subscribers_init(redlock_client *client)
         s->index = i;
         s->state = RL_SUBSCRIBER_OFF;
         s->backoff_ms = rl_client_setting(client, REDLOCK_RECONNECT_MIN_MS);
-        s->stall_us = client->masters[i].stall_timeout_us; /* as its request connection's */
         ev_timer_init(&s->timer, subscriber_on_timer, 0., 0.);
         s->timer.data = s;
     }

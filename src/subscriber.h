@@ -72,9 +72,9 @@ typedef struct rl_subscriber {
     rl_subscriber_state state;
     struct redisAsyncContext *ac; /* CONNECTING, READY */
     ev_timer timer;               /* per state: see subscriber_on_timer() */
-    unsigned pending;             /* (un)subscribe confirmations awaited */
+    unsigned pending;             /* (un)subscribe confirmations awaited; READY drops the
+                                     connection after the master's stall time without one */
     int64_t progress_us;          /* the last confirmation, or the first request after none */
-    int64_t stall_us;             /* READY: pending this long without progress drops it */
     int64_t backoff_ms;
     char failure[160];            /* why it was last dropped, to log a change once */
 } rl_subscriber;

@@ -30,6 +30,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -144,16 +145,14 @@ static void on_lost(int status, redlock_lock *lock, void *arg)
     int64_t left = redlock_lock_validity_ms(lock);
     int64_t grace = grace_ms(st);
     st->lost = true;
+    char why[128];
     if (status == REDLOCK_EMAXHOLD)
-        cli_error("run: lock on %s held for the maximum (--max-hold, max_hold_ms) with %lld ms "
-                  "of validity left; stopping the command and every process it started "
-                  "(SIGTERM, then SIGKILL after %lld ms)",
-                  st->shown, (long long)(left > 0 ? left : 0), (long long)grace);
+        snprintf(why, sizeof(why), "held for the maximum (--max-hold, max_hold_ms)");
     else
-        cli_error("run: lock on %s lost (%s) with %lld ms of validity left; stopping the "
-                  "command and every process it started (SIGTERM, then SIGKILL after %lld ms)",
-                  st->shown, redlock_strerror(status), (long long)(left > 0 ? left : 0),
-                  (long long)grace);
+        snprintf(why, sizeof(why), "lost (%s)", redlock_strerror(status));
+    cli_error("run: lock on %s %s with %lld ms of validity left; stopping the command and every "
+              "process it started (SIGTERM, then SIGKILL after %lld ms)",
+              st->shown, why, (long long)(left > 0 ? left : 0), (long long)grace);
     guardian_stop(&st->guard, grace);
     st->phase = RUN_STOPPING;
 }

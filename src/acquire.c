@@ -65,13 +65,16 @@ typedef struct rl_acquire {
     ev_timer retry_timer;   /* WAIT: at retry_at_us, or sooner when announced */
     int64_t retry_at_us;    /* the timed retry scheduled, 0 for none */
     bool woken;             /* WAIT: the timer was brought forward by announcements */
-    rl_waiter waiter;       /* joined after the first failed attempt */
     bool notify;            /* the config's wait_by_notification */
     uint64_t announced;     /* masters (bit i) that announced a delete since the attempt began */
     char value[REDLOCK_VALUE_LEN + 1];
     char last_value[REDLOCK_VALUE_LEN]; /* the attempt before: its cleanup announces it */
-    size_t resource_len;
-    char resource[];
+    rl_keys keys;           /* the resources; data after waiters[] */
+    const char *owner;      /* the reentrant form's owner token (after the keys), or NULL */
+    size_t owner_len;
+    /* One per resource, joined after the first failed attempt: a set waits
+     * for any of its resources. Then the keys' data and the owner token. */
+    rl_waiter waiters[];
 } rl_acquire;
 
 void redlock_acquire_options_init(redlock_acquire_options *opts)
@@ -84,6 +87,8 @@ void redlock_acquire_options_init(redlock_acquire_options *opts)
     opts->retry_jitter_ms = REDLOCK_DEFAULT;
     opts->wait_ms = REDLOCK_DEFAULT;
     opts->lock_delay_ms = REDLOCK_DEFAULT;
+    opts->owner = NULL;
+    opts->owner_len = 0;
 }
 
 /* An option's value, the config's for REDLOCK_DEFAULT; -2 when outside the
@@ -111,8 +116,8 @@ static void acquire_clean_up(rl_acquire *a)
         any = any || target[i];
     }
     if (any)
-        rl_owed_release_send(a->client, a->resource, a->resource_len, a->value,
-                             REDLOCK_VALUE_LEN, target, a->ttl_ms + a->delay_ms);
+        rl_owed_release_send(a->client, &a->keys, a->value, REDLOCK_VALUE_LEN, target,
+                             a->ttl_ms + a->delay_ms);
 }
 
 /* The one place the state changes. Leaving an attempt other than with a
@@ -142,7 +147,8 @@ static void acquire_complete(rl_acquire *a, int status, redlock_lock *lock, int6
     rl_result_view(&result, masters, client, &info);
 
     rl_client_remove_op(&a->op);
-    rl_waiter_leave(&a->waiter);
+    for (size_t i = 0; i < a->keys.count; i++)
+        rl_waiter_leave(&a->waiters[i]);
     ev_timer_stop(client->loop, &a->retry_timer);
     rl_round *round = a->round; /* the result points into it: kept until after cb */
     if (round != NULL)
@@ -166,8 +172,8 @@ static int acquire_attempt(rl_acquire *a)
         return REDLOCK_ESYS;
     a->announced = 0;
     rl_command cmd;
-    rl_command_acquire(&cmd, a->resource, a->resource_len, a->value, REDLOCK_VALUE_LEN,
-                       a->ttl_ms + a->delay_ms);
+    rl_command_acquire(&cmd, &a->keys, a->value, REDLOCK_VALUE_LEN, a->ttl_ms + a->delay_ms,
+                       a->owner, a->owner_len);
     rl_round *round = rl_round_start(a->client, RL_ROUND_ACQUIRE, &cmd, NULL,
                                      acquire_on_decided, a);
     if (round == NULL)
@@ -261,7 +267,7 @@ static void acquire_wait(rl_acquire *a)
 /* Told by the watch: master may have deleted the key. */
 static void acquire_on_announce(rl_waiter *w, size_t master, const char *value, size_t value_len)
 {
-    rl_acquire *a = rl_container_of(w, rl_acquire, waiter);
+    rl_acquire *a = w->owner;
     /* Our own cleanup's delete frees nothing another holds. */
     if (value != NULL && value_len == REDLOCK_VALUE_LEN &&
         (memcmp(value, a->value, value_len) == 0 || memcmp(value, a->last_value, value_len) == 0))
@@ -273,6 +279,20 @@ static void acquire_on_announce(rl_waiter *w, size_t master, const char *value, 
     }
 }
 
+/* Hear the masters announce deletes of any of the resources. */
+static void acquire_join_watches(rl_acquire *a, int64_t since_us)
+{
+    size_t pos = 0;
+    const char *resource;
+    size_t len;
+    for (size_t i = 0; rl_keys_next(&a->keys, &pos, &resource, &len); i++)
+        if (rl_waiter_join(a->client, &a->waiters[i], resource, len, since_us) != REDLOCK_OK) {
+            rl_log(&a->client->log, REDLOCK_LOG_DEBUG,
+                   "acquire: out of memory for release announcements; retrying on the timer");
+            return;
+        }
+}
+
 /* After a failed attempt: WAIT for the next one, or DONE with status. */
 static void acquire_retry_or_fail(rl_acquire *a, int status)
 {
@@ -282,11 +302,8 @@ static void acquire_retry_or_fail(rl_acquire *a, int status)
         return;
     }
     acquire_wait(a);
-    if (a->notify && a->waiter.watch == NULL &&
-        rl_waiter_join(a->client, &a->waiter, a->resource, a->resource_len, round->t0_us) !=
-            REDLOCK_OK)
-        rl_log(&a->client->log, REDLOCK_LOG_DEBUG,
-               "acquire: out of memory for release announcements; retrying on the timer");
+    if (a->notify && a->waiters[0].watch == NULL)
+        acquire_join_watches(a, round->t0_us);
 }
 
 static void acquire_on_decided(rl_round *round, void *owner)
@@ -301,8 +318,7 @@ static void acquire_on_decided(rl_round *round, void *owner)
         int64_t elapsed_us = round->decided_us - round->t0_us;
         int64_t validity_ms = rl_validity_us(a->ttl_ms, elapsed_us, drift) / 1000;
         if (validity_ms > 0) {
-            redlock_lock *lock = rl_lock_create(a->resource, a->resource_len, a->value,
-                                                REDLOCK_VALUE_LEN, a->ttl_ms);
+            redlock_lock *lock = rl_lock_create(&a->keys, a->value, REDLOCK_VALUE_LEN, a->ttl_ms);
             if (lock != NULL) {
                 rl_lock_set_deadline(lock, round->t0_us + a->ttl_ms * 1000 -
                                                rl_drift_us(a->ttl_ms, drift));
@@ -329,10 +345,30 @@ static void acquire_cancel(rl_op *op)
     acquire_complete((rl_acquire *)op, REDLOCK_ECANCELED, NULL, 0);
 }
 
-int redlock_acquire_async(redlock_client *client, const void *resource, size_t resource_len,
-                          const redlock_acquire_options *opts, redlock_acquire_cb cb, void *arg)
+/* When this client's own release of one of the resources asks new acquires
+ * to let the waiters go first (courtesy.h): the latest such time, or 0. */
+static int64_t acquire_courtesy_until(const rl_acquire *a)
 {
-    if (client == NULL || cb == NULL || !rl_resource_valid(resource, resource_len))
+    int64_t until = 0;
+    size_t pos = 0;
+    const char *resource;
+    size_t len;
+    while (rl_keys_next(&a->keys, &pos, &resource, &len)) {
+        int64_t t = rl_courtesy_until(&a->client->courtesy, resource, len, a->start_us);
+        if (t > until)
+            until = t;
+    }
+    return until;
+}
+
+int redlock_acquire_many_async(redlock_client *client, const void *const *resources,
+                               const size_t *resource_lens, size_t count,
+                               const redlock_acquire_options *opts, redlock_acquire_cb cb,
+                               void *arg)
+{
+    size_t block_len;
+    if (client == NULL || cb == NULL ||
+        rl_keys_check(resources, resource_lens, count, &block_len) != REDLOCK_OK)
         return REDLOCK_EINVAL;
     if (client->closing)
         return REDLOCK_ECANCELED;
@@ -350,8 +386,11 @@ int redlock_acquire_async(redlock_client *client, const void *resource, size_t r
     if (ttl_ms < 0 || retries < 0 || delay_ms < 0 || jitter_ms < 0 || lock_delay_ms < 0 ||
         (wait_ms != REDLOCK_DEFAULT && (wait_ms < 0 || wait_ms > INT64_MAX / 1000)))
         return REDLOCK_EINVAL;
+    size_t owner_len = opts->owner != NULL ? opts->owner_len : 0;
+    if (opts->owner != NULL && (owner_len == 0 || owner_len > REDLOCK_MAX_VALUE_LEN))
+        return REDLOCK_EINVAL;
 
-    rl_acquire *a = calloc(1, sizeof(*a) + resource_len);
+    rl_acquire *a = calloc(1, sizeof(*a) + count * sizeof(rl_waiter) + block_len + owner_len);
     if (a == NULL)
         return REDLOCK_ENOMEM;
     a->op.cancel = acquire_cancel;
@@ -365,18 +404,25 @@ int redlock_acquire_async(redlock_client *client, const void *resource, size_t r
     a->retry_jitter_ms = jitter_ms;
     a->wait_ms = wait_ms == REDLOCK_DEFAULT ? -1 : wait_ms;
     a->start_us = rl_now_us();
-    a->resource_len = resource_len;
-    memcpy(a->resource, resource, resource_len);
+    char *block = (char *)&a->waiters[count];
+    rl_keys_store(&a->keys, block, resources, resource_lens, count);
+    if (opts->owner != NULL) {
+        memcpy(block + block_len, opts->owner, owner_len);
+        a->owner = block + block_len;
+        a->owner_len = owner_len;
+    }
     ev_timer_init(&a->retry_timer, acquire_on_retry_timer, 0., 0.);
     a->retry_timer.data = a;
-    rl_list_init(&a->waiter.link);
-    a->waiter.on_announce = acquire_on_announce;
+    for (size_t i = 0; i < count; i++) {
+        rl_list_init(&a->waiters[i].link);
+        a->waiters[i].on_announce = acquire_on_announce;
+        a->waiters[i].owner = a;
+    }
     a->notify = rl_client_setting(client, REDLOCK_WAIT_BY_NOTIFICATION) != 0;
     a->state = RL_ACQUIRE_WAIT; /* before the first attempt, as between two */
 
     /* Released here a moment ago while others waited: they go first. */
-    int64_t courtesy_until = rl_courtesy_until(&client->courtesy, resource, resource_len,
-                                               a->start_us);
+    int64_t courtesy_until = acquire_courtesy_until(a);
     if (courtesy_until > 0) {
         rl_timer_arm_at(client->loop, &a->retry_timer, courtesy_until);
     } else {
@@ -388,4 +434,10 @@ int redlock_acquire_async(redlock_client *client, const void *resource, size_t r
     }
     rl_client_add_op(client, &a->op);
     return REDLOCK_OK;
+}
+
+int redlock_acquire_async(redlock_client *client, const void *resource, size_t resource_len,
+                          const redlock_acquire_options *opts, redlock_acquire_cb cb, void *arg)
+{
+    return redlock_acquire_many_async(client, &resource, &resource_len, 1, opts, cb, arg);
 }

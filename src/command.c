@@ -11,8 +11,6 @@ static void arg(rl_command *c, const void *p, size_t len)
 {
     c->argv[c->argc] = p;
     c->len[c->argc] = len;
-    c->head[c->argc] = NULL;
-    c->head_len[c->argc] = 0;
     c->argc++;
 }
 
@@ -27,37 +25,55 @@ static void arg_number(rl_command *c, int64_t n)
     arg(c, c->number, (size_t)len);
 }
 
-void rl_command_acquire(rl_command *c, const void *key, size_t key_len, const void *value,
-                        size_t value_len, int64_t ttl_ms)
+static void command_begin(rl_command *c)
 {
     c->argc = 0;
     c->channel_arg = 0;
-    arg_text(c, "SET");
-    arg(c, key, key_len);
-    arg(c, value, value_len);
-    arg_text(c, "NX");
-    arg_text(c, "PX");
-    arg_number(c, ttl_ms);
+    c->script = NULL;
 }
 
-/* EVALSHA sha 1 key [...] */
-static void script_call(rl_command *c, const rl_script *script, const void *key, size_t key_len)
+/* EVALSHA sha n keys... [...] */
+static void script_call(rl_command *c, const rl_script *script, const rl_keys *keys)
 {
-    c->argc = 0;
-    c->channel_arg = 0;
+    command_begin(c);
+    c->script = script;
     arg_text(c, "EVALSHA");
     arg(c, script->sha, 40);
-    arg_text(c, "1");
-    arg(c, key, key_len);
+    int len = snprintf(c->numkeys, sizeof(c->numkeys), "%zu", keys->count);
+    arg(c, c->numkeys, (size_t)len);
+    size_t pos = 0;
+    const char *key;
+    size_t key_len;
+    while (rl_keys_next(keys, &pos, &key, &key_len))
+        arg(c, key, key_len);
 }
 
-void rl_command_release(rl_command *c, const void *key, size_t key_len, const void *value,
-                        size_t value_len)
+void rl_command_acquire(rl_command *c, const rl_keys *keys, const void *value, size_t value_len,
+                        int64_t ttl_ms, const void *owner, size_t owner_len)
 {
-    script_call(c, &rl_release_script, key, key_len);
+    if (keys->count == 1 && owner == NULL) {
+        command_begin(c);
+        arg_text(c, "SET");
+        arg(c, keys->data, keys->len);
+        arg(c, value, value_len);
+        arg_text(c, "NX");
+        arg_text(c, "PX");
+        arg_number(c, ttl_ms);
+        return;
+    }
+    script_call(c, &rl_acquire_script, keys);
+    arg(c, value, value_len);
+    arg_number(c, ttl_ms);
+    if (owner != NULL)
+        arg(c, owner, owner_len);
+}
+
+void rl_command_release(rl_command *c, const rl_keys *keys, const void *value, size_t value_len)
+{
+    script_call(c, &rl_release_script, keys);
     arg(c, value, value_len);
     c->channel_arg = c->argc;
-    arg(c, key, key_len);
+    arg(c, c->channel_prefix, 0);
     rl_command_set_db(c, 0);
 }
 
@@ -66,8 +82,8 @@ void rl_command_set_db(rl_command *c, int db)
     if (c->channel_arg == 0)
         return;
     c->channel_db = db;
-    c->head[c->channel_arg] = c->channel_prefix;
-    c->head_len[c->channel_arg] = rl_channel_prefix(db, c->channel_prefix);
+    c->argv[c->channel_arg] = c->channel_prefix;
+    c->len[c->channel_arg] = rl_channel_prefix(db, c->channel_prefix);
 }
 
 bool rl_command_db_dependent(const rl_command *c)
@@ -75,23 +91,22 @@ bool rl_command_db_dependent(const rl_command *c)
     return c->channel_arg != 0;
 }
 
-void rl_command_extend(rl_command *c, const void *key, size_t key_len, const void *value,
-                       size_t value_len, int64_t ttl_ms)
+void rl_command_extend(rl_command *c, const rl_keys *keys, const void *value, size_t value_len,
+                       int64_t ttl_ms)
 {
-    script_call(c, &rl_extend_script, key, key_len);
+    script_call(c, &rl_extend_script, keys);
     arg(c, value, value_len);
     arg_number(c, ttl_ms);
 }
 
-void rl_command_inspect(rl_command *c, const void *key, size_t key_len)
+void rl_command_inspect(rl_command *c, const rl_keys *keys)
 {
-    script_call(c, &rl_inspect_script, key, key_len);
+    script_call(c, &rl_inspect_script, keys);
 }
 
 void rl_command_ping(rl_command *c)
 {
-    c->argc = 0;
-    c->channel_arg = 0;
+    command_begin(c);
     arg_text(c, "PING");
 }
 
@@ -124,8 +139,7 @@ size_t rl_command_size(const rl_command *c)
 {
     size_t size = 3 + digits(c->argc); /* *<argc>\r\n */
     for (size_t i = 0; i < c->argc; i++) {
-        size_t len = c->head_len[i] + c->len[i];
-        size += 3 + digits(len) + len + 2; /* $<len>\r\n<bytes>\r\n */
+        size += 3 + digits(c->len[i]) + c->len[i] + 2; /* $<len>\r\n<bytes>\r\n */
     }
     return size;
 }
@@ -134,10 +148,7 @@ void rl_command_write(const rl_command *c, char *out)
 {
     out += write_header(out, '*', c->argc);
     for (size_t i = 0; i < c->argc; i++) {
-        out += write_header(out, '$', c->head_len[i] + c->len[i]);
-        if (c->head_len[i] > 0)
-            memcpy(out, c->head[i], c->head_len[i]);
-        out += c->head_len[i];
+        out += write_header(out, '$', c->len[i]);
         memcpy(out, c->argv[i], c->len[i]);
         out += c->len[i];
         out[0] = '\r';

@@ -6,46 +6,50 @@
 #define REDLOCK_COMMAND_H
 
 #include "channel.h"
+#include "redlock/redlock.h"
+#include "resources.h"
+#include "scripts.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#define RL_COMMAND_MAX_ARGS 6
+/* EVALSHA sha numkeys, the keys, and at most three more. */
+#define RL_COMMAND_MAX_ARGS (REDLOCK_MAX_RESOURCES + 6)
 
 /* A request as its arguments; they must outlive the command (until it is
- * written). An argument may have a head written before it (the channel
- * prefix before a resource). */
+ * written). */
 typedef struct rl_command {
     size_t argc;
     const char *argv[RL_COMMAND_MAX_ARGS];
     size_t len[RL_COMMAND_MAX_ARGS];
-    const char *head[RL_COMMAND_MAX_ARGS];
-    size_t head_len[RL_COMMAND_MAX_ARGS];
-    size_t channel_arg;  /* the argument naming a channel, 0 for none */
+    const rl_script *script; /* the script an EVALSHA runs; NULL for SET, PING */
+    size_t channel_arg;  /* the argument naming a channel prefix, 0 for none */
     int channel_db;      /* the database that channel is for */
+    char numkeys[24];    /* the text of EVALSHA's key count */
     char number[24];     /* the text of a numeric argument (a TTL) */
     char channel_prefix[RL_CHANNEL_PREFIX_MAX];
 } rl_command;
 
-/* SET key value NX PX ttl */
-void rl_command_acquire(rl_command *c, const void *key, size_t key_len, const void *value,
-                        size_t value_len, int64_t ttl_ms);
-/* EVALSHA <release sha> 1 key value channel, the channel of database 0
- * (rl_command_set_db changes it) */
-void rl_command_release(rl_command *c, const void *key, size_t key_len, const void *value,
-                        size_t value_len);
-/* EVALSHA <extend sha> 1 key value ttl */
-void rl_command_extend(rl_command *c, const void *key, size_t key_len, const void *value,
-                       size_t value_len, int64_t ttl_ms);
-/* EVALSHA <inspect sha> 1 key */
-void rl_command_inspect(rl_command *c, const void *key, size_t key_len);
+/* One plain resource: SET key value NX PX ttl. Several, or an owner token
+ * given (the reentrant form): EVALSHA <acquire sha> n keys... value ttl
+ * [owner]. */
+void rl_command_acquire(rl_command *c, const rl_keys *keys, const void *value, size_t value_len,
+                        int64_t ttl_ms, const void *owner, size_t owner_len);
+/* EVALSHA <release sha> n keys... value channel-prefix, the channel prefix of
+ * database 0 (rl_command_set_db changes it) */
+void rl_command_release(rl_command *c, const rl_keys *keys, const void *value, size_t value_len);
+/* EVALSHA <extend sha> n keys... value ttl */
+void rl_command_extend(rl_command *c, const rl_keys *keys, const void *value, size_t value_len,
+                       int64_t ttl_ms);
+/* EVALSHA <inspect sha> n keys... */
+void rl_command_inspect(rl_command *c, const rl_keys *keys);
 /* PING */
 void rl_command_ping(rl_command *c);
 
 /* The same request for a master whose database is db: only a release
- * differs, by its channel (channel.h). Keep c where it is until written: the
- * channel argument points into it. */
+ * differs, by its channel prefix (channel.h). Keep c where it is until
+ * written: the channel argument points into it. */
 void rl_command_set_db(rl_command *c, int db);
 /* Whether the request differs by the master's database. */
 bool rl_command_db_dependent(const rl_command *c);

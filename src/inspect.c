@@ -23,16 +23,32 @@ static int report_start(redlock_client *client, rl_round_kind kind, const rl_com
     return rl_round_op_start(op, client, NULL, kind, cmd, report_on_decided, cb, arg);
 }
 
-int redlock_inspect_async(redlock_client *client, const void *resource, size_t resource_len,
-                          redlock_done_cb cb, void *arg)
+int redlock_inspect_many_async(redlock_client *client, const void *const *resources,
+                               const size_t *resource_lens, size_t count, redlock_done_cb cb,
+                               void *arg)
 {
-    if (client == NULL || cb == NULL || !rl_resource_valid(resource, resource_len))
+    size_t block_len;
+    if (client == NULL || cb == NULL ||
+        rl_keys_check(resources, resource_lens, count, &block_len) != REDLOCK_OK)
         return REDLOCK_EINVAL;
     if (client->closing)
         return REDLOCK_ECANCELED;
+    char *block = malloc(block_len);
+    if (block == NULL)
+        return REDLOCK_ENOMEM;
+    rl_keys keys;
+    rl_keys_store(&keys, block, resources, resource_lens, count);
     rl_command cmd;
-    rl_command_inspect(&cmd, resource, resource_len);
-    return report_start(client, RL_ROUND_INSPECT, &cmd, cb, arg);
+    rl_command_inspect(&cmd, &keys);
+    int rc = report_start(client, RL_ROUND_INSPECT, &cmd, cb, arg); /* the request is copied */
+    free(block);
+    return rc;
+}
+
+int redlock_inspect_async(redlock_client *client, const void *resource, size_t resource_len,
+                          redlock_done_cb cb, void *arg)
+{
+    return redlock_inspect_many_async(client, &resource, &resource_len, 1, cb, arg);
 }
 
 int redlock_ping_async(redlock_client *client, redlock_done_cb cb, void *arg)

@@ -13,6 +13,7 @@
 #include "quorum.h"
 #include "random.h"
 #include "redlock/redlock.h"
+#include "resources.h"
 #include "subscriber.h"
 
 #include <ev.h>
@@ -85,7 +86,8 @@ typedef struct rl_watchdog rl_watchdog;
  * or to the handle's user between operations.
  */
 struct redlock_lock {
-    char *resource;
+    rl_keys keys;                /* its resources; data in the handle's block */
+    const char *resource;        /* the first of them */
     size_t resource_len;
     char *value;                 /* NUL-terminated */
     size_t value_len;
@@ -102,9 +104,10 @@ struct redlock_lock {
     rl_watchdog *watchdog;       /* auto-extension in progress, or NULL */
 };
 
-/* A handle for a lock just acquired or extended; NULL when out of memory. */
-redlock_lock *rl_lock_create(const void *resource, size_t resource_len, const char *value,
-                             size_t value_len, int64_t ttl_ms);
+/* A handle for a lock on keys just acquired or extended; NULL when out of
+ * memory. */
+redlock_lock *rl_lock_create(const rl_keys *keys, const char *value, size_t value_len,
+                             int64_t ttl_ms);
 /* Claim the handle for one operation; false if another one holds it. */
 bool rl_lock_claim(redlock_lock *lock, rl_lock_use *use);
 /* Give the handle back (no-op if it was freed meanwhile). */
@@ -169,8 +172,8 @@ void rl_result_view(redlock_result *out, redlock_master_result *masters,
 
 /* Release value on every master (or those with target[i]) without waiting
  * for the outcome: what cannot be released expires after its TTL. */
-void rl_release_unattended(redlock_client *client, const void *resource, size_t resource_len,
-                           const char *value, size_t value_len, const bool *target);
+void rl_release_unattended(redlock_client *client, const rl_keys *keys, const char *value,
+                           size_t value_len, const bool *target);
 /* Release every lock the client acquired and still holds, and forget them
  * (their handles stay valid, RELEASED). For a client being freed. */
 void rl_release_owned_locks(redlock_client *client);

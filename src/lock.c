@@ -15,17 +15,18 @@ bool rl_resource_valid(const void *resource, size_t len)
     return resource != NULL && len > 0 && len <= REDLOCK_MAX_RESOURCE_LEN;
 }
 
-redlock_lock *rl_lock_create(const void *resource, size_t resource_len, const char *value,
-                             size_t value_len, int64_t ttl_ms)
+redlock_lock *rl_lock_create(const rl_keys *keys, const char *value, size_t value_len,
+                             int64_t ttl_ms)
 {
-    /* One allocation: the handle, then the resource, then the value. */
-    redlock_lock *lock = calloc(1, sizeof(*lock) + resource_len + value_len + 1);
+    /* One allocation: the handle, then the resources, then the value. */
+    redlock_lock *lock = calloc(1, sizeof(*lock) + keys->len + value_len + 1);
     if (lock == NULL)
         return NULL;
-    lock->resource = (char *)(lock + 1);
-    lock->value = lock->resource + resource_len;
-    memcpy(lock->resource, resource, resource_len);
-    lock->resource_len = resource_len;
+    char *block = (char *)(lock + 1);
+    memcpy(block, keys->data, keys->len);
+    lock->keys = (rl_keys){.count = keys->count, .len = keys->len, .data = block};
+    lock->resource = rl_keys_at(&lock->keys, 0, &lock->resource_len);
+    lock->value = block + keys->len;
     memcpy(lock->value, value, value_len);
     lock->value[value_len] = '\0';
     lock->value_len = value_len;
@@ -39,17 +40,32 @@ redlock_lock *rl_lock_create(const void *resource, size_t resource_len, const ch
     return lock;
 }
 
-int redlock_lock_new(redlock_lock **out, const void *resource, size_t resource_len,
-                     const void *value, size_t value_len, int64_t ttl_ms)
+int redlock_lock_new_many(redlock_lock **out, const void *const *resources,
+                          const size_t *resource_lens, size_t count, const void *value,
+                          size_t value_len, int64_t ttl_ms)
 {
     if (out == NULL)
         return REDLOCK_EINVAL;
     *out = NULL;
-    if (!rl_resource_valid(resource, resource_len) || value == NULL || value_len == 0 ||
-        value_len > REDLOCK_MAX_VALUE_LEN || ttl_ms < 0 || ttl_ms > INT32_MAX)
+    size_t block_len;
+    if (rl_keys_check(resources, resource_lens, count, &block_len) != REDLOCK_OK ||
+        value == NULL || value_len == 0 || value_len > REDLOCK_MAX_VALUE_LEN || ttl_ms < 0 ||
+        ttl_ms > INT32_MAX)
         return REDLOCK_EINVAL;
-    *out = rl_lock_create(resource, resource_len, value, value_len, ttl_ms);
+    char *block = malloc(block_len);
+    if (block == NULL)
+        return REDLOCK_ENOMEM;
+    rl_keys keys;
+    rl_keys_store(&keys, block, resources, resource_lens, count);
+    *out = rl_lock_create(&keys, value, value_len, ttl_ms);
+    free(block);
     return *out ? REDLOCK_OK : REDLOCK_ENOMEM;
+}
+
+int redlock_lock_new(redlock_lock **out, const void *resource, size_t resource_len,
+                     const void *value, size_t value_len, int64_t ttl_ms)
+{
+    return redlock_lock_new_many(out, &resource, &resource_len, 1, value, value_len, ttl_ms);
 }
 
 /*
@@ -152,6 +168,20 @@ const void *redlock_lock_resource(const redlock_lock *lock, size_t *len)
     if (len != NULL)
         *len = lock ? lock->resource_len : 0;
     return lock ? lock->resource : NULL;
+}
+
+size_t redlock_lock_resource_count(const redlock_lock *lock)
+{
+    return lock ? lock->keys.count : 0;
+}
+
+const void *redlock_lock_resource_at(const redlock_lock *lock, size_t i, size_t *len)
+{
+    size_t n = 0;
+    const char *resource = lock && i < lock->keys.count ? rl_keys_at(&lock->keys, i, &n) : NULL;
+    if (len != NULL)
+        *len = n;
+    return resource;
 }
 
 const char *redlock_lock_value(const redlock_lock *lock, size_t *len)

@@ -6,20 +6,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-static rl_owed_release *owed_new(const void *resource, size_t resource_len, const char *value,
-                                 size_t value_len, int64_t lifetime_us)
+static rl_owed_release *owed_new(const rl_keys *keys, const char *value, size_t value_len,
+                                 int64_t lifetime_us)
 {
-    rl_owed_release *owed = malloc(sizeof(*owed) + resource_len + value_len);
+    rl_owed_release *owed = malloc(sizeof(*owed) + keys->len + value_len);
     if (owed == NULL)
         return NULL;
     rl_list_init(&owed->link);
     owed->master = 0;
     owed->lifetime_us = lifetime_us;
     owed->until_us = 0;
-    owed->resource_len = resource_len;
+    owed->keys = (rl_keys){.count = keys->count, .len = keys->len, .data = owed->data};
     owed->value_len = value_len;
-    memcpy(owed->data, resource, resource_len);
-    memcpy(owed->data + resource_len, value, value_len);
+    memcpy(owed->data, keys->data, keys->len);
+    memcpy(owed->data + keys->len, value, value_len);
     return owed;
 }
 
@@ -27,8 +27,7 @@ static rl_owed_release *owed_new(const void *resource, size_t resource_len, cons
 static void owed_start(redlock_client *client, rl_owed_release *owed, const bool *target)
 {
     rl_command cmd;
-    rl_command_release(&cmd, owed->data, owed->resource_len, owed->data + owed->resource_len,
-                       owed->value_len);
+    rl_command_release(&cmd, &owed->keys, owed->data + owed->keys.len, owed->value_len);
     rl_round *round = rl_round_start_owing(client, &cmd, target, owed);
     if (round == NULL) {
         rl_log(&client->log, REDLOCK_LOG_ERROR,
@@ -38,14 +37,14 @@ static void owed_start(redlock_client *client, rl_owed_release *owed, const bool
     rl_round_detach(round, false);
 }
 
-void rl_owed_release_send(redlock_client *client, const void *resource, size_t resource_len,
-                          const char *value, size_t value_len, const bool *target, int64_t ttl_ms)
+void rl_owed_release_send(redlock_client *client, const rl_keys *keys, const char *value,
+                          size_t value_len, const bool *target, int64_t ttl_ms)
 {
     int64_t lifetime_us = ttl_ms * 1000 + rl_drift_us(ttl_ms, client->cfg->drift_factor);
-    rl_owed_release *owed = owed_new(resource, resource_len, value, value_len, lifetime_us);
+    rl_owed_release *owed = owed_new(keys, value, value_len, lifetime_us);
     if (owed == NULL) {
         /* At least where it can go now. */
-        rl_release_unattended(client, resource, resource_len, value, value_len, target);
+        rl_release_unattended(client, keys, value, value_len, target);
         return;
     }
     owed_start(client, owed, target);
@@ -83,8 +82,7 @@ void rl_owed_release_add(rl_master *m, const rl_owed_release *what)
                    m->node->name, RL_OWED_RELEASE_MAX);
         return;
     }
-    rl_owed_release *copy = owed_new(what->data, what->resource_len,
-                                     what->data + what->resource_len, what->value_len,
+    rl_owed_release *copy = owed_new(&what->keys, what->data + what->keys.len, what->value_len,
                                      what->lifetime_us);
     if (copy == NULL) {
         rl_log(&client->log, REDLOCK_LOG_ERROR,

@@ -20,6 +20,7 @@
 #define REDLOCK_OWED_RELEASE_H
 
 #include "list.h"
+#include "resources.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -38,9 +39,9 @@ typedef struct rl_owed_release {
     size_t master;       /* the master's index, while queued */
     int64_t lifetime_us; /* how long the value may live on a master: TTL + drift */
     int64_t until_us;    /* while queued: dropped after this (rl_now_us()) */
-    size_t resource_len;
+    rl_keys keys;        /* data at data[] */
     size_t value_len;
-    char data[];         /* the resource, then the value */
+    char data[];         /* the resources, then the value */
 } rl_owed_release;
 
 /*
@@ -49,8 +50,8 @@ typedef struct rl_owed_release {
  * ttl_ms may still live. Never calls back; out of memory, it logs and the
  * keys expire after their TTL.
  */
-void rl_owed_release_send(redlock_client *client, const void *resource, size_t resource_len,
-                          const char *value, size_t value_len, const bool *target, int64_t ttl_ms);
+void rl_owed_release_send(redlock_client *client, const rl_keys *keys, const char *value,
+                          size_t value_len, const bool *target, int64_t ttl_ms);
 /* Queue a copy of what for master m (the round that could not reach it). */
 void rl_owed_release_add(rl_master *m, const rl_owed_release *what);
 /* Master m is READY: send what it is owed (and drop what has expired). */

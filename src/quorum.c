@@ -81,18 +81,6 @@ void rl_round_unref(rl_round *round)
     rl_client_unref(client);
 }
 
-static const rl_script *round_script(const rl_round *round)
-{
-    switch (round->kind) {
-    case RL_ROUND_EXTEND:
-        return &rl_extend_script;
-    case RL_ROUND_INSPECT:
-        return &rl_inspect_script;
-    default:
-        return &rl_release_script;
-    }
-}
-
 /* Inspect and ping report on every master: they decide only once all have
  * answered or failed. */
 static bool round_waits_for_all(const rl_round *round)
@@ -330,6 +318,7 @@ static rl_round *round_start(redlock_client *client, rl_round_kind kind, const r
     round->owed = owed;
     round->client = client;
     round->kind = kind;
+    round->script = cmd->script;
     round->refs = 1;
     round->cmd = (char *)&round->slots[n];
     round->cmd_len = cmd_len;
@@ -432,16 +421,16 @@ static int classify_reply(rl_slot *slot, const redisReply *reply, const char **d
 static int slot_resend_with_eval(rl_slot *slot)
 {
     rl_round *round = slot->round;
-    if (slot->use_eval)
-        return REDLOCK_MASTER_ERROR; /* EVAL cannot answer NOSCRIPT */
+    if (slot->use_eval || round->script == NULL)
+        return REDLOCK_MASTER_ERROR; /* EVAL, SET or PING cannot answer NOSCRIPT */
     if (slot->own_cmd != NULL) {
-        long len = rl_evalsha_to_eval(slot->own_cmd, slot->own_len, round_script(round),
+        long len = rl_evalsha_to_eval(slot->own_cmd, slot->own_len, round->script,
                                       &slot->own_eval);
         if (len < 0)
             return REDLOCK_MASTER_ERROR;
         slot->own_eval_len = (size_t)len;
     } else if (round->eval_cmd == NULL) {
-        long len = rl_evalsha_to_eval(round->cmd, round->cmd_len, round_script(round),
+        long len = rl_evalsha_to_eval(round->cmd, round->cmd_len, round->script,
                                       &round->eval_cmd);
         if (len < 0)
             return REDLOCK_MASTER_ERROR;

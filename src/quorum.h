@@ -40,7 +40,7 @@ struct redisReply;
 typedef struct rl_master rl_master;
 
 typedef enum rl_round_kind {
-    RL_ROUND_ACQUIRE, /* SET key value NX PX ttl */
+    RL_ROUND_ACQUIRE, /* SET key value NX PX ttl, or the acquire script */
     RL_ROUND_EXTEND,  /* the extend script */
     RL_ROUND_RELEASE, /* the release script */
     RL_ROUND_INSPECT, /* the inspect script; waits for every master */
@@ -134,6 +134,7 @@ struct rl_round {
     rl_round_decided_fn on_decided; /* NULL once detached */
     void *owner;
     ev_timer timer;         /* next slot deadline; runs only while undecided */
+    const rl_script *script; /* the script its EVALSHA runs, or NULL */
     char *cmd;              /* the request in RESP (SET, EVALSHA, PING), after slots[] */
     size_t cmd_len;
     char *eval_cmd;         /* EVAL form, built on the first NOSCRIPT */

@@ -10,12 +10,12 @@
  * hundred microseconds even on loopback. */
 #define RL_COURTESY_MIN_US 1000
 
-/* A release, with its resource: the handle may be freed before the
+/* A release, with its resources: the handle may be freed before the
  * decision. */
 typedef struct rl_release_op {
     rl_round_op round_op; /* first: freed with it */
-    size_t resource_len;
-    char resource[];
+    rl_keys keys;         /* data in block[] */
+    char block[];
 } rl_release_op;
 
 /* Others heard the release announced: this client's next acquire of the
@@ -24,9 +24,14 @@ typedef struct rl_release_op {
 static void release_note_waiters(const rl_release_op *op, const rl_round *round)
 {
     redlock_client *client = op->round_op.client;
+    /* A release of several resources counts the most listeners of one;
+     * its first resource's watch stands for ours. */
+    const char *first;
+    size_t first_len;
+    first = rl_keys_at(&op->keys, 0, &first_len);
     bool others = false;
     for (size_t i = 0; i < round->n && !others; i++) {
-        bool ours = rl_watch_may_hear(client, op->resource, op->resource_len, i);
+        bool ours = rl_watch_may_hear(client, first, first_len, i);
         others = round->slots[i].listeners > (ours ? 1 : 0);
     }
     if (!others)
@@ -37,8 +42,11 @@ static void release_note_waiters(const rl_release_op *op, const rl_round *round)
         courtesy_us = RL_COURTESY_MIN_US;
     if (courtesy_us > max_us)
         courtesy_us = max_us;
-    rl_courtesy_note(&client->courtesy, op->resource, op->resource_len,
-                     round->decided_us + courtesy_us);
+    size_t pos = 0;
+    const char *resource;
+    size_t len;
+    while (rl_keys_next(&op->keys, &pos, &resource, &len))
+        rl_courtesy_note(&client->courtesy, resource, len, round->decided_us + courtesy_us);
 }
 
 static void release_on_decided(rl_round *round, void *owner)
@@ -75,14 +83,15 @@ int redlock_release_async(redlock_client *client, redlock_lock *lock, redlock_do
     if (lock->busy != NULL && !rl_watchdog_is_extending(lock))
         return REDLOCK_EBUSY;
     /* Everything that can fail comes before anything is stopped. */
-    rl_release_op *release = calloc(1, sizeof(*release) + lock->resource_len);
+    rl_release_op *release = calloc(1, sizeof(*release) + lock->keys.len);
     if (release == NULL)
         return REDLOCK_ENOMEM;
-    release->resource_len = lock->resource_len;
-    memcpy(release->resource, lock->resource, lock->resource_len);
+    memcpy(release->block, lock->keys.data, lock->keys.len);
+    release->keys = lock->keys;
+    release->keys.data = release->block;
     rl_round_op *op = &release->round_op;
     rl_command cmd;
-    rl_command_release(&cmd, lock->resource, lock->resource_len, lock->value, lock->value_len);
+    rl_command_release(&cmd, &lock->keys, lock->value, lock->value_len);
     int rc = rl_round_op_start(op, client, NULL, RL_ROUND_RELEASE, &cmd, release_on_decided, cb,
                                arg);
     if (rc != REDLOCK_OK)
@@ -94,11 +103,11 @@ int redlock_release_async(redlock_client *client, redlock_lock *lock, redlock_do
 }
 
 /* Send the release without waiting for it; false when out of memory. */
-static bool release_send(redlock_client *client, const void *resource, size_t resource_len,
-                         const char *value, size_t value_len, const bool *target)
+static bool release_send(redlock_client *client, const rl_keys *keys, const char *value,
+                         size_t value_len, const bool *target)
 {
     rl_command cmd;
-    rl_command_release(&cmd, resource, resource_len, value, value_len);
+    rl_command_release(&cmd, keys, value, value_len);
     rl_round *round = rl_round_start(client, RL_ROUND_RELEASE, &cmd, target, NULL, NULL);
     if (round == NULL)
         return false;
@@ -113,10 +122,10 @@ static void log_unsent(redlock_client *client, unsigned unsent)
            unsent == 1 ? "" : "s", unsent == 1 ? "its" : "their");
 }
 
-void rl_release_unattended(redlock_client *client, const void *resource, size_t resource_len,
-                           const char *value, size_t value_len, const bool *target)
+void rl_release_unattended(redlock_client *client, const rl_keys *keys, const char *value,
+                           size_t value_len, const bool *target)
 {
-    if (!release_send(client, resource, resource_len, value, value_len, target))
+    if (!release_send(client, keys, value, value_len, target))
         log_unsent(client, 1);
 }
 
@@ -133,8 +142,7 @@ static void release_owned(redlock_lock *lock, void *arg)
     rl_watchdog_stop(lock);
     if (atomic_load(&lock->phase) == RL_LOCK_RELEASED)
         return;
-    if (!release_send(all->client, lock->resource, lock->resource_len, lock->value,
-                      lock->value_len, NULL))
+    if (!release_send(all->client, &lock->keys, lock->value, lock->value_len, NULL))
         all->unsent++;
     lock_mark_released(lock);
 }

@@ -39,17 +39,29 @@ static bool read_inspection(const redisReply *reply, rl_reply_meaning *out)
     return true;
 }
 
+/* An acquire's answer: SET NX's OK or nil, the acquire script's 1 (set) or
+ * 0 (taken); -1 for anything else. */
+static int read_acquire(const redisReply *reply)
+{
+    if (reply->type == REDIS_REPLY_STATUS && reply->len == 2 && memcmp(reply->str, "OK", 2) == 0)
+        return REDLOCK_MASTER_OK;
+    if (reply->type == REDIS_REPLY_NIL)
+        return REDLOCK_MASTER_HELD; /* NX: the key exists */
+    if (reply->type == REDIS_REPLY_INTEGER && (reply->integer == 0 || reply->integer == 1))
+        return reply->integer == 1 ? REDLOCK_MASTER_OK : REDLOCK_MASTER_HELD;
+    return -1;
+}
+
 /* The outcome of a reply that is not an error. */
 static int read_answer(rl_round_kind kind, const redisReply *reply, rl_reply_meaning *out)
 {
     switch (kind) {
-    case RL_ROUND_ACQUIRE:
-        if (reply->type == REDIS_REPLY_STATUS && reply->len == 2 &&
-            memcmp(reply->str, "OK", 2) == 0)
-            return REDLOCK_MASTER_OK;
-        if (reply->type == REDIS_REPLY_NIL)
-            return REDLOCK_MASTER_HELD; /* NX: the key exists */
+    case RL_ROUND_ACQUIRE: {
+        int outcome = read_acquire(reply);
+        if (outcome >= 0)
+            return outcome;
         break;
+    }
     case RL_ROUND_PING:
         if (reply->type == REDIS_REPLY_STATUS && reply->len == 4 &&
             memcmp(reply->str, "PONG", 4) == 0)
@@ -89,8 +101,7 @@ void rl_reply_read(rl_round_kind kind, const redisReply *reply, rl_reply_meaning
     }
     out->detail = reply->str;
     out->detail_len = reply->len;
-    if (kind != RL_ROUND_ACQUIRE && kind != RL_ROUND_PING &&
-        rl_reply_starts_with(reply, "NOSCRIPT"))
+    if (kind != RL_ROUND_PING && rl_reply_starts_with(reply, "NOSCRIPT"))
         out->outcome = RL_REPLY_NOSCRIPT;
     else if (rl_reply_starts_with(reply, "NOAUTH") || rl_reply_starts_with(reply, "WRONGPASS"))
         out->outcome = REDLOCK_MASTER_AUTH_FAILED;
@@ -121,6 +132,8 @@ const rl_script *rl_handshake_script(rl_handshake_step step)
         return &rl_extend_script;
     case RL_HS_LOAD_INSPECT:
         return &rl_inspect_script;
+    case RL_HS_LOAD_ACQUIRE:
+        return &rl_acquire_script;
     default:
         return NULL;
     }

@@ -1,56 +1,162 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The Lua scripts that make release, extend and inspect atomic on each
- * master, and the EVAL fallback of their EVALSHA requests. */
+/* The Lua scripts that make acquire (of several resources, or reentrant),
+ * release, extend and inspect atomic on each master, and the EVAL fallback
+ * of their EVALSHA requests.
+ *
+ * A lock's key is a string holding its value, or, for the reentrant form,
+ * a hash: field "" holds the owner token, and each hold of that owner a
+ * field named by its value. Every script reads the key's type first, so
+ * that neither form mistakes the other's key for free or for its own; a
+ * plain SET NX (another client) sees either as taken. Scripts work on all
+ * of KEYS: a set of resources is acquired, extended or found absent as one.
+ * A key of another type is taken to acquire; the other scripts GET it and
+ * report Redis's WRONGTYPE error. */
 #include "scripts.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* Sets every key or none: a key held by another value (or another owner,
+ * or of the other form) makes this master vote no. Our own value already
+ * there (the same attempt seen twice) counts as yes. A reentrant hold
+ * joins an owner's hash and never shortens its TTL: the owner's other
+ * holds count on it. */
+const rl_script rl_acquire_script = {
+    "acquire",
+    "local owner = ARGV[3]\n"
+    "for i = 1, #KEYS do\n"
+    "  local t = redis.call('TYPE', KEYS[i])['ok']\n"
+    "  if t == 'string' then\n"
+    "    if owner or redis.call('GET', KEYS[i]) ~= ARGV[1] then\n"
+    "      return 0\n"
+    "    end\n"
+    "  elseif t == 'hash' then\n"
+    "    if not owner or redis.call('HGET', KEYS[i], '') ~= owner then\n"
+    "      return 0\n"
+    "    end\n"
+    "  elseif t ~= 'none' then\n"
+    "    return 0\n"
+    "  end\n"
+    "end\n"
+    "local px = tonumber(ARGV[2])\n"
+    "for i = 1, #KEYS do\n"
+    "  if owner then\n"
+    "    redis.call('HSET', KEYS[i], '', owner, ARGV[1], '1')\n"
+    "    if redis.call('PTTL', KEYS[i]) < px then\n"
+    "      redis.call('PEXPIRE', KEYS[i], px)\n"
+    "    end\n"
+    "  else\n"
+    "    redis.call('SET', KEYS[i], ARGV[1], 'PX', px)\n"
+    "  end\n"
+    "end\n"
+    "return 1\n",
+    "5e2614fb3c864b17b08ab7e1d356c41dd1525980",
+};
+
 /* Compare-and-delete: never a plain DEL, which could delete the key of the
- * next holder after ours expired. A delete is announced on the channel
- * (channel.h), so that waiters try again at once, and the reply counts who
- * heard it (1 + subscribers); pcall, because a user the ACL denies the
+ * next holder after ours expired. A hold in an owner's hash is removed, and
+ * the key deleted with the owner's last hold. A delete is announced on the
+ * key's channel (channel.h: ARGV[2] is its prefix) so that waiters try
+ * again at once, and the reply counts who heard it (1 + the most
+ * subscribers of one channel); pcall, because a user the ACL denies the
  * channel must still be able to release. */
 const rl_script rl_release_script = {
     "release",
-    "local v = redis.call('GET', KEYS[1])\n"
-    "if v == ARGV[1] then\n"
-    "  redis.call('DEL', KEYS[1])\n"
-    "  if ARGV[2] then\n"
-    "    local heard = redis.pcall('PUBLISH', ARGV[2], ARGV[1])\n"
-    "    if type(heard) == 'number' then\n"
-    "      return 1 + heard\n"
+    "local mine, other, heard = false, false, 0\n"
+    "for i = 1, #KEYS do\n"
+    "  local k = KEYS[i]\n"
+    "  local t = redis.call('TYPE', k)['ok']\n"
+    "  local freed = false\n"
+    "  if t == 'hash' then\n"
+    "    if redis.call('HDEL', k, ARGV[1]) == 1 then\n"
+    "      mine = true\n"
+    "      if redis.call('HLEN', k) <= 1 then\n"
+    "        redis.call('DEL', k)\n"
+    "        freed = true\n"
+    "      end\n"
+    "    else\n"
+    "      other = true\n"
+    "    end\n"
+    "  elseif t ~= 'none' then\n"
+    "    if redis.call('GET', k) == ARGV[1] then\n"
+    "      redis.call('DEL', k)\n"
+    "      mine, freed = true, true\n"
+    "    else\n"
+    "      other = true\n"
     "    end\n"
     "  end\n"
-    "  return 1\n"
-    "elseif v == false then\n"
-    "  return 0\n"
+    "  if freed and ARGV[2] then\n"
+    "    local n = redis.pcall('PUBLISH', ARGV[2] .. k, ARGV[1])\n"
+    "    if type(n) == 'number' and n > heard then\n"
+    "      heard = n\n"
+    "    end\n"
+    "  end\n"
     "end\n"
-    "return -1\n",
-    "76ba2953b621feed3d3233ffd2e4c3d548b7d233",
+    "if mine then\n"
+    "  return 1 + heard\n"
+    "elseif other then\n"
+    "  return -1\n"
+    "end\n"
+    "return 0\n",
+    "a869cca285626a9855ff8ce85c86d0bee5b39a26",
 };
 
-/* Compare-and-PEXPIRE, for the same reason. */
+/* Compare-and-PEXPIRE, for the same reason; all keys or none. */
 const rl_script rl_extend_script = {
     "extend",
-    "local v = redis.call('GET', KEYS[1])\n"
-    "if v == ARGV[1] then\n"
-    "  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
-    "  return 1\n"
-    "elseif v == false then\n"
+    "local types, absent = {}, false\n"
+    "for i = 1, #KEYS do\n"
+    "  local t = redis.call('TYPE', KEYS[i])['ok']\n"
+    "  types[i] = t\n"
+    "  if t == 'hash' then\n"
+    "    if redis.call('HEXISTS', KEYS[i], ARGV[1]) == 0 then\n"
+    "      return -1\n"
+    "    end\n"
+    "  elseif t == 'none' then\n"
+    "    absent = true\n"
+    "  elseif redis.call('GET', KEYS[i]) ~= ARGV[1] then\n"
+    "    return -1\n"
+    "  end\n"
+    "end\n"
+    "if absent then\n"
     "  return 0\n"
     "end\n"
-    "return -1\n",
-    "484a60dbe77162d910e62ea14f38f05bbbcfd169",
+    "local px = tonumber(ARGV[2])\n"
+    "for i = 1, #KEYS do\n"
+    "  if types[i] ~= 'hash' or redis.call('PTTL', KEYS[i]) < px then\n"
+    "    redis.call('PEXPIRE', KEYS[i], px)\n"
+    "  end\n"
+    "end\n"
+    "return 1\n",
+    "7c35752233f7eb3c4fee4561af1390fd43fc7604",
 };
 
-/* One atomic read, so value and PTTL describe the same instant. */
+/* One atomic read, so value and PTTL describe the same instant. For a
+ * reentrant key the value is its owner token; for several keys the value
+ * they all hold, with the least PTTL, or nothing and -3 when they differ. */
 const rl_script rl_inspect_script = {
     "inspect",
-    "local v = redis.call('GET', KEYS[1])\n"
-    "return {v, redis.call('PTTL', KEYS[1])}\n",
-    "2b48ff4ab97464b3b4c9678c454338104155b8e3",
+    "local value, pttl\n"
+    "for i = 1, #KEYS do\n"
+    "  local k = KEYS[i]\n"
+    "  local v\n"
+    "  if redis.call('TYPE', k)['ok'] == 'hash' then\n"
+    "    v = redis.call('HGET', k, '')\n"
+    "  else\n"
+    "    v = redis.call('GET', k)\n"
+    "  end\n"
+    "  local p = redis.call('PTTL', k)\n"
+    "  if i == 1 then\n"
+    "    value, pttl = v, p\n"
+    "  elseif v ~= value then\n"
+    "    return {false, -3}\n"
+    "  elseif p < pttl then\n"
+    "    pttl = p\n"
+    "  end\n"
+    "end\n"
+    "return {value, pttl}\n",
+    "26b7bff9ea3dc08beff74cd94d240489750bf748",
 };
 
 long rl_evalsha_to_eval(const char *cmd, size_t len, const rl_script *script, char **out)

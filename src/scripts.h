@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The Lua scripts that make release, extend and inspect atomic on each
- * master. */
+/* The Lua scripts that make acquire (of several resources, or reentrant),
+ * release, extend and inspect atomic on each master (scripts.c says how a
+ * lock's keys look). Each works on all of KEYS at once. */
 #ifndef REDLOCK_SCRIPTS_H
 #define REDLOCK_SCRIPTS_H
 
@@ -13,14 +14,23 @@ typedef struct rl_script {
     const char *sha;    /* SHA1 of source, 40 hex digits, as SCRIPT LOAD returns */
 } rl_script;
 
-/* Deletes KEYS[1] if it holds ARGV[1], then PUBLISHes ARGV[1] on channel
- * ARGV[2] if given. Returns 1 + the subscribers that heard it when
- * deleted, 0 absent, -1 another value (left untouched). */
+/* Sets every key to ARGV[1] with PX ARGV[2], or (ARGV[3], an owner token,
+ * given) adds hold ARGV[1] to the owner's hash in every key; or sets
+ * nothing when a key is taken otherwise. Returns 1 set, 0 taken. */
+extern const rl_script rl_acquire_script;
+/* Removes ARGV[1] from every key that holds it, deleting the key with its
+ * last hold, and PUBLISHes ARGV[1] on ARGV[2] (a channel prefix, if given)
+ * followed by the key's name for each key deleted. Returns 1 + the most
+ * subscribers one announcement reached when it removed ours anywhere, 0
+ * absent, -1 other values (left untouched). */
 extern const rl_script rl_release_script;
-/* PEXPIREs KEYS[1] to ARGV[2] ms if it holds ARGV[1]. Returns 1 extended,
- * 0 absent, -1 another value. */
+/* PEXPIREs every key to ARGV[2] ms if every key holds ARGV[1] (a hash's
+ * TTL is never shortened). Returns 1 extended, 0 some key absent, -1
+ * another value. */
 extern const rl_script rl_extend_script;
-/* Reads KEYS[1] and its PTTL at one instant: {value or nil, pttl}. */
+/* Reads the keys and their PTTL at one instant: {value or nil, pttl}; for
+ * several keys, the value all hold and the least PTTL, or {nil, -3} when
+ * they differ. */
 extern const rl_script rl_inspect_script;
 
 /*

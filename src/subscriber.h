@@ -55,6 +55,7 @@ struct rl_waiter {
     rl_link link;        /* in its watch's waiters */
     rl_watch *watch;     /* NULL when not joined */
     rl_waiter_fn *on_announce;
+    void *owner;         /* for on_announce */
 };
 
 typedef enum rl_subscriber_state {

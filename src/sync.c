@@ -101,8 +101,9 @@ typedef struct rl_sync_request {
     struct rl_sync_request *next; /* the I/O thread's: requests taken in at once */
     rl_op *op;             /* STARTED, WITHDRAWN: the operation, if asynchronous */
     rl_sync_kind kind;
-    const void *resource;
-    size_t resource_len;
+    const void *const *resources; /* acquire, inspect: the caller's arrays */
+    const size_t *resource_lens;
+    size_t count;
     const redlock_acquire_options *opts;
     redlock_lock *lock;    /* extend, release, auto-extend, destroy */
     int64_t ttl_ms;        /* extend */
@@ -251,8 +252,8 @@ static void sync_start(redlock_sync *s, rl_sync_request *req)
     int rc;
     switch (req->kind) {
     case RL_SYNC_ACQUIRE:
-        rc = redlock_acquire_async(s->client, req->resource, req->resource_len, req->opts,
-                                   sync_acquire_done, req);
+        rc = redlock_acquire_many_async(s->client, req->resources, req->resource_lens,
+                                        req->count, req->opts, sync_acquire_done, req);
         break;
     case RL_SYNC_EXTEND:
         rc = redlock_extend_async(s->client, req->lock, req->ttl_ms, sync_done, req);
@@ -261,7 +262,8 @@ static void sync_start(redlock_sync *s, rl_sync_request *req)
         rc = redlock_release_async(s->client, req->lock, sync_done, req);
         break;
     case RL_SYNC_INSPECT:
-        rc = redlock_inspect_async(s->client, req->resource, req->resource_len, sync_done, req);
+        rc = redlock_inspect_many_async(s->client, req->resources, req->resource_lens,
+                                        req->count, sync_done, req);
         break;
     case RL_SYNC_PING:
         rc = redlock_ping_async(s->client, sync_done, req);
@@ -763,25 +765,36 @@ static int sync_call(redlock_sync *s, rl_sync_request *req, redlock_result **res
     return req->status;
 }
 
-int redlock_sync_acquire(redlock_sync *s, const void *resource, size_t resource_len,
-                         const redlock_acquire_options *opts, redlock_lock **lock_out,
-                         redlock_result **result_out)
+int redlock_sync_acquire_many(redlock_sync *s, const void *const *resources,
+                              const size_t *resource_lens, size_t count,
+                              const redlock_acquire_options *opts, redlock_lock **lock_out,
+                              redlock_result **result_out)
 {
     if (result_out != NULL)
         *result_out = NULL;
     if (lock_out != NULL)
         *lock_out = NULL;
-    if (s == NULL || lock_out == NULL || !rl_resource_valid(resource, resource_len))
+    size_t block_len;
+    if (s == NULL || lock_out == NULL ||
+        rl_keys_check(resources, resource_lens, count, &block_len) != REDLOCK_OK)
         return REDLOCK_EINVAL;
     rl_sync_request req = {
         .kind = RL_SYNC_ACQUIRE,
-        .resource = resource,
-        .resource_len = resource_len,
+        .resources = resources,
+        .resource_lens = resource_lens,
+        .count = count,
         .opts = opts,
     };
     int status = sync_call(s, &req, result_out, NULL);
     *lock_out = req.lock_out;
     return status;
+}
+
+int redlock_sync_acquire(redlock_sync *s, const void *resource, size_t resource_len,
+                         const redlock_acquire_options *opts, redlock_lock **lock_out,
+                         redlock_result **result_out)
+{
+    return redlock_sync_acquire_many(s, &resource, &resource_len, 1, opts, lock_out, result_out);
 }
 
 int redlock_sync_extend(redlock_sync *s, redlock_lock *lock, int64_t ttl_ms,
@@ -815,16 +828,26 @@ int redlock_sync_auto_extend(redlock_sync *s, redlock_lock *lock, redlock_lost_c
     return sync_call(s, &req, NULL, NULL);
 }
 
-int redlock_sync_inspect(redlock_sync *s, const void *resource, size_t resource_len,
-                         redlock_result **result_out)
+int redlock_sync_inspect_many(redlock_sync *s, const void *const *resources,
+                              const size_t *resource_lens, size_t count,
+                              redlock_result **result_out)
 {
     if (result_out != NULL)
         *result_out = NULL;
-    if (s == NULL || !rl_resource_valid(resource, resource_len))
+    size_t block_len;
+    if (s == NULL || rl_keys_check(resources, resource_lens, count, &block_len) != REDLOCK_OK)
         return REDLOCK_EINVAL;
-    rl_sync_request req = {
-        .kind = RL_SYNC_INSPECT, .resource = resource, .resource_len = resource_len};
+    rl_sync_request req = {.kind = RL_SYNC_INSPECT,
+                           .resources = resources,
+                           .resource_lens = resource_lens,
+                           .count = count};
     return sync_call(s, &req, result_out, NULL);
+}
+
+int redlock_sync_inspect(redlock_sync *s, const void *resource, size_t resource_len,
+                         redlock_result **result_out)
+{
+    return redlock_sync_inspect_many(s, &resource, &resource_len, 1, result_out);
 }
 
 int redlock_sync_ping(redlock_sync *s, redlock_result **result_out)

@@ -101,14 +101,22 @@ static int wait_for(const blocking_ctx *ctx, int rc, pending *p, redlock_result 
     return status;
 }
 
+int blocking_acquire_many(const blocking_ctx *ctx, const void *const *resources,
+                          const size_t *lens, size_t count, const redlock_acquire_options *opts,
+                          redlock_lock **lock, redlock_result **result)
+{
+    pending *p = pending_new(ctx, result);
+    int rc = p ? redlock_acquire_many_async(ctx->client, resources, lens, count, opts,
+                                            on_acquired, p)
+               : REDLOCK_ENOMEM;
+    return wait_for(ctx, rc, p, result, lock);
+}
+
 int blocking_acquire(const blocking_ctx *ctx, const void *resource, size_t len,
                      const redlock_acquire_options *opts, redlock_lock **lock,
                      redlock_result **result)
 {
-    pending *p = pending_new(ctx, result);
-    int rc = p ? redlock_acquire_async(ctx->client, resource, len, opts, on_acquired, p)
-               : REDLOCK_ENOMEM;
-    return wait_for(ctx, rc, p, result, lock);
+    return blocking_acquire_many(ctx, &resource, &len, 1, opts, lock, result);
 }
 
 int blocking_extend(const blocking_ctx *ctx, redlock_lock *lock, int64_t ttl_ms,
@@ -126,12 +134,19 @@ int blocking_release(const blocking_ctx *ctx, redlock_lock *lock, redlock_result
     return wait_for(ctx, rc, p, result, NULL);
 }
 
+int blocking_inspect_many(const blocking_ctx *ctx, const void *const *resources,
+                          const size_t *lens, size_t count, redlock_result **result)
+{
+    pending *p = pending_new(ctx, result);
+    int rc = p ? redlock_inspect_many_async(ctx->client, resources, lens, count, on_done, p)
+               : REDLOCK_ENOMEM;
+    return wait_for(ctx, rc, p, result, NULL);
+}
+
 int blocking_inspect(const blocking_ctx *ctx, const void *resource, size_t len,
                      redlock_result **result)
 {
-    pending *p = pending_new(ctx, result);
-    int rc = p ? redlock_inspect_async(ctx->client, resource, len, on_done, p) : REDLOCK_ENOMEM;
-    return wait_for(ctx, rc, p, result, NULL);
+    return blocking_inspect_many(ctx, &resource, &len, 1, result);
 }
 
 int blocking_ping(const blocking_ctx *ctx, redlock_result **result)

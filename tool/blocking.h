@@ -36,11 +36,17 @@ typedef struct blocking_ctx {
 int blocking_acquire(const blocking_ctx *ctx, const void *resource, size_t len,
                      const redlock_acquire_options *opts, redlock_lock **lock,
                      redlock_result **result);
+/* The same for a lock on several resources (redlock_acquire_many_async()). */
+int blocking_acquire_many(const blocking_ctx *ctx, const void *const *resources,
+                          const size_t *lens, size_t count, const redlock_acquire_options *opts,
+                          redlock_lock **lock, redlock_result **result);
 int blocking_extend(const blocking_ctx *ctx, redlock_lock *lock, int64_t ttl_ms,
                     redlock_result **result);
 int blocking_release(const blocking_ctx *ctx, redlock_lock *lock, redlock_result **result);
 int blocking_inspect(const blocking_ctx *ctx, const void *resource, size_t len,
                      redlock_result **result);
+int blocking_inspect_many(const blocking_ctx *ctx, const void *const *resources,
+                          const size_t *lens, size_t count, redlock_result **result);
 int blocking_ping(const blocking_ctx *ctx, redlock_result **result);
 
 #endif

@@ -125,7 +125,9 @@ REDLOCK_API const char *redlock_version(void);
 /* Limits                                                                    */
 
 #define REDLOCK_MAX_NODES 64              /* masters per client */
-#define REDLOCK_MAX_RESOURCE_LEN (1U << 20) /* bytes in a resource name */
+#define REDLOCK_MAX_RESOURCE_LEN (1U << 20) /* bytes in a resource name, and in
+                                               all of a lock's together */
+#define REDLOCK_MAX_RESOURCES 64          /* resources one lock takes together */
 #define REDLOCK_MAX_VALUE_LEN 1024        /* bytes in a lock value */
 #define REDLOCK_VALUE_LEN 32              /* generated values: 128 bits, hex */
 #define REDLOCK_ERRBUF_SIZE 256           /* enough for any config error */
@@ -315,7 +317,9 @@ typedef struct redlock_master_result {
     /* Inspect only (see redlock_inspect_async()); otherwise NULL, 0, -2. */
     const char *value;  /* the key's value, NUL-terminated; NULL when absent */
     size_t value_len;
-    int64_t pttl_ms;    /* the key's PTTL: -2 absent, -1 no expiry */
+    int64_t pttl_ms;    /* the key's PTTL: -2 absent, -1 no expiry; several
+                           resources: the least, or -3 when they do not all
+                           hold one value (value NULL then) */
 } redlock_master_result;
 
 /*
@@ -353,11 +357,24 @@ typedef struct redlock_lock redlock_lock;
 REDLOCK_API int redlock_lock_new(redlock_lock **out, const void *resource,
                                  size_t resource_len, const void *value, size_t value_len,
                                  int64_t ttl_ms);
+/* The same for a lock on several resources (see redlock_acquire_many_async()),
+ * in any order. REDLOCK_EINVAL as that function says. */
+REDLOCK_API int redlock_lock_new_many(redlock_lock **out, const void *const *resources,
+                                      const size_t *resource_lens, size_t count,
+                                      const void *value, size_t value_len, int64_t ttl_ms);
 /* Forget a handle (it does not release the lock) and stop its
  * auto-extension. Safe while an operation on it is in flight: that operation
  * completes without touching it. NULL is allowed. */
 REDLOCK_API void redlock_lock_free(redlock_lock *lock);
+/* The lock's resource; for a lock on several, the first in its order
+ * (redlock_lock_resource_at(lock, 0, len)). */
 REDLOCK_API const void *redlock_lock_resource(const redlock_lock *lock, size_t *len);
+/* How many resources the lock is for (1 for a lock on one; 0 for NULL). */
+REDLOCK_API size_t redlock_lock_resource_count(const redlock_lock *lock);
+/* Its resources, sorted bytewise (a prefix first), i from 0; NULL (*len 0)
+ * when i is out of range. */
+REDLOCK_API const void *redlock_lock_resource_at(const redlock_lock *lock, size_t i,
+                                                 size_t *len);
 /* The value, NUL-terminated for convenience; len (may be NULL) gets its length. */
 REDLOCK_API const char *redlock_lock_value(const redlock_lock *lock, size_t *len);
 /* Milliseconds the holder may still act, by the monotonic clock. 0 or less:
@@ -413,9 +430,18 @@ typedef struct redlock_acquire_options {
                                 (PX = ttl + delay), so a holder that dies keeps
                                 the lock taken that much longer; a release frees
                                 it at once. REDLOCK_DEFAULT: the config's */
+    /* The reentrant form (docs/design.md, "Reentrancy"): owner_len bytes
+     * (1..REDLOCK_MAX_VALUE_LEN) naming who holds the lock. An acquire with
+     * the owner token of the lock's holder succeeds at once, as another hold
+     * with its own handle and value; the keys go when the last hold is
+     * released (or expires). NULL (the default): a plain lock, which an
+     * owner never re-enters. */
+    const void *owner;
+    size_t owner_len;
 } redlock_acquire_options;
 
-/* Sets every field to REDLOCK_DEFAULT. Always call it before setting fields. */
+/* Sets every number to REDLOCK_DEFAULT and owner to NULL. Always call it
+ * before setting fields. */
 REDLOCK_API void redlock_acquire_options_init(redlock_acquire_options *opts);
 
 /* ------------------------------------------------------------------------ */
@@ -463,6 +489,22 @@ REDLOCK_API int redlock_acquire_async(redlock_client *client, const void *resour
                                       size_t resource_len,
                                       const redlock_acquire_options *opts,
                                       redlock_acquire_cb cb, void *arg);
+/*
+ * Take one lock on count resources (resources[i], resource_lens[i] bytes),
+ * all or nothing: each master runs one script that sets every key or, when
+ * any of them is taken, none, so its vote is for the whole set; the lock is
+ * held when a quorum voted yes. The order given does not matter (the set is
+ * sorted: clients asking for {a,b} and {b,a} send the same request). The
+ * handle works like a one-resource lock: extend, release and auto-extension
+ * act on every resource at once. REDLOCK_EINVAL besides the above: count
+ * outside 1..REDLOCK_MAX_RESOURCES, a resource named twice, or more than
+ * REDLOCK_MAX_RESOURCE_LEN bytes in all.
+ */
+REDLOCK_API int redlock_acquire_many_async(redlock_client *client,
+                                           const void *const *resources,
+                                           const size_t *resource_lens, size_t count,
+                                           const redlock_acquire_options *opts,
+                                           redlock_acquire_cb cb, void *arg);
 /*
  * Reset the lock's time-to-live to ttl_ms (0: the lock's own) on every master
  * where it still holds our value. Succeeds when a quorum extended it before
@@ -523,6 +565,13 @@ REDLOCK_API int redlock_auto_extend_async(redlock_client *client, redlock_lock *
  */
 REDLOCK_API int redlock_inspect_async(redlock_client *client, const void *resource,
                                       size_t resource_len, redlock_done_cb cb, void *arg);
+/* The same for a set of resources, read at one instant on each master: the
+ * value all of them hold, with the least PTTL, or value NULL and pttl_ms -3
+ * when they differ (held in part, or by different holders). */
+REDLOCK_API int redlock_inspect_many_async(redlock_client *client,
+                                           const void *const *resources,
+                                           const size_t *resource_lens, size_t count,
+                                           redlock_done_cb cb, void *arg);
 /* PING every master; latency_us per master. REDLOCK_OK when a quorum
  * answered. */
 REDLOCK_API int redlock_ping_async(redlock_client *client, redlock_done_cb cb, void *arg);
@@ -555,6 +604,10 @@ REDLOCK_API void redlock_sync_free(redlock_sync *sync);
 REDLOCK_API int redlock_sync_acquire(redlock_sync *sync, const void *resource,
                                      size_t resource_len, const redlock_acquire_options *opts,
                                      redlock_lock **lock_out, redlock_result **result_out);
+REDLOCK_API int redlock_sync_acquire_many(redlock_sync *sync, const void *const *resources,
+                                          const size_t *resource_lens, size_t count,
+                                          const redlock_acquire_options *opts,
+                                          redlock_lock **lock_out, redlock_result **result_out);
 REDLOCK_API int redlock_sync_extend(redlock_sync *sync, redlock_lock *lock, int64_t ttl_ms,
                                     redlock_result **result_out);
 REDLOCK_API int redlock_sync_release(redlock_sync *sync, redlock_lock *lock,
@@ -566,6 +619,9 @@ REDLOCK_API int redlock_sync_auto_extend(redlock_sync *sync, redlock_lock *lock,
                                          redlock_lost_cb on_lost, void *arg);
 REDLOCK_API int redlock_sync_inspect(redlock_sync *sync, const void *resource,
                                      size_t resource_len, redlock_result **result_out);
+REDLOCK_API int redlock_sync_inspect_many(redlock_sync *sync, const void *const *resources,
+                                          const size_t *resource_lens, size_t count,
+                                          redlock_result **result_out);
 REDLOCK_API int redlock_sync_ping(redlock_sync *sync, redlock_result **result_out);
 
 #ifdef __cplusplus

@@ -121,10 +121,17 @@ static int finish(const blocking_ctx *ctx, int status, redlock_result *result,
 int harness_acquire(harness *h, const void *res, size_t len, const redlock_acquire_options *opts,
                     redlock_lock **lock_out, redlock_result **result_out)
 {
+    return harness_acquire_many(h, &res, &len, 1, opts, lock_out, result_out);
+}
+
+int harness_acquire_many(harness *h, const void *const *res, const size_t *lens, size_t count,
+                         const redlock_acquire_options *opts, redlock_lock **lock_out,
+                         redlock_result **result_out)
+{
     blocking_ctx ctx = ctx_of(h);
     redlock_lock *lock = NULL;
     redlock_result *r = NULL;
-    int rc = blocking_acquire(&ctx, res, len, opts, &lock, &r);
+    int rc = blocking_acquire_many(&ctx, res, lens, count, opts, &lock, &r);
     rc = finish(&ctx, rc, r, result_out);
     if (lock_out != NULL)
         *lock_out = lock;
@@ -151,9 +158,15 @@ int harness_release(harness *h, redlock_lock *lock, redlock_result **result_out)
 
 int harness_inspect(harness *h, const void *res, size_t len, redlock_result **result_out)
 {
+    return harness_inspect_many(h, &res, &len, 1, result_out);
+}
+
+int harness_inspect_many(harness *h, const void *const *res, const size_t *lens, size_t count,
+                         redlock_result **result_out)
+{
     blocking_ctx ctx = ctx_of(h);
     redlock_result *r = NULL;
-    int rc = blocking_inspect(&ctx, res, len, &r);
+    int rc = blocking_inspect_many(&ctx, res, lens, count, &r);
     return finish(&ctx, rc, r, result_out);
 }
 

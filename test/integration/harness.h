@@ -47,9 +47,14 @@ void harness_stop(harness *h);
  * gets a copy to free with redlock_result_free(). */
 int harness_acquire(harness *h, const void *res, size_t len, const redlock_acquire_options *opts,
                     redlock_lock **lock_out, redlock_result **result_out);
+int harness_acquire_many(harness *h, const void *const *res, const size_t *lens, size_t count,
+                         const redlock_acquire_options *opts, redlock_lock **lock_out,
+                         redlock_result **result_out);
 int harness_extend(harness *h, redlock_lock *lock, int64_t ttl_ms, redlock_result **result_out);
 int harness_release(harness *h, redlock_lock *lock, redlock_result **result_out);
 int harness_inspect(harness *h, const void *res, size_t len, redlock_result **result_out);
+int harness_inspect_many(harness *h, const void *const *res, const size_t *lens, size_t count,
+                         redlock_result **result_out);
 int harness_ping(harness *h, redlock_result **result_out);
 
 /* Run the loop for ms milliseconds (lets connections settle, replies land). */

@@ -112,7 +112,7 @@ static void answer_handshake(const fake_master *fm, int fd, const redisReply *cm
     }
     if (arg_is(cmd, 0, "SCRIPT")) {
         static const rl_script *const known[] = {&rl_release_script, &rl_extend_script,
-                                                 &rl_inspect_script};
+                                                 &rl_inspect_script, &rl_acquire_script};
         const redisReply *source = cmd->elements > 2 ? cmd->element[2] : NULL;
         for (size_t i = 0; source != NULL && i < sizeof(known) / sizeof(known[0]); i++) {
             if (source->len == strlen(known[i]->source) &&

@@ -72,7 +72,8 @@ Test(queued_release, outlives_its_deadline_behind_a_set)
     open_client();
     /* An acquire, decided, leaves its SET queued (on success it would). */
     rl_command set;
-    rl_command_acquire(&set, "r", 1, "v", 1, 10000);
+    rl_keys r = rl_keys_one("r", 1);
+    rl_command_acquire(&set, &r, "v", 1, 10000, NULL, 0);
     rl_round *acquire = rl_round_start(client, RL_ROUND_ACQUIRE, &set, NULL, NULL, NULL);
     cr_assert_not_null(acquire);
     rl_round_detach(acquire, false);

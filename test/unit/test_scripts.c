@@ -2,10 +2,12 @@
 /* The requests as RESP, checked byte for byte against hiredis's own
  * formatter, and the EVAL fallback built from an EVALSHA. */
 #include "command.h"
+#include "resources.h"
 #include "scripts.h"
 
 #include <criterion/criterion.h>
 #include <hiredis/hiredis.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,7 +31,8 @@ Test(scripts, acquire_is_set_nx_px)
 {
     rl_command cmd;
     char *expected = NULL;
-    rl_command_acquire(&cmd, "r", 1, "v", 1, 30000);
+    rl_keys r = rl_keys_one("r", 1);
+    rl_command_acquire(&cmd, &r, "v", 1, 30000, NULL, 0);
     int len = redisFormatCommand(&expected, "SET r v NX PX 30000");
     assert_same_as_hiredis(&cmd, expected, len);
     redisFreeCommand(expected);
@@ -42,7 +45,8 @@ Test(scripts, binary_keys_and_long_values_are_written_as_is)
     memset(value, 'x', sizeof(value));
     rl_command cmd;
     char *expected = NULL;
-    rl_command_acquire(&cmd, key, sizeof(key), value, sizeof(value), 1);
+    rl_keys k = rl_keys_one(key, sizeof(key));
+    rl_command_acquire(&cmd, &k, value, sizeof(value), 1, NULL, 0);
     int len = redisFormatCommand(&expected, "SET %b %b NX PX %d", key, sizeof(key), value,
                                  sizeof(value), 1);
     assert_same_as_hiredis(&cmd, expected, len);
@@ -55,18 +59,19 @@ Test(scripts, release_extend_inspect_and_ping)
     char *expected = NULL;
     int len;
 
-    rl_command_release(&cmd, "res", 3, "val", 3);
-    len = redisFormatCommand(&expected, "EVALSHA %s 1 res val redlock:released:0:res",
+    rl_keys res = rl_keys_one("res", 3);
+    rl_command_release(&cmd, &res, "val", 3);
+    len = redisFormatCommand(&expected, "EVALSHA %s 1 res val redlock:released:0:",
                              rl_release_script.sha);
     assert_same_as_hiredis(&cmd, expected, len);
     redisFreeCommand(expected);
 
-    rl_command_extend(&cmd, "res", 3, "val", 3, 2147483647);
+    rl_command_extend(&cmd, &res, "val", 3, 2147483647);
     len = redisFormatCommand(&expected, "EVALSHA %s 1 res val 2147483647", rl_extend_script.sha);
     assert_same_as_hiredis(&cmd, expected, len);
     redisFreeCommand(expected);
 
-    rl_command_inspect(&cmd, "res", 3);
+    rl_command_inspect(&cmd, &res);
     len = redisFormatCommand(&expected, "EVALSHA %s 1 res", rl_inspect_script.sha);
     assert_same_as_hiredis(&cmd, expected, len);
     redisFreeCommand(expected);
@@ -85,9 +90,10 @@ Test(scripts, lengths_cross_every_digit_boundary)
     for (size_t i = 0; i < sizeof(lengths) / sizeof(lengths[0]); i++) {
         rl_command cmd;
         char *expected = NULL;
-        rl_command_release(&cmd, big, lengths[i], "v", 1);
-        int len = redisFormatCommand(&expected, "EVALSHA %s 1 %b v redlock:released:0:%b",
-                                     rl_release_script.sha, big, lengths[i], big, lengths[i]);
+        rl_keys k = rl_keys_one(big, lengths[i]);
+        rl_command_release(&cmd, &k, "v", 1);
+        int len = redisFormatCommand(&expected, "EVALSHA %s 1 %b v redlock:released:0:",
+                                     rl_release_script.sha, big, lengths[i]);
         assert_same_as_hiredis(&cmd, expected, len);
         redisFreeCommand(expected);
     }
@@ -100,17 +106,18 @@ Test(scripts, a_release_announces_on_its_masters_database_channel)
     size_t resource_len = sizeof(resource) - 1;
     rl_command cmd;
     char *expected = NULL;
-    rl_command_release(&cmd, resource, resource_len, "val", 3);
+    rl_keys k = rl_keys_one(resource, resource_len);
+    rl_command_release(&cmd, &k, "val", 3);
     cr_assert(rl_command_db_dependent(&cmd));
     rl_command_set_db(&cmd, 15);
-    int len = redisFormatCommand(&expected, "EVALSHA %s 1 %b val redlock:released:15:%b",
-                                 rl_release_script.sha, resource, resource_len, resource,
-                                 resource_len);
+    int len = redisFormatCommand(&expected, "EVALSHA %s 1 %b val redlock:released:15:",
+                                 rl_release_script.sha, resource, resource_len);
     assert_same_as_hiredis(&cmd, expected, len);
     redisFreeCommand(expected);
 
     rl_command other;
-    rl_command_acquire(&other, "r", 1, "v", 1, 10);
+    rl_keys r = rl_keys_one("r", 1);
+    rl_command_acquire(&other, &r, "v", 1, 10, NULL, 0);
     cr_assert_not(rl_command_db_dependent(&other));
     rl_command_set_db(&other, 3); /* no channel: nothing changes */
     len = redisFormatCommand(&expected, "SET r v NX PX 10");
@@ -148,7 +155,8 @@ Test(scripts, eval_fallback_keeps_binary_arguments)
 {
     static const char key[] = {'k', '\0', '\n', 'y'};
     rl_command cmd;
-    rl_command_extend(&cmd, key, sizeof(key), "v a l", 5, 1234);
+    rl_keys k = rl_keys_one(key, sizeof(key));
+    rl_command_extend(&cmd, &k, "v a l", 5, 1234);
     size_t len;
     char *evalsha = written(&cmd, &len);
     char *eval = NULL;
@@ -170,16 +178,101 @@ Test(scripts, eval_fallback_refuses_other_commands)
     rl_command cmd;
     size_t len;
     char *eval = NULL;
-    rl_command_acquire(&cmd, "res", 3, "val", 3, 1000);
+    rl_keys res = rl_keys_one("res", 3);
+    rl_command_acquire(&cmd, &res, "val", 3, 1000, NULL, 0);
     char *set = written(&cmd, &len);
     cr_assert_eq(rl_evalsha_to_eval(set, len, &rl_release_script, &eval), -1);
     cr_assert_null(eval);
     free(set);
     /* An EVALSHA of the other script is refused too. */
-    rl_command_release(&cmd, "res", 3, "val", 3);
+    rl_command_release(&cmd, &res, "val", 3);
     char *release = written(&cmd, &len);
     cr_assert_eq(rl_evalsha_to_eval(release, len, &rl_extend_script, &eval), -1);
     free(release);
+}
+
+Test(scripts, several_resources_are_sorted_keys_of_one_script_call)
+{
+    const void *resources[] = {"b", "a\0z", "ab", "a"};
+    size_t lens[] = {1, 3, 2, 1};
+    size_t block_len;
+    cr_assert_eq(rl_keys_check(resources, lens, 4, &block_len), REDLOCK_OK);
+    char *block = malloc(block_len);
+    rl_keys keys;
+    rl_keys_store(&keys, block, resources, lens, 4);
+    cr_assert_eq(keys.count, 4);
+
+    rl_command cmd;
+    char *expected = NULL;
+    rl_command_acquire(&cmd, &keys, "val", 3, 1500, NULL, 0);
+    int len = redisFormatCommand(&expected, "EVALSHA %s 4 a %b ab b val 1500",
+                                 rl_acquire_script.sha, "a\0z", (size_t)3);
+    assert_same_as_hiredis(&cmd, expected, len);
+    redisFreeCommand(expected);
+
+    /* The reentrant form: the owner token last. */
+    rl_command_acquire(&cmd, &keys, "val", 3, 1500, "me", 2);
+    len = redisFormatCommand(&expected, "EVALSHA %s 4 a %b ab b val 1500 me",
+                             rl_acquire_script.sha, "a\0z", (size_t)3);
+    assert_same_as_hiredis(&cmd, expected, len);
+    redisFreeCommand(expected);
+
+    rl_command_release(&cmd, &keys, "val", 3);
+    rl_command_set_db(&cmd, 2);
+    len = redisFormatCommand(&expected, "EVALSHA %s 4 a %b ab b val redlock:released:2:",
+                             rl_release_script.sha, "a\0z", (size_t)3);
+    assert_same_as_hiredis(&cmd, expected, len);
+    redisFreeCommand(expected);
+    free(block);
+}
+
+Test(scripts, one_resource_reentrant_is_the_acquire_script)
+{
+    rl_keys r = rl_keys_one("r", 1);
+    rl_command cmd;
+    char *expected = NULL;
+    rl_command_acquire(&cmd, &r, "v", 1, 10, "owner", 5);
+    cr_assert_eq(cmd.script, &rl_acquire_script);
+    int len = redisFormatCommand(&expected, "EVALSHA %s 1 r v 10 owner", rl_acquire_script.sha);
+    assert_same_as_hiredis(&cmd, expected, len);
+    redisFreeCommand(expected);
+}
+
+Test(scripts, a_set_refuses_duplicates_too_many_and_too_much)
+{
+    size_t block_len;
+    const void *dup[] = {"x", "y", "x"};
+    size_t dup_lens[] = {1, 1, 1};
+    cr_assert_eq(rl_keys_check(dup, dup_lens, 3, &block_len), REDLOCK_EINVAL);
+    /* A prefix is not a duplicate. */
+    const void *prefix[] = {"xy", "x"};
+    size_t prefix_lens[] = {2, 1};
+    cr_assert_eq(rl_keys_check(prefix, prefix_lens, 2, &block_len), REDLOCK_OK);
+    cr_assert_eq(block_len, 3 + 2 * 4);
+    cr_assert_eq(rl_keys_check(prefix, prefix_lens, 0, &block_len), REDLOCK_EINVAL);
+
+    static char names[REDLOCK_MAX_RESOURCES + 1][4];
+    const void *many[REDLOCK_MAX_RESOURCES + 1];
+    size_t many_lens[REDLOCK_MAX_RESOURCES + 1];
+    for (size_t i = 0; i <= REDLOCK_MAX_RESOURCES; i++) {
+        snprintf(names[i], sizeof(names[i]), "%03zu", i);
+        many[i] = names[i];
+        many_lens[i] = 3;
+    }
+    cr_assert_eq(rl_keys_check(many, many_lens, REDLOCK_MAX_RESOURCES, &block_len), REDLOCK_OK);
+    cr_assert_eq(rl_keys_check(many, many_lens, REDLOCK_MAX_RESOURCES + 1, &block_len),
+                 REDLOCK_EINVAL);
+
+    /* More than REDLOCK_MAX_RESOURCE_LEN bytes in all. */
+    static char big[REDLOCK_MAX_RESOURCE_LEN / 2 + 1];
+    memset(big, 'a', sizeof(big));
+    static char big2[REDLOCK_MAX_RESOURCE_LEN / 2 + 1];
+    memset(big2, 'b', sizeof(big2));
+    const void *huge[] = {big, big2};
+    size_t huge_lens[] = {sizeof(big), sizeof(big2)};
+    cr_assert_eq(rl_keys_check(huge, huge_lens, 2, &block_len), REDLOCK_EINVAL);
+    huge_lens[1] = sizeof(big2) - 2;
+    cr_assert_eq(rl_keys_check(huge, huge_lens, 2, &block_len), REDLOCK_OK);
 }
 
 Test(scripts, shas_are_40_hex_digits)

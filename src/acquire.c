@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Acquire: attempts of SET resource value NX PX ttl on every master.
+ * Acquire: attempts of SET resource value NX PX ttl on every master; for
+ * several resources, or the reentrant form (an owner token), of the acquire
+ * script, which sets every key or none on each master (scripts.h).
  *
  *   ATTEMPT --quorum, validity left--> DONE (the lock)
  *      |
@@ -31,7 +33,8 @@
  * have announced a delete since it began, could make a quorum. A new
  * subscription counts as an announcement (a delete just before it went
  * unheard), and so does an announcement during the attempt; our own
- * cleanup's announcements do not.
+ * cleanup's announcements do not. A set of resources waits on the watch of
+ * each: a delete of any of them may free the set.
  */
 #include "internal.h"
 #include "random.h"

@@ -507,7 +507,8 @@ REDLOCK_API int redlock_acquire_many_async(redlock_client *client,
                                            redlock_acquire_cb cb, void *arg);
 /*
  * Reset the lock's time-to-live to ttl_ms (0: the lock's own) on every master
- * where it still holds our value. Succeeds when a quorum extended it before
+ * where it still holds our value (every key of a set; a reentrant hold's key
+ * is never shortened). Succeeds when a quorum extended it before
  * the current validity ran out; the lock's validity is then recomputed.
  * Returns REDLOCK_EEXPIRED at once when the lock's validity is known to have
  * run out. Completes with REDLOCK_OK, ENOTOWNER, EEXPIRED, ENOQUORUM, EAUTH,
@@ -518,8 +519,9 @@ REDLOCK_API int redlock_acquire_many_async(redlock_client *client,
 REDLOCK_API int redlock_extend_async(redlock_client *client, redlock_lock *lock,
                                      int64_t ttl_ms, redlock_done_cb cb, void *arg);
 /*
- * Delete the key on every master where it still holds our value (never a
- * key holding another value). One bounded attempt, no retries. The handle
+ * Delete the key (every key of a set) on every master where it still holds
+ * our value, never a key holding another value; for a reentrant hold,
+ * remove the hold, and the key with the owner's last hold. One bounded attempt, no retries. The handle
  * stays valid (its validity becomes 0) and must still be freed. cb may be
  * NULL. Completes with REDLOCK_OK (a quorum confirmed our value gone),
  * ENOTOWNER (our value was on none of the masters that answered before the

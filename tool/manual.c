@@ -41,8 +41,8 @@ const doc_entry cli_exit_statuses[] = {
      "has it."},
     {"`64`", "usage",
      "Bad arguments (`EX_USAGE`): an unknown command or option, a missing or extra operand, "
-     "a bad *TIME* or `--node`, more than 64 `--node`, an empty or too long *RESOURCE* or "
-     "*VALUE*."},
+     "a bad *TIME* or `--node`, more than 64 `--node`, an empty or too long *RESOURCE* "
+     "or *VALUE*, more than 64 resources or one named twice."},
     {"`69`", "no quorum reachable",
      "No quorum reachable: too few masters answered, because they are down, unreachable, "
      "too slow (no validity left once a quorum agreed) or answered with errors "
@@ -72,10 +72,11 @@ const doc_entry cli_exit_statuses[] = {
 };
 
 static const doc_entry cmd_environment[] = {
-    {"`REDLOCK_RESOURCE`", NULL, "The resource."},
+    {"`REDLOCK_RESOURCE`", NULL, "The resource; of several, the first given."},
     {"`REDLOCK_VALUE`", NULL,
      "The lock's value; with it, another process can release the lock "
-     "(`redlock release \"$REDLOCK_RESOURCE\" \"$REDLOCK_VALUE\"`)."},
+     "(`redlock release \"$REDLOCK_RESOURCE\" \"$REDLOCK_VALUE\"`, naming every resource "
+     "of a lock on several)."},
     {"`REDLOCK_VALIDITY_MS`", NULL,
      "How many milliseconds of validity the lock had when *CMD* started, before any "
      "extension."},
@@ -114,6 +115,9 @@ static const doc_part description[] = {
      "has it), *CMD* is stopped and `redlock` exits with status 80. No process that\n"
      "*CMD* starts outlives the run.\n"
      "\n"
+     "One lock may cover several resources, taken all together or not at all (see\n"
+     "[Resources](#resources)).\n"
+     "\n"
      "The other commands act on one lock at a time, for scripts that manage a lock\n"
      "across several steps: `acquire` prints the lock's value, and `release` and\n"
      "`extend` take that value back; `status` and `ping` show what every master\n"
@@ -121,9 +125,10 @@ static const doc_part description[] = {
      "\n"
      "Global options come before *COMMAND*. A command's own options may come before\n"
      "or after its operands (`redlock extend R V --ttl 30s`), except in `run`, where\n"
-     "everything after *RESOURCE* belongs to *CMD*. `--` ends the options; it lets\n"
-     "an operand start with `-`. An option's value is the next argument\n"
-     "(`--ttl 30s`) or follows an equals sign (`--ttl=30s`).",
+     "everything after the first *RESOURCE* is an operand (the resources, then\n"
+     "*CMD*'s). `--` ends the options; it lets an operand start with `-`. An\n"
+     "option's value is the next argument (`--ttl 30s`) or follows an equals sign\n"
+     "(`--ttl=30s`).",
      NULL, NULL},
 };
 
@@ -138,7 +143,7 @@ static const doc_part options[] = {
     {DOC_SUBSECTION, "Command options", NULL, NULL},
     {DOC_TEXT,
      "Each command takes the options its synopsis shows, anywhere among its operands\n"
-     "(in `run`, before *RESOURCE*).",
+     "(in `run`, before the first *RESOURCE*).",
      NULL, NULL},
     {.kind = DOC_OPTIONS, .command = NULL},
 };
@@ -173,6 +178,19 @@ static const doc_part resources[] = {
      "be given. An empty one is refused:\n"
      "`redlock: acquire: RESOURCE must be 1 to 1048576 bytes`, exit 64.\n"
      "\n"
+     "One lock may cover several resources (`redlock acquire a b`,\n"
+     "`redlock run a b -- CMD`): up to 64, 1048576 bytes in all. Each master sets\n"
+     "every key or none, so the lock is held on all of them or on none, and two\n"
+     "locks sharing a resource exclude each other. The order does not matter:\n"
+     "`acquire b a` takes the same lock as `acquire a b`, and `release a b` *VALUE*\n"
+     "releases it either way. `release`, `extend` and `status` take every resource\n"
+     "of the lock, then (but for `status`) *VALUE*. Refused with 64 before anything\n"
+     "is acquired: more than 64 resources\n"
+     "(`redlock: acquire: at most 64 resources in one lock (65 given)`), a resource\n"
+     "named twice (`redlock: acquire: resource a named twice`), more than 1048576\n"
+     "bytes in all. In messages the resources are listed, `a, b`, the list cut with\n"
+     "\"and *N* more\" when long.\n"
+     "\n"
      "*VALUE* is a lock's value as `acquire` printed it (32 hexadecimal digits); 1 to\n"
      "1024 bytes are accepted.",
      NULL, NULL},
@@ -190,6 +208,11 @@ static const doc_part json_output[] = {
      "  bytes in standard base64 (RFC 4648, with padding), and `resource`\n"
      "  (`value`) is left out. `status` gives `\"held\":true|false` for every\n"
      "  master, so a missing `value` never reads as \"free\".\n"
+     "- **Resources.** `resource` is the first *RESOURCE* given; `resources` lists\n"
+     "  every one, in the order given, even when there is one. When any of them is\n"
+     "  not text, `resources_base64` lists them all in base64 instead. `status`\n"
+     "  gives `\"mixed\":true` for a master where the resources do not all hold one\n"
+     "  value (some free, or held by different values); `held` is false there.\n"
      "- **Texts.** `node` (a master's name) and `error` (why a master failed: out\n"
      "  of reach, refusing our credentials, an error reply) are shown as they are\n"
      "  when valid UTF-8, else as in the text output (control and non-ASCII bytes\n"
@@ -391,13 +414,22 @@ static const doc_part examples[] = {
      "push-release\n"
      "```\n"
      "\n"
+     "Take one lock on two resources for a script, and release both:\n"
+     "\n"
+     "```sh\n"
+     "V=$(redlock acquire --ttl 5m --wait 30s db-primary db-replica) || exit\n"
+     "trap 'redlock release db-primary db-replica \"$V\"' EXIT\n"
+     "migrate-both\n"
+     "```\n"
+     "\n"
      "See who holds a lock, as JSON, with masters given on the command line:\n"
      "\n"
      "```text\n"
      "$ redlock -n 10.0.0.1 -n 10.0.0.2 -n 10.0.0.3 status --json deploy\n"
-     "{\"resource\":\"deploy\",\"status\":\"REDLOCK_OK\",\"message\":\"success\",\n"
-     "\"quorum\":2,\"masters\":[{\"node\":\"10.0.0.1:6379\",\"reachable\":true,\n"
-     "\"held\":true,\"value\":\"8b3ece5f5a17a8218ca41505ea39c493\",\n"
+     "{\"resource\":\"deploy\",\"resources\":[\"deploy\"],\"status\":\"REDLOCK_OK\",\n"
+     "\"message\":\"success\",\"quorum\":2,\"masters\":[{\"node\":\"10.0.0.1:6379\",\n"
+     "\"reachable\":true,\"held\":true,\"mixed\":false,\n"
+     "\"value\":\"8b3ece5f5a17a8218ca41505ea39c493\",\n"
      "\"pttl_ms\":287410,\"error\":null},...]}\n"
      "```\n"
      "\n"

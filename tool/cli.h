@@ -139,11 +139,12 @@ typedef struct cli_options {
     int64_t lock_delay_ms; /* --lock-delay; -1: the config's lock_delay_ms */
     bool json;             /* --json */
     int conflict_exit;     /* -E: the exit status when held */
+    const char *owner;     /* --owner: the reentrant form's token, or NULL */
 } cli_options;
 #define CLI_WAIT_FOREVER INT64_MAX
-#define CLI_OPTIONS_INIT {-1, -1, -1, -1, -1, false, CLI_EXIT_HELD}
+#define CLI_OPTIONS_INIT {-1, -1, -1, -1, -1, false, CLI_EXIT_HELD, NULL}
 
-/* Acquire options from --ttl and --wait. */
+/* Acquire options from --ttl, --wait and --owner. */
 redlock_acquire_options cli_acquire_options(const cli_options *o);
 
 /* cli_load_config(), then the settings the command's options override

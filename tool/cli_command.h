@@ -107,6 +107,7 @@ cli_parse_result cli_opt_max_hold(const char *value, void *ctx);
 cli_parse_result cli_opt_lock_delay(const char *value, void *ctx);
 cli_parse_result cli_opt_json(const char *value, void *ctx);
 cli_parse_result cli_opt_conflict_exit(const char *value, void *ctx);
+cli_parse_result cli_opt_owner(const char *value, void *ctx);
 /* redlock's own options, into a cli. */
 cli_parse_result cli_opt_config(const char *value, void *ctx);
 cli_parse_result cli_opt_node(const char *value, void *ctx);

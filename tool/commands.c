@@ -135,6 +135,19 @@ static const cli_option opt_lock_delay = {
                "config).",
 };
 
+static const cli_option opt_owner = {
+    .name = "owner",
+    .value = "TOKEN",
+    .apply = cli_opt_owner,
+    .help = "take the lock reentrantly for *TOKEN*: while it is held for *TOKEN*, a `run` or "
+            "`acquire` with the same *TOKEN* gets it at once, as another hold",
+    .details = "Each hold has its own value and is released (or extended) on its own; the "
+               "lock is freed with the last hold. A `run` or `acquire` without `--owner`, or "
+               "with another *TOKEN*, finds the lock held. The same *TOKEN* re-enters: never "
+               "share one between independent workers, which would hold the lock together. "
+               "*TOKEN* is 1 to 1024 bytes; see [Reentrant locks](#reentrant-locks).",
+};
+
 static const cli_option opt_json = {
     .name = "json",
     .apply = cli_opt_json,
@@ -156,7 +169,7 @@ static const cli_option opt_command_help = {
 
 static const cli_option *const run_options[] = {
     &opt_ttl,      &opt_wait,       &opt_conflict_exit, &opt_kill_after,
-    &opt_max_hold, &opt_lock_delay, &opt_command_help};
+    &opt_max_hold, &opt_lock_delay, &opt_owner,         &opt_command_help};
 
 static const cli_command command_run = {
     .name = "run",
@@ -179,7 +192,12 @@ static const cli_command command_run = {
         "process it started get SIGTERM, then SIGKILL, and `redlock` exits 80; those\n"
         "still running when *CMD* exits get the same before the lock is released; if\n"
         "`redlock` is killed, they are killed. SIGINT, SIGTERM, SIGHUP and SIGQUIT are\n"
-        "forwarded to *CMD*.",
+        "forwarded to *CMD*.\n"
+        "\n"
+        "With `--owner` *TOKEN*, a `run` or `acquire` with the same *TOKEN* gets the\n"
+        "lock at once while it is held for *TOKEN* (a nested `redlock run --owner`),\n"
+        "as another hold with its own value, released on its own; the lock is freed\n"
+        "with the last hold. Never share a *TOKEN* between independent workers.",
     .exit_summary =
         "*CMD*'s (128+*N* if signal *N* killed it), 75 held by another holder, 69 no\n"
         "quorum reachable, 77 credentials refused, 80 lock lost, 126 *CMD* not\n"
@@ -192,11 +210,12 @@ static const cli_command command_run = {
         "releases the lock, only once they are all gone. Step by step:\n"
         "\n"
         "1. Acquire one lock on every *RESOURCE*, all of them or none (see\n"
-        "   [Resources](#resources)). With `--wait` *TIME*, retry with the configured\n"
-        "   delay and jitter until *TIME* has passed; `--wait 0` tries once. If the\n"
-        "   lock is not acquired, *CMD* is not run and `redlock` exits with 75 when\n"
-        "   another holder has it (`-E` *N*: *N*), 69 when no quorum of masters could\n"
-        "   be reached, 77 when masters refused our credentials (see\n"
+        "   [Resources](#resources)); with `--owner`, the reentrant form (see\n"
+        "   [Reentrant locks](#reentrant-locks)). With `--wait` *TIME*, retry with the\n"
+        "   configured delay and jitter until *TIME* has passed; `--wait 0` tries\n"
+        "   once. If the lock is not acquired, *CMD* is not run and `redlock` exits\n"
+        "   with 75 when another holder has it (`-E` *N*: *N*), 69 when no quorum of\n"
+        "   masters could be reached, 77 when masters refused our credentials (see\n"
         "   [Exit status](#exit-status)).\n"
         "2. Run *CMD* with its arguments, looked up in `PATH` when it contains no\n"
         "   slash, with standard input, output and error inherited. Its environment\n"
@@ -270,7 +289,8 @@ static const cli_command command_run = {
 };
 
 static const cli_option *const acquire_options[] = {
-    &opt_ttl, &opt_wait, &opt_conflict_exit, &opt_lock_delay, &opt_json, &opt_command_help};
+    &opt_ttl, &opt_wait, &opt_conflict_exit, &opt_lock_delay, &opt_owner, &opt_json,
+    &opt_command_help};
 
 static const cli_command command_acquire = {
     .name = "acquire",
@@ -285,7 +305,12 @@ static const cli_command command_acquire = {
         "once) and print its value on the first line of stdout\n"
         "(`V=$(redlock acquire R)` works). The lock is not extended: it expires after\n"
         "its TTL unless released (`redlock release R \"$V\"`) or extended first, with\n"
-        "the same resources in any order.",
+        "the same resources in any order.\n"
+        "\n"
+        "With `--owner` *TOKEN*, an `acquire` or `run` with the same *TOKEN* gets the\n"
+        "lock at once while it is held for *TOKEN*, as another hold with its own value,\n"
+        "released on its own; the lock is freed with the last hold. Never share a\n"
+        "*TOKEN* between independent workers.",
     .exit_summary = "0 acquired, 75 held by another holder, 69 no quorum reachable, 77\n"
                     "credentials refused, 64 usage, 78 configuration.",
     .details =
@@ -402,9 +427,10 @@ static const cli_command command_status = {
         "```\n"
         "\n"
         "A value is shown as is, with control bytes, non-ASCII bytes and backslashes\n"
-        "as `\\x`*NN*; a key without expiry shows `no expiry` instead of its PTTL. Exit\n"
-        "0 when a quorum of masters answered; otherwise 77 when masters refused our\n"
-        "credentials, else 69. With `--json`:\n"
+        "as `\\x`*NN*; the value of a reentrant lock is its owner's *TOKEN* (see\n"
+        "[Reentrant locks](#reentrant-locks)); a key without expiry shows `no expiry`\n"
+        "instead of its PTTL. Exit 0 when a quorum of masters answered; otherwise 77\n"
+        "when masters refused our credentials, else 69. With `--json`:\n"
         "\n"
         "```json\n"
         "{\"resource\":\"R\",\"resources\":[\"R\"],\"status\":\"REDLOCK_OK\",\n"

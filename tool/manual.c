@@ -41,8 +41,8 @@ const doc_entry cli_exit_statuses[] = {
      "has it."},
     {"`64`", "usage",
      "Bad arguments (`EX_USAGE`): an unknown command or option, a missing or extra operand, "
-     "a bad *TIME* or `--node`, more than 64 `--node`, an empty or too long *RESOURCE* "
-     "or *VALUE*, more than 64 resources or one named twice."},
+     "a bad *TIME* or `--node`, more than 64 `--node`, an empty or too long *RESOURCE*, "
+     "*VALUE* or `--owner` *TOKEN*, more than 64 resources or one named twice."},
     {"`69`", "no quorum reachable",
      "No quorum reachable: too few masters answered, because they are down, unreachable, "
      "too slow (no validity left once a quorum agreed) or answered with errors "
@@ -116,7 +116,8 @@ static const doc_part description[] = {
      "*CMD* starts outlives the run.\n"
      "\n"
      "One lock may cover several resources, taken all together or not at all (see\n"
-     "[Resources](#resources)).\n"
+     "[Resources](#resources)); with `--owner`, a lock is reentrant (see\n"
+     "[Reentrant locks](#reentrant-locks)).\n"
      "\n"
      "The other commands act on one lock at a time, for scripts that manage a lock\n"
      "across several steps: `acquire` prints the lock's value, and `release` and\n"
@@ -193,6 +194,29 @@ static const doc_part resources[] = {
      "\n"
      "*VALUE* is a lock's value as `acquire` printed it (32 hexadecimal digits); 1 to\n"
      "1024 bytes are accepted.",
+     NULL, NULL},
+};
+
+static const doc_part reentrant_locks[] = {
+    {DOC_TEXT,
+     "With `--owner` *TOKEN* (`run`, `acquire`), the lock is taken for *TOKEN*, 1 to\n"
+     "1024 bytes naming its owner. While the lock is held for *TOKEN*, a `run` or\n"
+     "`acquire` with the same *TOKEN* gets it at once, as another hold: a script\n"
+     "holding a lock can call one that takes it again,\n"
+     "`redlock run --owner T job -- redlock run --owner T job -- CMD`, without\n"
+     "waiting for itself. Every other `run` or `acquire`, without `--owner` or with\n"
+     "another *TOKEN*, finds the lock held (75).\n"
+     "\n"
+     "Each hold has its own value, printed by `acquire` or given to *CMD* as\n"
+     "`REDLOCK_VALUE`, and is released or extended on its own with that value\n"
+     "(`redlock release job` *VALUE*). The lock is freed with the release of its\n"
+     "last hold, or when its keys expire: the holds share them, and a hold never\n"
+     "shortens their time-to-live. `status` shows *TOKEN* as the value.\n"
+     "\n"
+     "Whoever knows *TOKEN* enters the lock: never share one between independent\n"
+     "workers (two machines running the same job, say), which would then hold the\n"
+     "lock together. Give each worker a token of its own, such as its host name and\n"
+     "process id, and pass it only to what it runs itself.",
      NULL, NULL},
 };
 
@@ -422,6 +446,16 @@ static const doc_part examples[] = {
      "migrate-both\n"
      "```\n"
      "\n"
+     "Let a locked job run steps that take the same lock themselves, with a token\n"
+     "of its own (the steps are scripts that run\n"
+     "`redlock run --owner \"$OWNER\" deploy -- ...`):\n"
+     "\n"
+     "```sh\n"
+     "OWNER=$(hostname)-$$\n"
+     "export OWNER\n"
+     "redlock run --owner \"$OWNER\" deploy -- ./deploy-all.sh\n"
+     "```\n"
+     "\n"
      "See who holds a lock, as JSON, with masters given on the command line:\n"
      "\n"
      "```text\n"
@@ -460,6 +494,7 @@ static const doc_section sections[] = {
     SECTION("Options", options),
     SECTION("Time values", time_values),
     SECTION("Resources", resources),
+    SECTION("Reentrant locks", reentrant_locks),
     SECTION("JSON output", json_output),
     SECTION("Configuration", configuration),
     SECTION("Environment", environment),

@@ -83,6 +83,10 @@ redlock_acquire_options cli_acquire_options(const cli_options *o)
     redlock_acquire_options_init(&opts);
     if (o->ttl_ms >= 0)
         opts.ttl_ms = o->ttl_ms;
+    if (o->owner != NULL) { /* its length was checked with the option */
+        opts.owner = o->owner;
+        opts.owner_len = strlen(o->owner);
+    }
     int64_t wait_ms = o->wait_ms;
     /* The most retries an acquire takes: at any retry delay, years. */
     const int64_t unlimited = INT32_MAX;

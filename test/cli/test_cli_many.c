@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* One lock on several resources through the tool (acquire, release,
- * extend, status and run with RESOURCE...) and what it refuses (a resource
- * named twice, more than 64). */
+ * extend, status and run with RESOURCE...), what it refuses (a resource
+ * named twice, more than 64), and the reentrant form (--owner). */
 #include "cli_harness.h"
 
 #include <criterion/criterion.h>
@@ -316,4 +316,73 @@ Test(cli_many, more_than_1_mib_of_names_in_all_is_refused)
                                         COUNT * len));
     cr_assert_str_empty(r->out);
     cr_assert_eq(cli_keys_total(), 0);
+}
+
+/* ---- --owner ------------------------------------------------------------------------ */
+
+/* The nested run gets the lock at once; another owner, and a plain
+ * acquire, find it held, also once the nested run has let go of its hold. */
+Test(cli_many, a_nested_run_with_the_same_owner_enters_while_another_owner_is_refused)
+{
+    const char *script =
+        "\"$1\" --config \"$2\" run --owner T --wait 0 job -- true; echo \"same=$?\"; "
+        "\"$1\" --config \"$2\" run --owner U --wait 0 job -- true; echo \"other=$?\"; "
+        "\"$1\" --config \"$2\" acquire --wait 0 job; echo \"plain=$?\"";
+    const cli_result *r = RUN("run", "--owner", "T", "--wait", "0", "job", "--", "sh", "-c",
+                              script, "sh", REDLOCK_TOOL, cli.config);
+    cli_expect_exit(r, 0);
+    cr_assert_str_eq(r->out, "same=0\nother=75\nplain=75\n", "%s: stdout (stderr:\n%s)",
+                     r->cmdline, r->err);
+    cli_expect_key_gone("job", r->cmdline);
+
+    /* The form itself: redlock run --owner T job -- redlock run --owner T job -- true. */
+    r = RUN("run", "--owner", "T", "--wait", "0", "job", "--", REDLOCK_TOOL, "--config",
+            cli.config, "run", "--owner", "T", "--wait", "0", "job", "--", "true");
+    cli_expect_exit(r, 0);
+    cli_expect_key_gone("job", r->cmdline);
+}
+
+Test(cli_many, each_hold_of_an_owner_is_released_on_its_own)
+{
+    const char *first = value_of(RUN("acquire", "--owner", "T", "--ttl", "30s", "job"));
+    const char *second = value_of(RUN("acquire", "--owner", "T", "--wait", "0", "job"));
+    cr_assert_str_neq(first, second, "two holds, one value");
+    cli_expect_exit(RUN("acquire", "--owner", "U", "--wait", "0", "job"), 75);
+    cli_expect_exit(RUN("acquire", "--wait", "0", "job"), 75);
+    /* status shows the owner's token as the value. */
+    const cli_result *r = RUN("status", "job");
+    cli_expect_exit(r, 0);
+    cr_assert_geq(lines_with(r->out, "  held  T  pttl "), 3, "%s:\n%s", r->cmdline, r->out);
+
+    cli_expect_exit(RUN("release", "job", first), 0);
+    cr_assert_geq(cli_masters_with_key("job"), 3, "the first release freed the lock: %s",
+                  cli_describe_key("job"));
+    cli_expect_exit(RUN("acquire", "--owner", "U", "--wait", "0", "job"), 75);
+    cli_expect_exit(RUN("extend", "--ttl", "20s", "job", second), 0);
+    cli_expect_exit(RUN("release", "job", second), 0);
+    cli_expect_key_gone("job", "after the last hold's release");
+
+    /* On several resources too. */
+    const char *held = value_of(RUN("acquire", "--owner", "T", "a", "b"));
+    const char *again = value_of(RUN("acquire", "--owner", "T", "--wait", "0", "b", "a"));
+    cli_expect_exit(RUN("acquire", "--owner", "U", "--wait", "0", "a"), 75);
+    cli_expect_exit(RUN("release", "a", "b", held), 0);
+    cli_expect_exit(RUN("release", "b", "a", again), 0);
+    expect_both_gone("a", "b", "after the last hold's release");
+}
+
+Test(cli_many, an_owner_token_is_1_to_1024_bytes)
+{
+    char token[1026];
+    memset(token, 't', sizeof(token) - 1);
+    token[sizeof(token) - 1] = '\0';
+    expect_usage_error(RUN("acquire", "--owner", token, "job"),
+                       "redlock: --owner: TOKEN must be 1 to 1024 bytes\n");
+    expect_usage_error(RUN("run", "--owner", "", "job", "true"),
+                       "redlock: --owner: TOKEN must be 1 to 1024 bytes\n");
+    token[1024] = '\0';
+    const char *value = value_of(RUN("acquire", "--owner", token, "job"));
+    cli_expect_exit(RUN("release", "job", value), 0);
+    /* release and extend take the hold's value, not an owner. */
+    cli_expect_exit(RUN("release", "--owner", "T", "job", value), 64);
 }

@@ -276,7 +276,7 @@ int cmd_run(cli *c, const cli_options *o, char **operands, int count)
      * to inherit. Should it die, its orphans come to us. CMD's
      * REDLOCK_RESOURCE is the first resource given. */
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0 ||
-        guardian_start(&st.guard, st.set.names[0], operands + cmd_at) != 0) {
+        guardian_start(&st.guard, st.set.names[0], st.shown, operands + cmd_at) != 0) {
         cli_error("run: cannot start the process to watch over the command: %s",
                   strerror(errno));
         redlock_config_free(c->cfg);

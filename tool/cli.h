@@ -60,8 +60,31 @@ int cli_load_config(cli *c);
 int cli_connect(cli *c);
 /* cli_load_config(), then cli_connect(). */
 int cli_open(cli *c);
-/* 0, or EX_USAGE after saying why RESOURCE is not acceptable. */
-int cli_check_resource(const char *command, const char *resource);
+
+/* The resources a command names, in the order given: one lock on all of
+ * them. The names are argv's strings. */
+typedef struct cli_resources {
+    const char *names[REDLOCK_MAX_RESOURCES];
+    size_t lens[REDLOCK_MAX_RESOURCES];
+    size_t count;
+} cli_resources;
+/* The first count - trailing operands of command as its resources (the
+ * trailing ones, such as VALUE, are the caller's). 0, or EX_USAGE after
+ * saying what is wrong: too few operands, more than REDLOCK_MAX_RESOURCES
+ * resources, an empty or too long one, one named twice, too many bytes in
+ * all (resource_set.c). */
+int cli_resources_take(const char *command, char **operands, int count, int trailing,
+                       cli_resources *set);
+/* Room for a set of resources in a message. */
+#define CLI_SHOWN_SET_SIZE 200
+/* The set as messages show it: each resource as cli_shown() shows it,
+ * joined with ", ", and "and N more" where buf (size >= CLI_SHOWN_SIZE +
+ * 32) is full. Returns buf. */
+const char *cli_resources_shown(const cli_resources *set, char *buf, size_t size);
+/* An inspected master's pttl_ms when the resources do not all hold one
+ * value there (redlock_inspect_many_async()). */
+#define CLI_PTTL_MIXED (-3)
+
 /* Exit status for a library status and its result (r may be NULL): of
  * release/extend/status/ping, and of acquire/run, where "held" exits
  * conflict_exit (75 unless -E). See exit_status.c. */
@@ -72,30 +95,27 @@ void cli_disconnect(cli *c);
 
 /* Blocking forms of the asynchronous operations, run on c->loop. The
  * result (may be NULL when not wanted) is a copy to free. */
-int cli_acquire(cli *c, const char *resource, const redlock_acquire_options *opts,
+int cli_acquire(cli *c, const cli_resources *set, const redlock_acquire_options *opts,
                 redlock_lock **lock, redlock_result **result);
 int cli_extend(cli *c, redlock_lock *lock, int64_t ttl_ms, redlock_result **result);
 int cli_release(cli *c, redlock_lock *lock, redlock_result **result);
-int cli_inspect(cli *c, const char *resource, redlock_result **result);
+int cli_inspect(cli *c, const cli_resources *set, redlock_result **result);
 int cli_ping(cli *c, redlock_result **result);
 
-/* Acquire options from --ttl/--wait values (-1: not given; wait_ms may be
- * CLI_WAIT_FOREVER). */
-redlock_acquire_options cli_acquire_options(int64_t ttl_ms, int64_t wait_ms);
 /* "; N of M masters failed, e.g. NAME: DETAIL" when some did, else "". */
 void cli_describe_failures(const redlock_result *r, char *buf, size_t len);
 /* One line on why an acquire failed. */
-void cli_report_not_acquired(const char *resource, int status, const redlock_result *r);
+void cli_report_not_acquired(const cli_resources *set, int status, const redlock_result *r);
 
 /* JSON output (json_out.c): one object, on one line, as a string to
  * free; NULL when out of memory. r may be NULL (out of memory) but for
  * status and ping. cli_print_json() prints it (with a newline) and frees it. */
-char *cli_json_acquire(const char *resource, int status, const redlock_lock *lock,
+char *cli_json_acquire(const cli_resources *set, int status, const redlock_lock *lock,
                        const redlock_result *r);
-char *cli_json_release(const char *resource, int status, const redlock_result *r);
-char *cli_json_extend(const char *resource, int status, const redlock_lock *lock,
+char *cli_json_release(const cli_resources *set, int status, const redlock_result *r);
+char *cli_json_extend(const cli_resources *set, int status, const redlock_lock *lock,
                       const redlock_result *r);
-char *cli_json_status(const char *resource, int status, const redlock_result *r);
+char *cli_json_status(const cli_resources *set, int status, const redlock_result *r);
 char *cli_json_ping(int status, const redlock_result *r);
 void cli_print_json(char *text);
 /* bytes in standard base64 (RFC 4648, padded), to free; NULL when out of memory. */
@@ -119,9 +139,13 @@ typedef struct cli_options {
     int64_t lock_delay_ms; /* --lock-delay; -1: the config's lock_delay_ms */
     bool json;             /* --json */
     int conflict_exit;     /* -E: the exit status when held */
+    const char *owner;     /* --owner: the reentrant form's token, or NULL */
 } cli_options;
 #define CLI_WAIT_FOREVER INT64_MAX
-#define CLI_OPTIONS_INIT {-1, -1, -1, -1, -1, false, CLI_EXIT_HELD}
+#define CLI_OPTIONS_INIT {-1, -1, -1, -1, -1, false, CLI_EXIT_HELD, NULL}
+
+/* Acquire options from --ttl, --wait and --owner. */
+redlock_acquire_options cli_acquire_options(const cli_options *o);
 
 /* cli_load_config(), then the settings the command's options override
  * (--max-hold, --lock-delay). Returns 0 or an exit status. */

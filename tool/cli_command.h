@@ -55,8 +55,8 @@ struct cli_command {
     const cli_option *const *options; /* in --help's order */
     size_t option_count;
     const char *operands;  /* as the synopsis shows them (markup) */
-    int operand_count;     /* exactly this many, the first a RESOURCE; or
-                              CLI_OPERANDS_CHECKED */
+    int operand_count;     /* exactly this many; or CLI_OPERANDS_CHECKED
+                              (RESOURCE... first: cli_resources_take()) */
     bool options_first;    /* options only before the first operand (in
                               run, the rest is CMD's) */
     const char *brief;     /* its line in redlock --help (markup) */
@@ -107,15 +107,16 @@ cli_parse_result cli_opt_max_hold(const char *value, void *ctx);
 cli_parse_result cli_opt_lock_delay(const char *value, void *ctx);
 cli_parse_result cli_opt_json(const char *value, void *ctx);
 cli_parse_result cli_opt_conflict_exit(const char *value, void *ctx);
+cli_parse_result cli_opt_owner(const char *value, void *ctx);
 /* redlock's own options, into a cli. */
 cli_parse_result cli_opt_config(const char *value, void *ctx);
 cli_parse_result cli_opt_node(const char *value, void *ctx);
 cli_parse_result cli_opt_verbose(const char *value, void *ctx);
 cli_parse_result cli_opt_version(const char *value, void *ctx);
 
-/* The commands (cmd_*.c). operands: RESOURCE first but for ping; run's
- * are RESOURCE [--] CMD [ARG...], checked by it. Each returns the exit
- * status. */
+/* The commands (cmd_*.c). operands: RESOURCE... first but for ping, then
+ * VALUE (release, extend); run's are RESOURCE... -- CMD [ARG...] or
+ * RESOURCE CMD [ARG...]. Each checks them and returns the exit status. */
 int cmd_run(cli *c, const cli_options *o, char **operands, int count);
 int cmd_acquire(cli *c, const cli_options *o, char **operands, int count);
 int cmd_release(cli *c, const cli_options *o, char **operands, int count);

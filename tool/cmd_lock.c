@@ -41,43 +41,48 @@ static void watch_interrupts(interruption *in, bool on)
 
 int cmd_acquire(cli *c, const cli_options *o, char **operands, int count)
 {
-    const char *resource = operands[0];
-    int rc = cli_load_settings(c, o);
-    if (rc != 0 || (rc = cli_open(c)) != 0)
+    cli_resources set;
+    int rc = cli_resources_take("acquire", operands, count, 0, &set);
+    if (rc != 0 || (rc = cli_load_settings(c, o)) != 0 || (rc = cli_open(c)) != 0)
         return rc;
 
-    redlock_acquire_options ao = cli_acquire_options(o->ttl_ms, o->wait_ms);
+    redlock_acquire_options ao = cli_acquire_options(o);
     interruption in = {.c = c};
     watch_interrupts(&in, true);
-    int status = cli_acquire(c, resource, &ao, &c->lock, &c->result);
+    int status = cli_acquire(c, &set, &ao, &c->lock, &c->result);
     watch_interrupts(&in, false);
     if (in.signum != 0) {
-        char name[CLI_SHOWN_SIZE];
+        char shown[CLI_SHOWN_SET_SIZE];
         cli_error("acquire: interrupted by signal %d while acquiring %s", in.signum,
-                  cli_shown(name, sizeof(name), resource));
+                  cli_resources_shown(&set, shown, sizeof(shown)));
         return 128 + in.signum;
     }
     if (o->json)
-        cli_print_json(cli_json_acquire(resource, status, c->lock, c->result));
+        cli_print_json(cli_json_acquire(&set, status, c->lock, c->result));
     else if (status == REDLOCK_OK)
         printf("%s\n", redlock_lock_value(c->lock, NULL));
     if (status != REDLOCK_OK)
-        cli_report_not_acquired(resource, status, c->result);
+        cli_report_not_acquired(&set, status, c->result);
     /* The handle is forgotten after: the lock stays until its TTL or a release. */
     return cli_exit_for_acquire(status, c->result, o->conflict_exit);
 }
 
-/* A handle for RESOURCE VALUE given on the command line. */
-static int adopt(const char *command, const char *resource, const char *value, int64_t ttl_ms,
-                 redlock_lock **lock)
+/* The resources and the handle for RESOURCE... VALUE given on the command
+ * line. */
+static int adopt(const char *command, char **operands, int count, int64_t ttl_ms,
+                 cli_resources *set, redlock_lock **lock)
 {
+    int rc = cli_resources_take(command, operands, count, 1, set);
+    if (rc != 0)
+        return rc;
+    const char *value = operands[count - 1];
     size_t len = strlen(value);
     if (len == 0 || len > REDLOCK_MAX_VALUE_LEN) {
         cli_error("%s: VALUE must be 1 to %d bytes", command, REDLOCK_MAX_VALUE_LEN);
         return EX_USAGE;
     }
-    int rc = redlock_lock_new(lock, resource, strlen(resource), value, len,
-                              ttl_ms < 0 ? 0 : ttl_ms);
+    rc = redlock_lock_new_many(lock, (const void *const *)set->names, set->lens, set->count,
+                               value, len, ttl_ms < 0 ? 0 : ttl_ms);
     if (rc != REDLOCK_OK) {
         cli_error("%s: %s", command, redlock_strerror(rc));
         return EX_SOFTWARE;
@@ -86,42 +91,42 @@ static int adopt(const char *command, const char *resource, const char *value, i
 }
 
 /* One line on a release or extend that did not succeed. */
-static void report_failure(const char *what, const char *resource, int status,
+static void report_failure(const char *what, const cli_resources *set, int status,
                            const redlock_result *r)
 {
     char failures[512];
-    char shown[CLI_SHOWN_SIZE];
+    char shown[CLI_SHOWN_SET_SIZE];
     cli_describe_failures(r, failures, sizeof(failures));
-    cli_error("%s %s: %s%s", what, cli_shown(shown, sizeof(shown), resource),
+    cli_error("%s %s: %s%s", what, cli_resources_shown(set, shown, sizeof(shown)),
               redlock_strerror(status), failures);
 }
 
 int cmd_release(cli *c, const cli_options *o, char **operands, int count)
 {
-    const char *resource = operands[0];
-    int rc = adopt("release", resource, operands[1], -1, &c->lock);
+    cli_resources set;
+    int rc = adopt("release", operands, count, -1, &set, &c->lock);
     if (rc != 0 || (rc = cli_open(c)) != 0)
         return rc;
     int status = cli_release(c, c->lock, &c->result);
     if (o->json)
-        cli_print_json(cli_json_release(resource, status, c->result));
+        cli_print_json(cli_json_release(&set, status, c->result));
     if (status != REDLOCK_OK)
-        report_failure("release", resource, status, c->result);
+        report_failure("release", &set, status, c->result);
     return cli_exit_for(status, c->result);
 }
 
 int cmd_extend(cli *c, const cli_options *o, char **operands, int count)
 {
-    const char *resource = operands[0];
-    int rc = adopt("extend", resource, operands[1], o->ttl_ms, &c->lock);
+    cli_resources set;
+    int rc = adopt("extend", operands, count, o->ttl_ms, &set, &c->lock);
     if (rc != 0 || (rc = cli_load_settings(c, o)) != 0 || (rc = cli_open(c)) != 0)
         return rc;
     int status = cli_extend(c, c->lock, 0, &c->result);
     if (o->json)
-        cli_print_json(cli_json_extend(resource, status, c->lock, c->result));
+        cli_print_json(cli_json_extend(&set, status, c->lock, c->result));
     else if (status == REDLOCK_OK)
         printf("%lld\n", (long long)redlock_lock_validity_ms(c->lock));
     if (status != REDLOCK_OK)
-        report_failure("extend", resource, status, c->result);
+        report_failure("extend", &set, status, c->result);
     return cli_exit_for(status, c->result);
 }

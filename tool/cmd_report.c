@@ -32,6 +32,8 @@ static void print_status_text(const redlock_result *r)
         printf("%s  ", m->name);
         if (!reachable(m)) {
             print_problem(m);
+        } else if (m->pttl_ms == CLI_PTTL_MIXED) {
+            printf("mixed  (not all held by one value)\n");
         } else if (m->value == NULL) {
             printf("free\n");
         } else {
@@ -47,20 +49,20 @@ static void print_status_text(const redlock_result *r)
 
 int cmd_status(cli *c, const cli_options *o, char **operands, int count)
 {
-    const char *resource = operands[0];
-    int rc = cli_open(c);
-    if (rc != 0)
+    cli_resources set;
+    int rc = cli_resources_take("status", operands, count, 0, &set);
+    if (rc != 0 || (rc = cli_open(c)) != 0)
         return rc;
 
-    char shown[CLI_SHOWN_SIZE];
-    cli_shown(shown, sizeof(shown), resource);
-    int status = cli_inspect(c, resource, &c->result);
+    char shown[CLI_SHOWN_SET_SIZE];
+    cli_resources_shown(&set, shown, sizeof(shown));
+    int status = cli_inspect(c, &set, &c->result);
     if (c->result == NULL) {
         cli_error("status %s: %s", shown, redlock_strerror(status));
         return EX_SOFTWARE;
     }
     if (o->json)
-        cli_print_json(cli_json_status(resource, status, c->result));
+        cli_print_json(cli_json_status(&set, status, c->result));
     else
         print_status_text(c->result);
     if (status != REDLOCK_OK)

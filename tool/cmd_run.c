@@ -45,9 +45,9 @@ typedef enum run_phase {
 
 typedef struct run_state {
     cli *c;
-    const char *resource;
-    const char *cmd_name;       /* CMD's first word, for messages */
-    char shown[CLI_SHOWN_SIZE]; /* the resource, as messages show it */
+    cli_resources set;
+    const char *cmd_name;           /* CMD's first word, for messages */
+    char shown[CLI_SHOWN_SET_SIZE]; /* the resources, as messages show them */
     guardian guard;
     run_phase phase;
     int64_t kill_after_ms;
@@ -196,7 +196,7 @@ static int final_status(const run_state *st)
 static int not_run(const run_state *st, int status, int conflict_exit)
 {
     if (st->interrupted == 0) {
-        cli_report_not_acquired(st->resource, status, st->c->result);
+        cli_report_not_acquired(&st->set, status, st->c->result);
         return cli_exit_for_acquire(status, st->c->result, conflict_exit);
     }
     if (status == REDLOCK_OK) /* the lock came with the signal; freeing the client released it */
@@ -215,8 +215,8 @@ static int run_locked(run_state *st, const cli_options *ro)
     if (rc != 0)
         return rc;
     watch_signals(st);
-    redlock_acquire_options o = cli_acquire_options(ro->ttl_ms, ro->wait_ms);
-    int status = cli_acquire(c, st->resource, &o, &c->lock, &c->result);
+    redlock_acquire_options o = cli_acquire_options(ro);
+    int status = cli_acquire(c, &st->set, &o, &c->lock, &c->result);
     if (status != REDLOCK_OK || st->interrupted != 0) {
         stop_watchers(st);
         return not_run(st, status, ro->conflict_exit);
@@ -239,30 +239,33 @@ static int run_locked(run_state *st, const cli_options *ro)
     return final_status(st);
 }
 
+/* Where CMD starts: RESOURCE... -- CMD, or without "--", RESOURCE CMD. */
+static int cmd_start(char **operands, int count, int *resource_count)
+{
+    for (int i = 0; i < count; i++) {
+        if (strcmp(operands[i], "--") == 0) {
+            *resource_count = i;
+            return i + 1;
+        }
+    }
+    *resource_count = count > 0 ? 1 : 0;
+    return *resource_count;
+}
+
 int cmd_run(cli *c, const cli_options *o, char **operands, int count)
 {
-    if (count < 1) {
-        cli_error("run: expected RESOURCE and CMD (see redlock run --help)");
-        return EX_USAGE;
-    }
-    const char *resource = operands[0];
-    int cmd_at = 1;
-    if (cmd_at < count && strcmp(operands[cmd_at], "--") == 0)
-        cmd_at++;
+    int resource_count;
+    int cmd_at = cmd_start(operands, count, &resource_count);
+    run_state st = {.c = c, .phase = RUN_ACQUIRING, .kill_after_ms = o->kill_after_ms};
+    int rc = cli_resources_take("run", operands, resource_count, 0, &st.set);
+    if (rc != 0)
+        return rc;
     if (cmd_at >= count) {
         cli_error("run: expected CMD after RESOURCE (see redlock run --help)");
         return EX_USAGE;
     }
-    int rc = cli_check_resource("run", resource);
-    if (rc != 0)
-        return rc;
-
-    run_state st = {.c = c,
-                    .resource = resource,
-                    .cmd_name = operands[cmd_at],
-                    .phase = RUN_ACQUIRING,
-                    .kill_after_ms = o->kill_after_ms};
-    cli_shown(st.shown, sizeof(st.shown), resource);
+    st.cmd_name = operands[cmd_at];
+    cli_resources_shown(&st.set, st.shown, sizeof(st.shown));
     /* Before the guardian forks: reading the masters overwrites their
      * passwords in argv, which its copy would show otherwise. */
     if ((rc = cli_load_settings(c, o)) != 0)
@@ -270,9 +273,10 @@ int cmd_run(cli *c, const cli_options *o, char **operands, int count)
     ev_init(&st.report_watcher, on_report);
     st.report_watcher.data = &st;
     /* The guardian first: single-threaded, no connection or loop yet for it
-     * to inherit. Should it die, its orphans come to us. */
+     * to inherit. Should it die, its orphans come to us. CMD's
+     * REDLOCK_RESOURCE is the first resource given. */
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0 ||
-        guardian_start(&st.guard, resource, operands + cmd_at) != 0) {
+        guardian_start(&st.guard, st.set.names[0], st.shown, operands + cmd_at) != 0) {
         cli_error("run: cannot start the process to watch over the command: %s",
                   strerror(errno));
         redlock_config_free(c->cfg);

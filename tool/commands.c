@@ -135,6 +135,19 @@ static const cli_option opt_lock_delay = {
                "config).",
 };
 
+static const cli_option opt_owner = {
+    .name = "owner",
+    .value = "TOKEN",
+    .apply = cli_opt_owner,
+    .help = "take the lock reentrantly for *TOKEN*: while it is held for *TOKEN*, a `run` or "
+            "`acquire` with the same *TOKEN* gets it at once, as another hold",
+    .details = "Each hold has its own value and is released (or extended) on its own; the "
+               "lock is freed with the last hold. A `run` or `acquire` without `--owner`, or "
+               "with another *TOKEN*, finds the lock held. The same *TOKEN* re-enters: never "
+               "share one between independent workers, which would hold the lock together. "
+               "*TOKEN* is 1 to 1024 bytes; see [Reentrant locks](#reentrant-locks).",
+};
+
 static const cli_option opt_json = {
     .name = "json",
     .apply = cli_opt_json,
@@ -149,34 +162,42 @@ static const cli_option opt_command_help = {
     .short_name = 'h',
     .flags = CLI_OPT_ALONE | CLI_OPT_HELP,
     .help = "print this help",
-    .details = "In `run`, only before *RESOURCE*: after it, `--help` is *CMD*'s.",
+    .details = "In `run`, only before the first *RESOURCE*: after it, `--help` is *CMD*'s.",
 };
 
 /* ---- Commands ----------------------------------------------------------------- */
 
 static const cli_option *const run_options[] = {
     &opt_ttl,      &opt_wait,       &opt_conflict_exit, &opt_kill_after,
-    &opt_max_hold, &opt_lock_delay, &opt_command_help};
+    &opt_max_hold, &opt_lock_delay, &opt_owner,         &opt_command_help};
 
 static const cli_command command_run = {
     .name = "run",
     .options = run_options,
     .option_count = ARRAY_SIZE(run_options),
-    .operands = "*RESOURCE* [`--`] *CMD* [*ARG*...]",
+    .operands = "*RESOURCE*... [`--`] *CMD* [*ARG*...]",
     .operand_count = CLI_OPERANDS_CHECKED,
     .options_first = true,
     .run = cmd_run,
     .brief = "run *CMD* while holding the lock",
     .summary =
-        "Acquire the lock on *RESOURCE*, run *CMD* while holding it (extended every\n"
-        "ttl/3) and release it when *CMD* exits. The exit status is *CMD*'s. *CMD*'s\n"
-        "environment gets `REDLOCK_RESOURCE`, `REDLOCK_VALUE` and `REDLOCK_VALIDITY_MS`.\n"
+        "Acquire one lock on every *RESOURCE*, run *CMD* while holding it (extended\n"
+        "every ttl/3) and release it when *CMD* exits. The exit status is *CMD*'s.\n"
+        "*CMD*'s environment gets `REDLOCK_RESOURCE`, `REDLOCK_VALUE` and\n"
+        "`REDLOCK_VALIDITY_MS`. With `--`, every operand before it is a *RESOURCE* (at\n"
+        "most 64, each named once); without, the first operand is the only one and\n"
+        "*CMD* follows it.\n"
         "\n"
         "No process *CMD* starts outlives the run: if the lock is lost, *CMD* and every\n"
         "process it started get SIGTERM, then SIGKILL, and `redlock` exits 80; those\n"
         "still running when *CMD* exits get the same before the lock is released; if\n"
         "`redlock` is killed, they are killed. SIGINT, SIGTERM, SIGHUP and SIGQUIT are\n"
-        "forwarded to *CMD*.",
+        "forwarded to *CMD*.\n"
+        "\n"
+        "With `--owner` *TOKEN*, a `run` or `acquire` with the same *TOKEN* gets the\n"
+        "lock at once while it is held for *TOKEN* (a nested `redlock run --owner`),\n"
+        "as another hold with its own value, released on its own; the lock is freed\n"
+        "with the last hold. Never share a *TOKEN* between independent workers.",
     .exit_summary =
         "*CMD*'s (128+*N* if signal *N* killed it), 75 held by another holder, 69 no\n"
         "quorum reachable, 77 credentials refused, 80 lock lost, 126 *CMD* not\n"
@@ -188,18 +209,21 @@ static const cli_command command_run = {
         "session or process group of their own) is stopped, and `redlock` exits, and\n"
         "releases the lock, only once they are all gone. Step by step:\n"
         "\n"
-        "1. Acquire *RESOURCE*. With `--wait` *TIME*, retry with the configured delay\n"
-        "   and jitter until *TIME* has passed; `--wait 0` tries once. If the lock is\n"
-        "   not acquired, *CMD* is not run and `redlock` exits with 75 when another\n"
-        "   holder has it (`-E` *N*: *N*), 69 when no quorum of masters could be\n"
-        "   reached, 77 when masters refused our credentials (see\n"
+        "1. Acquire one lock on every *RESOURCE*, all of them or none (see\n"
+        "   [Resources](#resources)); with `--owner`, the reentrant form (see\n"
+        "   [Reentrant locks](#reentrant-locks)). With `--wait` *TIME*, retry with the\n"
+        "   configured delay and jitter until *TIME* has passed; `--wait 0` tries\n"
+        "   once. If the lock is not acquired, *CMD* is not run and `redlock` exits\n"
+        "   with 75 when another holder has it (`-E` *N*: *N*), 69 when no quorum of\n"
+        "   masters could be reached, 77 when masters refused our credentials (see\n"
         "   [Exit status](#exit-status)).\n"
         "2. Run *CMD* with its arguments, looked up in `PATH` when it contains no\n"
         "   slash, with standard input, output and error inherited. Its environment\n"
-        "   gets `REDLOCK_RESOURCE` (the resource), `REDLOCK_VALUE` (the lock's value:\n"
-        "   another process could release it with `redlock release`) and\n"
-        "   `REDLOCK_VALIDITY_MS` (how long the lock was valid for when *CMD* started,\n"
-        "   before any extension); see [Environment](#environment).\n"
+        "   gets `REDLOCK_RESOURCE` (the resource; of several, the first given),\n"
+        "   `REDLOCK_VALUE` (the lock's value: another process could release it with\n"
+        "   `redlock release`) and `REDLOCK_VALIDITY_MS` (how long the lock was valid\n"
+        "   for when *CMD* started, before any extension); see\n"
+        "   [Environment](#environment).\n"
         "3. While *CMD* runs, extend the lock every third of its TTL; a failed\n"
         "   extension is retried after the configured retry delay and jitter. If no\n"
         "   extension has succeeded and less than a sixth of the TTL of validity is\n"
@@ -220,8 +244,12 @@ static const cli_command command_run = {
         "   when signal *N* killed it. A release that fails is reported on standard\n"
         "   error; the lock then expires after its TTL.\n"
         "\n"
-        "The first `--` after *RESOURCE* is dropped; any other argument, from *CMD* on,\n"
-        "is passed to *CMD* as is, so *CMD*'s own options need no quoting.\n"
+        "The first `--` among the operands ends the resources and is dropped; without\n"
+        "one, the first operand is the only *RESOURCE*. Every argument from *CMD* on is\n"
+        "passed to *CMD* as is, `--` included, so *CMD*'s own options need no quoting;\n"
+        "but a *CMD* with a `--` among its arguments needs one before it too:\n"
+        "`redlock run R -- git checkout -- FILE` (without the first `--`, `R`, `git`\n"
+        "and `checkout` would be the resources).\n"
         "\n"
         "If `redlock` itself is killed, even with `kill -9`, every process *CMD*\n"
         "started is killed at once (SIGKILL), since it would otherwise go on\n"
@@ -261,20 +289,28 @@ static const cli_command command_run = {
 };
 
 static const cli_option *const acquire_options[] = {
-    &opt_ttl, &opt_wait, &opt_conflict_exit, &opt_lock_delay, &opt_json, &opt_command_help};
+    &opt_ttl, &opt_wait, &opt_conflict_exit, &opt_lock_delay, &opt_owner, &opt_json,
+    &opt_command_help};
 
 static const cli_command command_acquire = {
     .name = "acquire",
     .options = acquire_options,
     .option_count = ARRAY_SIZE(acquire_options),
-    .operands = "*RESOURCE*",
-    .operand_count = 1,
+    .operands = "*RESOURCE*...",
+    .operand_count = CLI_OPERANDS_CHECKED,
     .run = cmd_acquire,
     .brief = "take the lock, print its value",
     .summary =
-        "Take the lock on *RESOURCE* and print its value on the first line of stdout\n"
+        "Take one lock on every *RESOURCE* (all of them or none; at most 64, each named\n"
+        "once) and print its value on the first line of stdout\n"
         "(`V=$(redlock acquire R)` works). The lock is not extended: it expires after\n"
-        "its TTL unless released (`redlock release R \"$V\"`) or extended first.",
+        "its TTL unless released (`redlock release R \"$V\"`) or extended first, with\n"
+        "the same resources in any order.\n"
+        "\n"
+        "With `--owner` *TOKEN*, an `acquire` or `run` with the same *TOKEN* gets the\n"
+        "lock at once while it is held for *TOKEN*, as another hold with its own value,\n"
+        "released on its own; the lock is freed with the last hold. Never share a\n"
+        "*TOKEN* between independent workers.",
     .exit_summary = "0 acquired, 75 held by another holder, 69 no quorum reachable, 77\n"
                     "credentials refused, 64 usage, 78 configuration.",
     .details =
@@ -283,16 +319,17 @@ static const cli_command command_acquire = {
         "outcome:\n"
         "\n"
         "```json\n"
-        "{\"resource\":\"R\",\"status\":\"REDLOCK_OK\",\"message\":\"success\",\n"
-        " \"acquired\":true,\"value\":\"3f0c...\",\"validity_ms\":9893,\"ttl_ms\":10000,\n"
-        " \"elapsed_ms\":1,\"attempts\":1,\"masters_ok_at_decision\":3,\n"
-        " \"master_count\":5,\"quorum\":3,\"masters\":[{\"node\":\"127.0.0.1:7001\",\n"
-        " \"outcome\":\"ok\",\"error\":null},...]}\n"
+        "{\"resource\":\"R\",\"resources\":[\"R\"],\"status\":\"REDLOCK_OK\",\n"
+        " \"message\":\"success\",\"acquired\":true,\"value\":\"3f0c...\",\n"
+        " \"validity_ms\":9893,\"ttl_ms\":10000,\"elapsed_ms\":1,\"attempts\":1,\n"
+        " \"masters_ok_at_decision\":3,\"master_count\":5,\"quorum\":3,\n"
+        " \"masters\":[{\"node\":\"127.0.0.1:7001\",\"outcome\":\"ok\",\"error\":null},...]}\n"
         "```\n"
         "\n"
-        "`validity_ms` is how long the lock can be relied on from now, `elapsed_ms`\n"
-        "what the last attempt took, `masters_ok_at_decision` how many of the\n"
-        "`master_count` masters had granted it when the outcome was decided (see\n"
+        "`resource` is the first *RESOURCE* given and `resources` every one, in the\n"
+        "order given. `validity_ms` is how long the lock can be relied on from now,\n"
+        "`elapsed_ms` what the last attempt took, `masters_ok_at_decision` how many of\n"
+        "the `master_count` masters had granted it when the outcome was decided (see\n"
         "[JSON output](#json-output)), `quorum` how many were needed and `attempts`\n"
         "how many attempts were made. When the lock is not acquired, the object says\n"
         "`\"acquired\":false`, with the library's status name and message, and `value`,\n"
@@ -305,12 +342,13 @@ static const cli_command command_release = {
     .name = "release",
     .options = release_options,
     .option_count = ARRAY_SIZE(release_options),
-    .operands = "*RESOURCE* *VALUE*",
-    .operand_count = 2,
+    .operands = "*RESOURCE*... *VALUE*",
+    .operand_count = CLI_OPERANDS_CHECKED,
     .run = cmd_release,
     .brief = "release a lock taken with acquire",
-    .summary = "Delete *RESOURCE* on every master where it still holds *VALUE* (never a key\n"
-               "holding another value).",
+    .summary = "Delete every *RESOURCE* on every master where it still holds *VALUE* (never\n"
+               "a key holding another value). *VALUE* is the last operand; the resources are\n"
+               "the lock's, in any order.",
     .exit_summary =
         "0 released, 1 *VALUE* was on no master (the lock had expired or is someone\n"
         "else's), 69 no quorum reachable, 77 credentials refused, 64 usage, 78\n"
@@ -319,13 +357,13 @@ static const cli_command command_release = {
         "One attempt, without retries. With `--json`, print, whatever the outcome:\n"
         "\n"
         "```json\n"
-        "{\"resource\":\"R\",\"status\":\"REDLOCK_OK\",\"message\":\"success\",\n"
-        " \"released\":true,\"masters_ok_at_decision\":5,\"master_count\":5,\n"
-        " \"quorum\":3,\"masters\":[...]}\n"
+        "{\"resource\":\"R\",\"resources\":[\"R\"],\"status\":\"REDLOCK_OK\",\n"
+        " \"message\":\"success\",\"released\":true,\"masters_ok_at_decision\":5,\n"
+        " \"master_count\":5,\"quorum\":3,\"masters\":[...]}\n"
         "```\n"
         "\n"
         "where `status` is the library's status name and `masters_ok_at_decision` the\n"
-        "number of masters the key had been deleted on when the outcome was decided.",
+        "number of masters the keys had been deleted on when the outcome was decided.",
 };
 
 static const cli_option *const extend_options[] = {&opt_ttl, &opt_lock_delay, &opt_json,
@@ -335,13 +373,15 @@ static const cli_command command_extend = {
     .name = "extend",
     .options = extend_options,
     .option_count = ARRAY_SIZE(extend_options),
-    .operands = "*RESOURCE* *VALUE*",
-    .operand_count = 2,
+    .operands = "*RESOURCE*... *VALUE*",
+    .operand_count = CLI_OPERANDS_CHECKED,
     .run = cmd_extend,
     .brief = "reset a lock's time-to-live",
     .summary =
-        "Reset the time-to-live of the lock *RESOURCE* holding *VALUE* on every master\n"
-        "where it still holds it, and print the new validity in milliseconds.",
+        "Reset the time-to-live of the lock on every *RESOURCE* holding *VALUE* on every\n"
+        "master where they all still hold it, and print the new validity in\n"
+        "milliseconds. *VALUE* is the last operand; the resources are the lock's, in any\n"
+        "order.",
     .exit_summary = "0 extended, 1 the lock is no longer ours, 69 no quorum reachable, 77\n"
                     "credentials refused, 64 usage, 78 configuration.",
     .details =
@@ -350,8 +390,8 @@ static const cli_command command_extend = {
         "whatever the outcome (`validity_ms` is null on failure):\n"
         "\n"
         "```json\n"
-        "{\"resource\":\"R\",\"status\":\"REDLOCK_OK\",\"message\":\"success\",\n"
-        " \"extended\":true,\"validity_ms\":29690,\"ttl_ms\":30000,\n"
+        "{\"resource\":\"R\",\"resources\":[\"R\"],\"status\":\"REDLOCK_OK\",\n"
+        " \"message\":\"success\",\"extended\":true,\"validity_ms\":29690,\"ttl_ms\":30000,\n"
         " \"masters_ok_at_decision\":5,\"master_count\":5,\"quorum\":3,\"masters\":[...]}\n"
         "```",
 };
@@ -362,39 +402,48 @@ static const cli_command command_status = {
     .name = "status",
     .options = status_options,
     .option_count = ARRAY_SIZE(status_options),
-    .operands = "*RESOURCE*",
-    .operand_count = 1,
+    .operands = "*RESOURCE*...",
+    .operand_count = CLI_OPERANDS_CHECKED,
     .run = cmd_status,
     .brief = "show the lock on every master",
     .summary =
         "Show, for every master, whether it answers, the value *RESOURCE* holds there\n"
-        "(or `free`) and its remaining time-to-live.",
+        "(or `free`) and its remaining time-to-live. Of several resources, read at one\n"
+        "instant on each master: the value they all hold and the least time-to-live, or\n"
+        "`mixed` when they do not all hold one value.",
     .exit_summary = "0 a quorum of masters answered, 69 otherwise, 77 credentials refused,\n"
                     "64 usage, 78 configuration.",
     .details =
         "One line per master: its name, then `held`, the value and its remaining\n"
-        "time-to-live (PTTL), or `free`, or `unreachable` and why:\n"
+        "time-to-live (PTTL), or `free`, or `unreachable` and why; of several\n"
+        "resources, `mixed` too, when some are free and others held, or they are held\n"
+        "by different values:\n"
         "\n"
         "```text\n"
         "127.0.0.1:7001  held  3f0c5d18e7a94b2c8d0f61a5b7e93c42  pttl 9410 ms\n"
         "127.0.0.1:7002  free\n"
         "127.0.0.1:7003  unreachable  (connect: Connection refused)\n"
+        "127.0.0.1:7004  mixed  (not all held by one value)\n"
         "```\n"
         "\n"
         "A value is shown as is, with control bytes, non-ASCII bytes and backslashes\n"
-        "as `\\x`*NN*; a key without expiry shows `no expiry` instead of its PTTL. Exit\n"
-        "0 when a quorum of masters answered; otherwise 77 when masters refused our\n"
-        "credentials, else 69. With `--json`:\n"
+        "as `\\x`*NN*; the value of a reentrant lock is its owner's *TOKEN* (see\n"
+        "[Reentrant locks](#reentrant-locks)); a key without expiry shows `no expiry`\n"
+        "instead of its PTTL. Exit 0 when a quorum of masters answered; otherwise 77\n"
+        "when masters refused our credentials, else 69. With `--json`:\n"
         "\n"
         "```json\n"
-        "{\"resource\":\"R\",\"status\":\"REDLOCK_OK\",\"message\":\"success\",\"quorum\":3,\n"
-        " \"masters\":[{\"node\":\"127.0.0.1:7001\",\"reachable\":true,\"held\":true,\n"
-        " \"value\":\"3f0c...\",\"pttl_ms\":9410,\"error\":null},...]}\n"
+        "{\"resource\":\"R\",\"resources\":[\"R\"],\"status\":\"REDLOCK_OK\",\n"
+        " \"message\":\"success\",\"quorum\":3,\"masters\":[{\"node\":\"127.0.0.1:7001\",\n"
+        " \"reachable\":true,\"held\":true,\"mixed\":false,\"value\":\"3f0c...\",\n"
+        " \"pttl_ms\":9410,\"error\":null},...]}\n"
         "```\n"
         "\n"
-        "where `held` says whether the master has the key, `value` is null when it has\n"
-        "not, `pttl_ms` is null when the key is absent, has no expiry or the master\n"
-        "did not answer, and `error` says why a master is unreachable.",
+        "where `held` says whether the master has the key (every key, all holding one\n"
+        "value), `mixed` whether it has some of the keys, or keys holding different\n"
+        "values (`held` is false then), `value` is null when `held` is false,\n"
+        "`pttl_ms` is null when the key is absent, has no expiry or the master did not\n"
+        "answer, and `error` says why a master is unreachable.",
 };
 
 static const cli_option *const ping_options[] = {&opt_json, &opt_command_help};

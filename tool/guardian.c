@@ -81,7 +81,7 @@ typedef struct guard {
     int sigchld; /* signalfd */
     const char *resource;
     char **cmd;
-    char shown[CLI_SHOWN_SIZE];
+    const char *shown;
     pid_t cmd_pgid;        /* redlock's process group, for CMD */
     struct sigaction ttou; /* SIGTTOU's action as redlock had it, for CMD */
     pid_t cmd_pid;         /* CMD's process until it is reaped, then 0 */
@@ -342,11 +342,10 @@ static void wait_and_take(guard *gd)
 }
 
 static __attribute__((noreturn)) void guardian_main(int orders, int reports, const char *resource,
-                                                    char **cmd)
+                                                    const char *shown, char **cmd)
 {
     guard gd = {.state = GUARD_IDLE, .orders = orders, .reports = reports, .resource = resource,
-                .cmd = cmd};
-    cli_shown(gd.shown, sizeof(gd.shown), resource);
+                .shown = shown, .cmd = cmd};
     if (set_up(&gd) != 0) {
         cli_error("run: cannot watch over the command: %s", strerror(errno));
         _exit(EX_SOFTWARE); /* redlock sees us gone */
@@ -359,7 +358,7 @@ static __attribute__((noreturn)) void guardian_main(int orders, int reports, con
 
 /* ---- redlock's side ----------------------------------------------------------- */
 
-int guardian_start(guardian *g, const char *resource, char **cmd)
+int guardian_start(guardian *g, const char *resource, const char *shown, char **cmd)
 {
     int orders[2];
     int reports[2];
@@ -386,7 +385,7 @@ int guardian_start(guardian *g, const char *resource, char **cmd)
         for (size_t i = 0; i < GUARDIAN_FORWARDED_COUNT; i++)
             signal(guardian_forwarded[i], SIG_IGN);
         sigprocmask(SIG_SETMASK, &saved_mask, NULL);
-        guardian_main(orders[0], reports[1], resource, cmd);
+        guardian_main(orders[0], reports[1], resource, shown, cmd);
     }
     int fork_errno = errno;
     sigprocmask(SIG_SETMASK, &saved_mask, NULL);

@@ -33,11 +33,12 @@ typedef struct guardian_report {
     int32_t value;
 } guardian_report;
 
-/* Fork the guardian; it waits for guardian_run(), and reads resource and
- * cmd in its copy of our memory. Call while single-threaded, before
+/* Fork the guardian; it waits for guardian_run(), and reads resource
+ * (CMD's REDLOCK_RESOURCE), shown (the resources, as messages show them)
+ * and cmd in its copy of our memory. Call while single-threaded, before
  * opening any connection or loop, which it would hold too otherwise.
  * 0, or -1 with errno set. */
-int guardian_start(guardian *g, const char *resource, char **cmd);
+int guardian_start(guardian *g, const char *resource, const char *shown, char **cmd);
 
 /* Orders. 0, or -1 with errno set (EPIPE: the guardian is gone). */
 /* Run CMD with the lock's value and validity in its environment. */

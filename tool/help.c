@@ -29,7 +29,7 @@
 #define HELP_WIDTH 79
 /* A list's text starts this far in at most; longer labels push it right. */
 #define OPTION_COLUMN_MAX 24
-#define COMMAND_COLUMN_MAX 34
+#define COMMAND_COLUMN_MAX 38
 
 /* The length of the word at p: up to a space or a newline, but for those
  * in brackets ("[-t TIME]" is one word). */

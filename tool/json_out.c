@@ -118,20 +118,42 @@ static void set_outcomes(json_t *obj, const redlock_result *r)
     json_object_set_new(obj, "masters", masters);
 }
 
-static json_t *with_status(const char *resource, int status)
+/* "resources": every one as a string, when each is text; otherwise
+ * "resources_base64", every one in base64 (as set_bytes() does for one). */
+static void set_resources(json_t *obj, const cli_resources *set)
+{
+    bool all_text = true;
+    for (size_t i = 0; i < set->count && all_text; i++)
+        all_text = is_text(set->names[i], set->lens[i]);
+    json_t *list = json_array();
+    for (size_t i = 0; i < set->count; i++) {
+        if (all_text) {
+            json_array_append_new(list, json_stringn(set->names[i], set->lens[i]));
+            continue;
+        }
+        char *encoded = cli_base64((const unsigned char *)set->names[i], set->lens[i]);
+        json_array_append_new(list, encoded ? json_string(encoded) : json_null());
+        free(encoded);
+    }
+    json_object_set_new(obj, all_text ? "resources" : "resources_base64", list);
+}
+
+/* The first resource as "resource" (as with one), then all of them. */
+static json_t *with_status(const cli_resources *set, int status)
 {
     json_t *obj = json_object();
-    set_bytes(obj, "resource", resource, strlen(resource));
+    set_bytes(obj, "resource", set->names[0], set->lens[0]);
+    set_resources(obj, set);
     json_object_set_new(obj, "status", json_string(redlock_status_name(status)));
     json_object_set_new(obj, "message", json_string(redlock_strerror(status)));
     return obj;
 }
 
-char *cli_json_acquire(const char *resource, int status, const redlock_lock *lock,
+char *cli_json_acquire(const cli_resources *set, int status, const redlock_lock *lock,
                        const redlock_result *r)
 {
     bool ok = status == REDLOCK_OK && lock != NULL;
-    json_t *obj = with_status(resource, status);
+    json_t *obj = with_status(set, status);
     json_object_set_new(obj, "acquired", json_boolean(ok));
     if (ok)
         json_object_set_new(obj, "value", json_string(redlock_lock_value(lock, NULL)));
@@ -145,19 +167,19 @@ char *cli_json_acquire(const char *resource, int status, const redlock_lock *loc
     return finish(obj);
 }
 
-char *cli_json_release(const char *resource, int status, const redlock_result *r)
+char *cli_json_release(const cli_resources *set, int status, const redlock_result *r)
 {
-    json_t *obj = with_status(resource, status);
+    json_t *obj = with_status(set, status);
     json_object_set_new(obj, "released", json_boolean(status == REDLOCK_OK));
     set_outcomes(obj, r);
     return finish(obj);
 }
 
-char *cli_json_extend(const char *resource, int status, const redlock_lock *lock,
+char *cli_json_extend(const cli_resources *set, int status, const redlock_lock *lock,
                       const redlock_result *r)
 {
     bool ok = status == REDLOCK_OK;
-    json_t *obj = with_status(resource, status);
+    json_t *obj = with_status(set, status);
     json_object_set_new(obj, "extended", json_boolean(ok));
     json_object_set_new(obj, "validity_ms", number_or_null(ok, ok ? redlock_lock_validity_ms(lock) : 0));
     int64_t ttl = redlock_lock_ttl_ms(lock); /* 0: the config's, not known here */
@@ -171,9 +193,9 @@ static bool reachable(const redlock_master_result *m)
     return m->outcome == REDLOCK_MASTER_OK;
 }
 
-char *cli_json_status(const char *resource, int status, const redlock_result *r)
+char *cli_json_status(const cli_resources *set, int status, const redlock_result *r)
 {
-    json_t *obj = with_status(resource, status);
+    json_t *obj = with_status(set, status);
     json_object_set_new(obj, "quorum", json_integer(r->quorum));
     json_t *masters = json_array();
     for (unsigned i = 0; i < r->master_count; i++) {
@@ -182,11 +204,13 @@ char *cli_json_status(const char *resource, int status, const redlock_result *r)
         json_object_set_new(o, "node", text_or_null(m->name));
         json_object_set_new(o, "reachable", json_boolean(reachable(m)));
         json_object_set_new(o, "held", json_boolean(m->value != NULL));
+        /* Several resources, not all holding one value (value null). */
+        json_object_set_new(o, "mixed", json_boolean(m->pttl_ms == CLI_PTTL_MIXED));
         if (m->value != NULL)
             set_bytes(o, "value", m->value, m->value_len);
         else
             json_object_set_new(o, "value", json_null());
-        /* -2: no key (or no answer), -1: a key without expiry. */
+        /* -2: no key (or no answer), -1: a key without expiry, -3: mixed. */
         json_object_set_new(o, "pttl_ms", number_or_null(m->pttl_ms >= 0, m->pttl_ms));
         json_object_set_new(o, "error", master_error(m));
         json_array_append_new(masters, o);

@@ -30,16 +30,11 @@ static int run_command(cli *c, const cli_command *cmd, int argc, char **argv)
         return cli_parse_exit_status(parsed);
     char **operands = argv + first;
     int count = argc - first;
-    if (cmd->operand_count != CLI_OPERANDS_CHECKED) {
-        if (count != cmd->operand_count) {
-            char names[128];
-            cli_operand_names(cmd, names, sizeof(names));
-            cli_error("%s: expected %s (see redlock %s --help)", cmd->name, names, cmd->name);
-            return EX_USAGE;
-        }
-        int rc = count > 0 ? cli_check_resource(cmd->name, operands[0]) : 0;
-        if (rc != 0)
-            return rc;
+    if (cmd->operand_count != CLI_OPERANDS_CHECKED && count != cmd->operand_count) {
+        char names[128];
+        cli_operand_names(cmd, names, sizeof(names));
+        cli_error("%s: expected %s (see redlock %s --help)", cmd->name, names, cmd->name);
+        return EX_USAGE;
     }
     int code = cmd->run(c, &options, operands, count);
     finish(c);

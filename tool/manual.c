@@ -41,8 +41,8 @@ const doc_entry cli_exit_statuses[] = {
      "has it."},
     {"`64`", "usage",
      "Bad arguments (`EX_USAGE`): an unknown command or option, a missing or extra operand, "
-     "a bad *TIME* or `--node`, more than 64 `--node`, an empty or too long *RESOURCE* or "
-     "*VALUE*."},
+     "a bad *TIME* or `--node`, more than 64 `--node`, an empty or too long *RESOURCE*, "
+     "*VALUE* or `--owner` *TOKEN*, more than 64 resources or one named twice."},
     {"`69`", "no quorum reachable",
      "No quorum reachable: too few masters answered, because they are down, unreachable, "
      "too slow (no validity left once a quorum agreed) or answered with errors "
@@ -72,10 +72,11 @@ const doc_entry cli_exit_statuses[] = {
 };
 
 static const doc_entry cmd_environment[] = {
-    {"`REDLOCK_RESOURCE`", NULL, "The resource."},
+    {"`REDLOCK_RESOURCE`", NULL, "The resource; of several, the first given."},
     {"`REDLOCK_VALUE`", NULL,
      "The lock's value; with it, another process can release the lock "
-     "(`redlock release \"$REDLOCK_RESOURCE\" \"$REDLOCK_VALUE\"`)."},
+     "(`redlock release \"$REDLOCK_RESOURCE\" \"$REDLOCK_VALUE\"`, naming every resource "
+     "of a lock on several)."},
     {"`REDLOCK_VALIDITY_MS`", NULL,
      "How many milliseconds of validity the lock had when *CMD* started, before any "
      "extension."},
@@ -114,6 +115,10 @@ static const doc_part description[] = {
      "has it), *CMD* is stopped and `redlock` exits with status 80. No process that\n"
      "*CMD* starts outlives the run.\n"
      "\n"
+     "One lock may cover several resources, taken all together or not at all (see\n"
+     "[Resources](#resources)); with `--owner`, a lock is reentrant (see\n"
+     "[Reentrant locks](#reentrant-locks)).\n"
+     "\n"
      "The other commands act on one lock at a time, for scripts that manage a lock\n"
      "across several steps: `acquire` prints the lock's value, and `release` and\n"
      "`extend` take that value back; `status` and `ping` show what every master\n"
@@ -121,9 +126,10 @@ static const doc_part description[] = {
      "\n"
      "Global options come before *COMMAND*. A command's own options may come before\n"
      "or after its operands (`redlock extend R V --ttl 30s`), except in `run`, where\n"
-     "everything after *RESOURCE* belongs to *CMD*. `--` ends the options; it lets\n"
-     "an operand start with `-`. An option's value is the next argument\n"
-     "(`--ttl 30s`) or follows an equals sign (`--ttl=30s`).",
+     "everything after the first *RESOURCE* is an operand (the resources, then\n"
+     "*CMD*'s). `--` ends the options; it lets an operand start with `-`. An\n"
+     "option's value is the next argument (`--ttl 30s`) or follows an equals sign\n"
+     "(`--ttl=30s`).",
      NULL, NULL},
 };
 
@@ -138,7 +144,7 @@ static const doc_part options[] = {
     {DOC_SUBSECTION, "Command options", NULL, NULL},
     {DOC_TEXT,
      "Each command takes the options its synopsis shows, anywhere among its operands\n"
-     "(in `run`, before *RESOURCE*).",
+     "(in `run`, before the first *RESOURCE*).",
      NULL, NULL},
     {.kind = DOC_OPTIONS, .command = NULL},
 };
@@ -173,8 +179,44 @@ static const doc_part resources[] = {
      "be given. An empty one is refused:\n"
      "`redlock: acquire: RESOURCE must be 1 to 1048576 bytes`, exit 64.\n"
      "\n"
+     "One lock may cover several resources (`redlock acquire a b`,\n"
+     "`redlock run a b -- CMD`): up to 64, 1048576 bytes in all. Each master sets\n"
+     "every key or none, so the lock is held on all of them or on none, and two\n"
+     "locks sharing a resource exclude each other. The order does not matter:\n"
+     "`acquire b a` takes the same lock as `acquire a b`, and `release a b` *VALUE*\n"
+     "releases it either way. `release`, `extend` and `status` take every resource\n"
+     "of the lock, then (but for `status`) *VALUE*. Refused with 64 before anything\n"
+     "is acquired: more than 64 resources\n"
+     "(`redlock: acquire: at most 64 resources in one lock (65 given)`), a resource\n"
+     "named twice (`redlock: acquire: resource a named twice`), more than 1048576\n"
+     "bytes in all. In messages the resources are listed, `a, b`, the list cut with\n"
+     "\"and *N* more\" when long.\n"
+     "\n"
      "*VALUE* is a lock's value as `acquire` printed it (32 hexadecimal digits); 1 to\n"
      "1024 bytes are accepted.",
+     NULL, NULL},
+};
+
+static const doc_part reentrant_locks[] = {
+    {DOC_TEXT,
+     "With `--owner` *TOKEN* (`run`, `acquire`), the lock is taken for *TOKEN*, 1 to\n"
+     "1024 bytes naming its owner. While the lock is held for *TOKEN*, a `run` or\n"
+     "`acquire` with the same *TOKEN* gets it at once, as another hold: a script\n"
+     "holding a lock can call one that takes it again,\n"
+     "`redlock run --owner T job -- redlock run --owner T job -- CMD`, without\n"
+     "waiting for itself. Every other `run` or `acquire`, without `--owner` or with\n"
+     "another *TOKEN*, finds the lock held (75).\n"
+     "\n"
+     "Each hold has its own value, printed by `acquire` or given to *CMD* as\n"
+     "`REDLOCK_VALUE`, and is released or extended on its own with that value\n"
+     "(`redlock release job` *VALUE*). The lock is freed with the release of its\n"
+     "last hold, or when its keys expire: the holds share them, and a hold never\n"
+     "shortens their time-to-live. `status` shows *TOKEN* as the value.\n"
+     "\n"
+     "Whoever knows *TOKEN* enters the lock: never share one between independent\n"
+     "workers (two machines running the same job, say), which would then hold the\n"
+     "lock together. Give each worker a token of its own, such as its host name and\n"
+     "process id, and pass it only to what it runs itself.",
      NULL, NULL},
 };
 
@@ -190,6 +232,11 @@ static const doc_part json_output[] = {
      "  bytes in standard base64 (RFC 4648, with padding), and `resource`\n"
      "  (`value`) is left out. `status` gives `\"held\":true|false` for every\n"
      "  master, so a missing `value` never reads as \"free\".\n"
+     "- **Resources.** `resource` is the first *RESOURCE* given; `resources` lists\n"
+     "  every one, in the order given, even when there is one. When any of them is\n"
+     "  not text, `resources_base64` lists them all in base64 instead. `status`\n"
+     "  gives `\"mixed\":true` for a master where the resources do not all hold one\n"
+     "  value (some free, or held by different values); `held` is false there.\n"
      "- **Texts.** `node` (a master's name) and `error` (why a master failed: out\n"
      "  of reach, refusing our credentials, an error reply) are shown as they are\n"
      "  when valid UTF-8, else as in the text output (control and non-ASCII bytes\n"
@@ -391,13 +438,32 @@ static const doc_part examples[] = {
      "push-release\n"
      "```\n"
      "\n"
+     "Take one lock on two resources for a script, and release both:\n"
+     "\n"
+     "```sh\n"
+     "V=$(redlock acquire --ttl 5m --wait 30s db-primary db-replica) || exit\n"
+     "trap 'redlock release db-primary db-replica \"$V\"' EXIT\n"
+     "migrate-both\n"
+     "```\n"
+     "\n"
+     "Let a locked job run steps that take the same lock themselves, with a token\n"
+     "of its own (the steps are scripts that run\n"
+     "`redlock run --owner \"$OWNER\" deploy -- ...`):\n"
+     "\n"
+     "```sh\n"
+     "OWNER=$(hostname)-$$\n"
+     "export OWNER\n"
+     "redlock run --owner \"$OWNER\" deploy -- ./deploy-all.sh\n"
+     "```\n"
+     "\n"
      "See who holds a lock, as JSON, with masters given on the command line:\n"
      "\n"
      "```text\n"
      "$ redlock -n 10.0.0.1 -n 10.0.0.2 -n 10.0.0.3 status --json deploy\n"
-     "{\"resource\":\"deploy\",\"status\":\"REDLOCK_OK\",\"message\":\"success\",\n"
-     "\"quorum\":2,\"masters\":[{\"node\":\"10.0.0.1:6379\",\"reachable\":true,\n"
-     "\"held\":true,\"value\":\"8b3ece5f5a17a8218ca41505ea39c493\",\n"
+     "{\"resource\":\"deploy\",\"resources\":[\"deploy\"],\"status\":\"REDLOCK_OK\",\n"
+     "\"message\":\"success\",\"quorum\":2,\"masters\":[{\"node\":\"10.0.0.1:6379\",\n"
+     "\"reachable\":true,\"held\":true,\"mixed\":false,\n"
+     "\"value\":\"8b3ece5f5a17a8218ca41505ea39c493\",\n"
      "\"pttl_ms\":287410,\"error\":null},...]}\n"
      "```\n"
      "\n"
@@ -428,6 +494,7 @@ static const doc_section sections[] = {
     SECTION("Options", options),
     SECTION("Time values", time_values),
     SECTION("Resources", resources),
+    SECTION("Reentrant locks", reentrant_locks),
     SECTION("JSON output", json_output),
     SECTION("Configuration", configuration),
     SECTION("Environment", environment),

@@ -189,6 +189,17 @@ cli_parse_result cli_opt_conflict_exit(const char *value, void *ctx)
     return CLI_PARSE_OK;
 }
 
+cli_parse_result cli_opt_owner(const char *value, void *ctx)
+{
+    size_t len = strlen(value);
+    if (len == 0 || len > REDLOCK_MAX_VALUE_LEN) {
+        cli_error("--owner: TOKEN must be 1 to %d bytes", REDLOCK_MAX_VALUE_LEN);
+        return CLI_PARSE_USAGE;
+    }
+    ((cli_options *)ctx)->owner = value;
+    return CLI_PARSE_OK;
+}
+
 /* ---- redlock's own options -------------------------------------------------- */
 
 cli_parse_result cli_opt_config(const char *value, void *ctx)

@@ -40,11 +40,17 @@ static blocking_ctx ctx_of(const cli *c)
     return (blocking_ctx){.loop = c->loop, .client = c->client, .guard_s = 0};
 }
 
-int cli_acquire(cli *c, const char *resource, const redlock_acquire_options *opts,
+/* The library's form of the set's names. */
+static const void *const *names_of(const cli_resources *set)
+{
+    return (const void *const *)set->names;
+}
+
+int cli_acquire(cli *c, const cli_resources *set, const redlock_acquire_options *opts,
                 redlock_lock **lock, redlock_result **result)
 {
     blocking_ctx ctx = ctx_of(c);
-    return blocking_acquire(&ctx, resource, strlen(resource), opts, lock, result);
+    return blocking_acquire_many(&ctx, names_of(set), set->lens, set->count, opts, lock, result);
 }
 
 int cli_extend(cli *c, redlock_lock *lock, int64_t ttl_ms, redlock_result **result)
@@ -59,10 +65,10 @@ int cli_release(cli *c, redlock_lock *lock, redlock_result **result)
     return blocking_release(&ctx, lock, result);
 }
 
-int cli_inspect(cli *c, const char *resource, redlock_result **result)
+int cli_inspect(cli *c, const cli_resources *set, redlock_result **result)
 {
     blocking_ctx ctx = ctx_of(c);
-    return blocking_inspect(&ctx, resource, strlen(resource), result);
+    return blocking_inspect_many(&ctx, names_of(set), set->lens, set->count, result);
 }
 
 int cli_ping(cli *c, redlock_result **result)
@@ -71,12 +77,17 @@ int cli_ping(cli *c, redlock_result **result)
     return blocking_ping(&ctx, result);
 }
 
-redlock_acquire_options cli_acquire_options(int64_t ttl_ms, int64_t wait_ms)
+redlock_acquire_options cli_acquire_options(const cli_options *o)
 {
     redlock_acquire_options opts;
     redlock_acquire_options_init(&opts);
-    if (ttl_ms >= 0)
-        opts.ttl_ms = ttl_ms;
+    if (o->ttl_ms >= 0)
+        opts.ttl_ms = o->ttl_ms;
+    if (o->owner != NULL) { /* its length was checked with the option */
+        opts.owner = o->owner;
+        opts.owner_len = strlen(o->owner);
+    }
+    int64_t wait_ms = o->wait_ms;
     /* The most retries an acquire takes: at any retry delay, years. */
     const int64_t unlimited = INT32_MAX;
     if (wait_ms == CLI_WAIT_FOREVER) {
@@ -121,10 +132,10 @@ void cli_describe_failures(const redlock_result *r, char *buf, size_t len)
     }
 }
 
-void cli_report_not_acquired(const char *resource, int status, const redlock_result *r)
+void cli_report_not_acquired(const cli_resources *set, int status, const redlock_result *r)
 {
-    char shown[CLI_SHOWN_SIZE];
-    cli_shown(shown, sizeof(shown), resource);
+    char shown[CLI_SHOWN_SET_SIZE];
+    cli_resources_shown(set, shown, sizeof(shown));
     if (r == NULL) {
         cli_error("could not acquire %s: %s", shown, redlock_strerror(status));
         return;
@@ -157,14 +168,4 @@ int cli_open(cli *c)
         c->cfg = NULL;
     }
     return rc;
-}
-
-int cli_check_resource(const char *command, const char *resource)
-{
-    size_t len = strlen(resource);
-    if (len == 0 || len > REDLOCK_MAX_RESOURCE_LEN) {
-        cli_error("%s: RESOURCE must be 1 to %u bytes", command, REDLOCK_MAX_RESOURCE_LEN);
-        return EX_USAGE;
-    }
-    return 0;
 }

@@ -26,6 +26,13 @@ static void expect_null(json_t *o, const char *key)
     cr_assert(json_is_null(json_object_get(o, key)), "\"%s\" is not null", key);
 }
 
+/* One resource, as the commands take it. */
+static cli_resources one(const char *resource)
+{
+    cli_resources set = {.names = {resource}, .lens = {strlen(resource)}, .count = 1};
+    return set;
+}
+
 static void expect_base64_of(const char *text, const void *bytes, size_t len)
 {
     char *expected = cli_base64(bytes, len);
@@ -65,9 +72,14 @@ Test(cli_json, any_bytes_are_valid_utf8_json)
          .latency_us = -1, .pttl_ms = -2},
     };
     redlock_result r = {.quorum = 2, .master_count = 3, .masters = m};
-    json_t *o = parse(cli_json_status(resource, REDLOCK_OK, &r));
+    cli_resources set = one(resource);
+    json_t *o = parse(cli_json_status(&set, REDLOCK_OK, &r));
     cr_assert_null(json_object_get(o, "resource"));
     expect_base64_of(json_string_value(json_object_get(o, "resource_base64")), resource, 255);
+    cr_assert_null(json_object_get(o, "resources"));
+    json_t *all = json_object_get(o, "resources_base64");
+    cr_assert_eq(json_array_size(all), 1);
+    expect_base64_of(json_string_value(json_array_get(all, 0)), resource, 255);
     json_t *masters = json_object_get(o, "masters");
     json_t *m0 = json_array_get(masters, 0);
     cr_assert_null(json_object_get(m0, "value"));
@@ -87,7 +99,7 @@ Test(cli_json, any_bytes_are_valid_utf8_json)
     expect_null(json_array_get(json_object_get(o, "masters"), 2), "latency_us");
     json_decref(o);
 
-    o = parse(cli_json_release(resource, REDLOCK_ENOTOWNER, &r));
+    o = parse(cli_json_release(&set, REDLOCK_ENOTOWNER, &r));
     expect_base64_of(json_string_value(json_object_get(o, "resource_base64")), resource, 255);
     json_decref(o);
 }
@@ -96,7 +108,8 @@ Test(cli_json, any_bytes_are_valid_utf8_json)
  * numbers that do not exist are null. */
 Test(cli_json, a_failed_acquire_has_null_numbers)
 {
-    json_t *o = parse(cli_json_acquire("job", REDLOCK_ECONFLICT, NULL, NULL));
+    cli_resources set = one("job");
+    json_t *o = parse(cli_json_acquire(&set, REDLOCK_ECONFLICT, NULL, NULL));
     cr_assert(json_is_false(json_object_get(o, "acquired")));
     cr_assert_str_eq(json_string_value(json_object_get(o, "status")), "REDLOCK_ECONFLICT");
     static const char *const nulls[] = {"value",         "validity_ms",          "ttl_ms",
@@ -105,5 +118,44 @@ Test(cli_json, a_failed_acquire_has_null_numbers)
     for (size_t i = 0; i < sizeof(nulls) / sizeof(nulls[0]); i++)
         expect_null(o, nulls[i]);
     cr_assert_eq(json_array_size(json_object_get(o, "masters")), 0);
+    json_decref(o);
+}
+
+/* Several resources: "resource" is the first given, "resources" every one
+ * in the order given; as soon as one is not text, all of them go in
+ * "resources_base64". A master where they differ is "mixed", not "held". */
+Test(cli_json, several_resources_and_a_mixed_master)
+{
+    redlock_master_result m[2] = {
+        {.name = "a:1", .outcome = REDLOCK_MASTER_OK, .value = "v", .value_len = 1,
+         .pttl_ms = 700},
+        {.name = "b:1", .outcome = REDLOCK_MASTER_OK, .pttl_ms = CLI_PTTL_MIXED},
+    };
+    redlock_result r = {.quorum = 2, .master_count = 2, .masters = m};
+    cli_resources set = {.names = {"b", "a"}, .lens = {1, 1}, .count = 2};
+    json_t *o = parse(cli_json_status(&set, REDLOCK_OK, &r));
+    cr_assert_str_eq(json_string_value(json_object_get(o, "resource")), "b");
+    json_t *all = json_object_get(o, "resources");
+    cr_assert_eq(json_array_size(all), 2);
+    cr_assert_str_eq(json_string_value(json_array_get(all, 0)), "b");
+    cr_assert_str_eq(json_string_value(json_array_get(all, 1)), "a");
+    json_t *m0 = json_array_get(json_object_get(o, "masters"), 0);
+    cr_assert(json_is_true(json_object_get(m0, "held")));
+    cr_assert(json_is_false(json_object_get(m0, "mixed")));
+    json_t *m1 = json_array_get(json_object_get(o, "masters"), 1);
+    cr_assert(json_is_false(json_object_get(m1, "held")));
+    cr_assert(json_is_true(json_object_get(m1, "mixed")));
+    expect_null(m1, "value");
+    expect_null(m1, "pttl_ms");
+    json_decref(o);
+
+    cli_resources bytes = {.names = {"ok", "caf\xff"}, .lens = {2, 4}, .count = 2};
+    o = parse(cli_json_release(&bytes, REDLOCK_OK, &r));
+    cr_assert_str_eq(json_string_value(json_object_get(o, "resource")), "ok");
+    cr_assert_null(json_object_get(o, "resources"));
+    all = json_object_get(o, "resources_base64");
+    cr_assert_eq(json_array_size(all), 2);
+    expect_base64_of(json_string_value(json_array_get(all, 0)), "ok", 2);
+    expect_base64_of(json_string_value(json_array_get(all, 1)), "caf\xff", 4);
     json_decref(o);
 }

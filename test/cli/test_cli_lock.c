@@ -244,3 +244,31 @@ Test(cli_lock, killing_redlock_kills_cmd_and_the_lock_expires_after_its_ttl)
     cli_expect_exit(
         cli_run(CLI_ARGS("--config", cli.config, "acquire", "--wait", "0", "crash"), NULL, T), 0);
 }
+
+/* --lock-delay with the holder killed: the keys outlive its last extension
+ * by TTL + delay (ttl 3 s, extended every 1 s; delay 2 s): a quorum of them
+ * stays past the TTL alone, and they go by TTL + delay. */
+Test(cli_lock, killing_redlock_with_a_lock_delay_keeps_the_lock_for_ttl_plus_delay)
+{
+    const char *file = cli_path("signals");
+    cli_proc *p = cli_spawn(CLI_ARGS("--config", cli.config, "run", "--ttl", "3000",
+                                     "--lock-delay", "2000", "delayed", "--", SIGWATCH, file),
+                            NULL);
+    cr_assert(cli_wait_until(sigwatch_started, (void *)file, 10000), "CMD did not start");
+    cr_assert_eq(kill(cli_proc_pid(p), SIGKILL), 0);
+    double killed_ms = tc_now_ms();
+    cr_assert(cli_wait_until(has_exited, p, 3000), "redlock still runs 3 s after SIGKILL");
+    cli_wait(p, T);
+
+    /* Free for a quorum: fewer than 3 of the 5 masters keep the key. */
+    double deadline = killed_ms + 3000 + 2000 + 3000;
+    while (cli_masters_with_key("delayed") >= 3 && tc_now_ms() < deadline)
+        tc_sleep_ms(10);
+    double free_ms = tc_now_ms() - killed_ms;
+    cr_assert_geq(free_ms, 3000 + 500, "taken only %.0f ms after the holder died", free_ms);
+    cr_assert_lt(free_ms, 3000 + 2000 + 1000, "still taken %.0f ms after the holder died: %s",
+                 free_ms, cli_describe_key("delayed"));
+    cli_expect_exit(
+        cli_run(CLI_ARGS("--config", cli.config, "acquire", "--wait", "0", "delayed"), NULL, T),
+        0);
+}

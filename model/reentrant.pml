@@ -31,7 +31,14 @@
  * applied or lost. A lost release leaves a field its hold no longer
  * counts on, as does an acquire a master runs after the release (one
  * stopped with the request unread): such late requests are not modelled
- * apart.
+ * apart. Each hold's field holds its deadline, and the scripts drop the
+ * fields past theirs when they write the hash (the acquire, and a release
+ * that removed its own field), so that such a field cannot keep the key
+ * from going with the owner's last live hold: here, any write of a hash
+ * may drop the fields of holds neither being acquired nor held (a field
+ * past its deadline is of a hold whose validity has run out; the converse
+ * need not hold, hence "may"). It adds no state: dropping a lapsed hold's
+ * field is what that hold's own release, which may come at any time, does.
  *
  * Time is abstracted. A key may expire on a master at any time, whole,
  * once the holds whose fields it carries have lapsed: the acquire sets the
@@ -47,10 +54,11 @@
  *  1. mutual exclusion: the holds counted held belong to one owner (A, B,
  *     or the plain client), and no two owners each have a hold that a
  *     quorum of masters carries;
- *  2. a release removes its own field only: the other holds' fields stay
- *     (so a hold that lapsed everywhere cannot, when its release arrives,
- *     remove its owner's newer hold); and a hold counted held is carried
- *     by a quorum of masters;
+ *  2. a release removes its own field only, and those of holds that have
+ *     lapsed: the fields of holds being acquired or held stay (so a hold
+ *     that lapsed everywhere cannot, when its release arrives, remove its
+ *     owner's newer hold); and a hold counted held is carried by a quorum
+ *     of masters;
  *  3. a release deletes the key when no hold field is left there, and
  *     only then;
  *  4. no deadlock: every process finishes (no invalid end state; nothing
@@ -74,6 +82,9 @@
  *  -DLAST_HOLD_KEEPS_KEY deletes the key only when the hash is empty,
  *     forgetting the owner field (HLEN == 0 rather than <= 1): a key with
  *     no hold left stays, taken, until it expires (property 3);
+ *  -DEXTEND_KEEPS_DEADLINE lets an extend leave a hold's deadline where
+ *     its acquire put it: a write drops the field of a hold still held
+ *     (property 2);
  *  -DQUORUM=1 (a minority suffices): two owners hold (property 1).
  */
 
@@ -135,6 +146,23 @@ inline check()
     assert(held_carried)
 }
 
+/* A write of master m's hash may drop the fields of lapsed holds (those
+ * past their deadline). */
+inline drop_lapsed(m)
+{
+#ifndef COUNTER
+    if
+    :: fld[m] = fld[m] & live
+#ifdef EXTEND_KEEPS_DEADLINE
+    :: fld[m] = fld[m] & ~held /* a held hold's deadline passed: never moved on */
+#endif
+    :: skip
+    fi
+#else
+    skip
+#endif
+}
+
 /* Hold h's acquire on master m: the acquire script, or the plain client's
  * SET NX. vote: whether the master said yes. */
 inline acquire_on(h, m)
@@ -151,6 +179,7 @@ inline acquire_on(h, m)
         :: own[m] == NONE -> own[m] = OWNER_OF(h)
         :: else
         fi;
+        drop_lapsed(m);
         fld[m] = fld[m] | BIT(h);
 #ifdef COUNTER
         cnt[m]++;
@@ -205,6 +234,7 @@ inline release_on(h, m)
         if
         :: fld[m] & BIT(h) ->
             fld[m] = keep;
+            drop_lapsed(m);
 #ifndef LAST_HOLD_KEEPS_KEY
             if
             :: fld[m] == 0 -> own[m] = NONE
@@ -216,8 +246,8 @@ inline release_on(h, m)
 #endif
     :: else
     fi;
-    /* 2: the other holds' fields are all still there ... */
-    own_field_only = (fld[m] & ~BIT(h)) == keep;
+    /* 2: the other live holds' fields are all still there ... */
+    own_field_only = (fld[m] & ~BIT(h) & live) == (keep & live);
     assert(own_field_only);
     /* 3: ... and the key is gone when no hold field is left, only then. */
     gone_when_empty = (own[m] == NONE) == (fld[m] == 0);

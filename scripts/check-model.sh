@@ -71,4 +71,5 @@ verify model/reentrant.pml caught -DOWNER_BLIND
 verify model/reentrant.pml caught -DPLAIN_IGNORES_HASH
 verify model/reentrant.pml caught -DDELETE_WHOLE_KEY
 verify model/reentrant.pml caught -DLAST_HOLD_KEEPS_KEY
+verify model/reentrant.pml caught -DEXTEND_KEEPS_DEADLINE
 verify model/reentrant.pml caught -DQUORUM=1

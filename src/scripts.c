@@ -5,7 +5,10 @@
  *
  * A lock's key is a string holding its value, or, for the reentrant form,
  * a hash: field "" holds the owner token, and each hold of that owner a
- * field named by its value. Every script reads the key's type first, so
+ * field named by its value, holding its deadline (the master's clock, in
+ * milliseconds: TIME). A hold past its deadline is dropped when the hash is
+ * next written, so that a hold whose release was lost cannot keep the key
+ * from being deleted with the owner's last live hold. Every script reads the key's type first, so
  * that neither form mistakes the other's key for free or for its own; a
  * plain SET NX (another client) sees either as taken. Scripts work on all
  * of KEYS: a set of resources is acquired, extended or found absent as one.
@@ -24,6 +27,22 @@
  * holds count on it. */
 const rl_script rl_acquire_script = {
     "acquire",
+    "if redis.replicate_commands then\n"
+    "  redis.replicate_commands()\n"
+    "end\n"
+    "local function now_ms()\n"
+    "  local t = redis.call('TIME')\n"
+    "  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+    "end\n"
+    "local function drop_lapsed(k, now)\n"
+    "  local f = redis.call('HGETALL', k)\n"
+    "  for j = 1, #f, 2 do\n"
+    "    local d = tonumber(f[j + 1])\n"
+    "    if f[j] ~= '' and (d == nil or d < now) then\n"
+    "      redis.call('HDEL', k, f[j])\n"
+    "    end\n"
+    "  end\n"
+    "end\n"
     "local owner = ARGV[3]\n"
     "for i = 1, #KEYS do\n"
     "  local t = redis.call('TYPE', KEYS[i])['ok']\n"
@@ -40,9 +59,11 @@ const rl_script rl_acquire_script = {
     "  end\n"
     "end\n"
     "local px = tonumber(ARGV[2])\n"
+    "local now = owner and now_ms()\n"
     "for i = 1, #KEYS do\n"
     "  if owner then\n"
-    "    redis.call('HSET', KEYS[i], '', owner, ARGV[1], '1')\n"
+    "    drop_lapsed(KEYS[i], now)\n"
+    "    redis.call('HSET', KEYS[i], '', owner, ARGV[1], now + px)\n"
     "    if redis.call('PTTL', KEYS[i]) < px then\n"
     "      redis.call('PEXPIRE', KEYS[i], px)\n"
     "    end\n"
@@ -51,7 +72,7 @@ const rl_script rl_acquire_script = {
     "  end\n"
     "end\n"
     "return 1\n",
-    "5e2614fb3c864b17b08ab7e1d356c41dd1525980",
+    "2aea246d1eb70f829fed8f9af3325223099c1f29",
 };
 
 /* Compare-and-delete: never a plain DEL, which could delete the key of the
@@ -63,6 +84,22 @@ const rl_script rl_acquire_script = {
  * channel must still be able to release. */
 const rl_script rl_release_script = {
     "release",
+    "if redis.replicate_commands then\n"
+    "  redis.replicate_commands()\n"
+    "end\n"
+    "local function now_ms()\n"
+    "  local t = redis.call('TIME')\n"
+    "  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+    "end\n"
+    "local function drop_lapsed(k, now)\n"
+    "  local f = redis.call('HGETALL', k)\n"
+    "  for j = 1, #f, 2 do\n"
+    "    local d = tonumber(f[j + 1])\n"
+    "    if f[j] ~= '' and (d == nil or d < now) then\n"
+    "      redis.call('HDEL', k, f[j])\n"
+    "    end\n"
+    "  end\n"
+    "end\n"
     "local mine, other, heard = false, false, 0\n"
     "for i = 1, #KEYS do\n"
     "  local k = KEYS[i]\n"
@@ -71,6 +108,7 @@ const rl_script rl_release_script = {
     "  if t == 'hash' then\n"
     "    if redis.call('HDEL', k, ARGV[1]) == 1 then\n"
     "      mine = true\n"
+    "      drop_lapsed(k, now_ms())\n"
     "      if redis.call('HLEN', k) <= 1 then\n"
     "        redis.call('DEL', k)\n"
     "        freed = true\n"
@@ -99,12 +137,28 @@ const rl_script rl_release_script = {
     "  return -1\n"
     "end\n"
     "return 0\n",
-    "a869cca285626a9855ff8ce85c86d0bee5b39a26",
+    "3a344fcca54fb2028bb6152a9429e57d6167d044",
 };
 
 /* Compare-and-PEXPIRE, for the same reason; all keys or none. */
 const rl_script rl_extend_script = {
     "extend",
+    "if redis.replicate_commands then\n"
+    "  redis.replicate_commands()\n"
+    "end\n"
+    "local function now_ms()\n"
+    "  local t = redis.call('TIME')\n"
+    "  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+    "end\n"
+    "local function drop_lapsed(k, now)\n"
+    "  local f = redis.call('HGETALL', k)\n"
+    "  for j = 1, #f, 2 do\n"
+    "    local d = tonumber(f[j + 1])\n"
+    "    if f[j] ~= '' and (d == nil or d < now) then\n"
+    "      redis.call('HDEL', k, f[j])\n"
+    "    end\n"
+    "  end\n"
+    "end\n"
     "local types, absent = {}, false\n"
     "for i = 1, #KEYS do\n"
     "  local t = redis.call('TYPE', KEYS[i])['ok']\n"
@@ -123,13 +177,18 @@ const rl_script rl_extend_script = {
     "  return 0\n"
     "end\n"
     "local px = tonumber(ARGV[2])\n"
+    "local now\n"
     "for i = 1, #KEYS do\n"
+    "  if types[i] == 'hash' then\n"
+    "    now = now or now_ms()\n"
+    "    redis.call('HSET', KEYS[i], ARGV[1], now + px)\n"
+    "  end\n"
     "  if types[i] ~= 'hash' or redis.call('PTTL', KEYS[i]) < px then\n"
     "    redis.call('PEXPIRE', KEYS[i], px)\n"
     "  end\n"
     "end\n"
     "return 1\n",
-    "7c35752233f7eb3c4fee4561af1390fd43fc7604",
+    "10ff3765640f9dae4fe817c2aeac5f46cedf9d3c",
 };
 
 /* One atomic read, so value and PTTL describe the same instant. For a

@@ -212,3 +212,26 @@ Test(reentrant, a_bad_owner_token_is_refused)
     o.owner_len = REDLOCK_MAX_VALUE_LEN + 1;
     cr_assert_eq(harness_acquire(&h, "job", 3, &o, NULL, NULL), REDLOCK_EINVAL);
 }
+
+Test(reentrant, a_hold_left_behind_past_its_deadline_does_not_keep_the_key)
+{
+    /* A hold whose release was lost (its field is still there, its deadline
+     * long past) must not keep the owner's key once its live hold goes. */
+    harness_connect(&h);
+    redlock_acquire_options me = owned_by("w", 10000);
+    redlock_acquire_options other = owned_by("v", 10000);
+    redlock_lock *live = NULL;
+    cr_assert_eq(harness_acquire(&h, "job", 3, &me, &live, NULL), REDLOCK_OK);
+    harness_run_for(&h, 50);
+    for (size_t i = 0; i < 5; i++) {
+        redisReply *reply = fleet_command(h.fleet, i, "HSET job left-behind 1");
+        cr_assert(reply != NULL && reply->type == REDIS_REPLY_INTEGER);
+        freeReplyObject(reply);
+    }
+    cr_assert_eq(harness_release(&h, live, NULL), REDLOCK_OK);
+    redlock_lock_free(live);
+    cr_assert(harness_wait_key_gone(&h, "job", 3, 3000), "the key outlived the owner's last hold");
+    cr_assert_eq(harness_acquire(&h, "job", 3, &other, &live, NULL), REDLOCK_OK);
+    cr_assert_eq(harness_release(&h, live, NULL), REDLOCK_OK);
+    redlock_lock_free(live);
+}

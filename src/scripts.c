@@ -20,6 +20,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What the scripts that write a reentrant hash share: the master's clock
+ * (TIME, which a writing script may call once commands are replicated, as
+ * they always are from Redis 5), and dropping the holds past their
+ * deadline. */
+#define RL_LUA_HOLDS \
+    "if redis.replicate_commands then\n" \
+    "  redis.replicate_commands()\n" \
+    "end\n" \
+    "local function now_ms()\n" \
+    "  local t = redis.call('TIME')\n" \
+    "  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n" \
+    "end\n" \
+    "local function drop_lapsed(k, now)\n" \
+    "  local f = redis.call('HGETALL', k)\n" \
+    "  for j = 1, #f, 2 do\n" \
+    "    local d = tonumber(f[j + 1])\n" \
+    "    if f[j] ~= '' and (d == nil or d < now) then\n" \
+    "      redis.call('HDEL', k, f[j])\n" \
+    "    end\n" \
+    "  end\n" \
+    "end\n"
+
 /* Sets every key or none: a key held by another value (or another owner,
  * or of the other form) makes this master vote no. Our own value already
  * there (the same attempt seen twice) counts as yes. A reentrant hold
@@ -27,22 +49,7 @@
  * holds count on it. */
 const rl_script rl_acquire_script = {
     "acquire",
-    "if redis.replicate_commands then\n"
-    "  redis.replicate_commands()\n"
-    "end\n"
-    "local function now_ms()\n"
-    "  local t = redis.call('TIME')\n"
-    "  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
-    "end\n"
-    "local function drop_lapsed(k, now)\n"
-    "  local f = redis.call('HGETALL', k)\n"
-    "  for j = 1, #f, 2 do\n"
-    "    local d = tonumber(f[j + 1])\n"
-    "    if f[j] ~= '' and (d == nil or d < now) then\n"
-    "      redis.call('HDEL', k, f[j])\n"
-    "    end\n"
-    "  end\n"
-    "end\n"
+    RL_LUA_HOLDS
     "local owner = ARGV[3]\n"
     "for i = 1, #KEYS do\n"
     "  local t = redis.call('TYPE', KEYS[i])['ok']\n"
@@ -84,22 +91,7 @@ const rl_script rl_acquire_script = {
  * channel must still be able to release. */
 const rl_script rl_release_script = {
     "release",
-    "if redis.replicate_commands then\n"
-    "  redis.replicate_commands()\n"
-    "end\n"
-    "local function now_ms()\n"
-    "  local t = redis.call('TIME')\n"
-    "  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
-    "end\n"
-    "local function drop_lapsed(k, now)\n"
-    "  local f = redis.call('HGETALL', k)\n"
-    "  for j = 1, #f, 2 do\n"
-    "    local d = tonumber(f[j + 1])\n"
-    "    if f[j] ~= '' and (d == nil or d < now) then\n"
-    "      redis.call('HDEL', k, f[j])\n"
-    "    end\n"
-    "  end\n"
-    "end\n"
+    RL_LUA_HOLDS
     "local mine, other, heard = false, false, 0\n"
     "for i = 1, #KEYS do\n"
     "  local k = KEYS[i]\n"
@@ -143,22 +135,7 @@ const rl_script rl_release_script = {
 /* Compare-and-PEXPIRE, for the same reason; all keys or none. */
 const rl_script rl_extend_script = {
     "extend",
-    "if redis.replicate_commands then\n"
-    "  redis.replicate_commands()\n"
-    "end\n"
-    "local function now_ms()\n"
-    "  local t = redis.call('TIME')\n"
-    "  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
-    "end\n"
-    "local function drop_lapsed(k, now)\n"
-    "  local f = redis.call('HGETALL', k)\n"
-    "  for j = 1, #f, 2 do\n"
-    "    local d = tonumber(f[j + 1])\n"
-    "    if f[j] ~= '' and (d == nil or d < now) then\n"
-    "      redis.call('HDEL', k, f[j])\n"
-    "    end\n"
-    "  end\n"
-    "end\n"
+    RL_LUA_HOLDS
     "local types, absent = {}, false\n"
     "for i = 1, #KEYS do\n"
     "  local t = redis.call('TYPE', KEYS[i])['ok']\n"

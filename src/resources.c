@@ -56,30 +56,36 @@ int rl_keys_check(const void *const *resources, const size_t *lens, size_t count
         if (total > REDLOCK_MAX_RESOURCE_LEN)
             return REDLOCK_EINVAL;
     }
+    *block_len = total;
+    if (count == 1)
+        return REDLOCK_OK; /* the common case: nothing to sort */
     key_ref refs[REDLOCK_MAX_RESOURCES] = {{0}};
     sort_refs(refs, resources, lens, count);
     for (size_t i = 1; i < count; i++)
         if (key_ref_compare(&refs[i - 1], &refs[i]) == 0)
             return REDLOCK_EINVAL; /* named twice */
-    *block_len = count == 1 ? total : total + count * RL_KEY_HEADER;
+    *block_len = total + count * RL_KEY_HEADER;
     return REDLOCK_OK;
 }
 
 void rl_keys_store(rl_keys *out, char *block, const void *const *resources, const size_t *lens,
                    size_t count)
 {
+    if (count == 1) {
+        memcpy(block, resources[0], lens[0]);
+        *out = rl_keys_one(block, lens[0]);
+        return;
+    }
     key_ref refs[REDLOCK_MAX_RESOURCES] = {{0}};
     sort_refs(refs, resources, lens, count);
     char *w = block;
     for (size_t i = 0; i < count; i++) {
-        if (count > 1) {
-            uint32_t n = (uint32_t)refs[i].len;
-            w[0] = (char)(n >> 24);
-            w[1] = (char)(n >> 16);
-            w[2] = (char)(n >> 8);
-            w[3] = (char)n;
-            w += RL_KEY_HEADER;
-        }
+        uint32_t n = (uint32_t)refs[i].len;
+        w[0] = (char)(n >> 24);
+        w[1] = (char)(n >> 16);
+        w[2] = (char)(n >> 8);
+        w[3] = (char)n;
+        w += RL_KEY_HEADER;
         memcpy(w, refs[i].p, refs[i].len);
         w += refs[i].len;
     }

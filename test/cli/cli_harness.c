@@ -56,6 +56,11 @@ void *cli_own(void *p)
     return p;
 }
 
+bool cli_file_exists(void *path)
+{
+    return access(path, F_OK) == 0;
+}
+
 static void free_owned(void)
 {
     for (size_t i = 0; i < owned.n; i++)

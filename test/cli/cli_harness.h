@@ -161,6 +161,9 @@ pid_t cli_sigwatch_pid(const char *file);
 
 /* Poll pred(arg) every 5 ms until it is true or timeout_ms passes. */
 bool cli_wait_until(bool (*pred)(void *arg), void *arg, int timeout_ms);
+/* A cli_wait_until() predicate: whether the file at path (a const char *)
+ * exists. */
+bool cli_file_exists(void *path);
 
 /* ---- Masters ------------------------------------------------------------ */
 

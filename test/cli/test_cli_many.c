@@ -177,11 +177,6 @@ Test(cli_many, status_shows_mixed_when_they_do_not_all_hold_one_value)
 
 /* ---- run ----------------------------------------------------------------------- */
 
-static bool file_exists(void *path)
-{
-    return access(path, F_OK) == 0;
-}
-
 /* CMD writes its REDLOCK_* variables, then waits for the test to look at
  * the masters and create the "go" file. */
 Test(cli_many, run_holds_every_resource_while_cmd_runs)
@@ -195,7 +190,7 @@ Test(cli_many, run_holds_every_resource_while_cmd_runs)
     cli_proc *p = cli_spawn(CLI_ARGS("--config", cli.config, "run", "--ttl", "10s", "b", "a",
                                      "--", "sh", "-c", script, "sh", env_file, go),
                             NULL);
-    cr_assert(cli_wait_until(file_exists, (void *)env_file, 10000), "CMD did not start in 10 s");
+    cr_assert(cli_wait_until(cli_file_exists, (void *)env_file, 10000), "CMD did not start in 10 s");
     char resource[64] = "";
     char value[64] = "";
     FILE *f = fopen(env_file, "re");

@@ -55,11 +55,6 @@ Test(cli_run, cmd_inherits_stdout_and_stderr)
     cr_assert_str_eq(r->err, "err\n", "%s: stderr", r->cmdline);
 }
 
-static bool file_exists(void *path)
-{
-    return access(path, F_OK) == 0;
-}
-
 /* CMD writes its REDLOCK_* variables, then waits for the test to look at
  * the masters and create the "go" file. */
 Test(cli_run, cmd_environment_describes_the_lock_it_holds)
@@ -73,7 +68,7 @@ Test(cli_run, cmd_environment_describes_the_lock_it_holds)
     cli_proc *p = cli_spawn(CLI_ARGS("--config", cli.config, "run", "--ttl", "10s", "job", "--",
                                      "sh", "-c", script, "sh", env_file, go),
                             NULL);
-    cr_assert(cli_wait_until(file_exists, (void *)env_file, 10000), "CMD did not start in 10 s");
+    cr_assert(cli_wait_until(cli_file_exists, (void *)env_file, 10000), "CMD did not start in 10 s");
 
     char resource[64] = "";
     char value[64] = "";

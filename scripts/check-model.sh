@@ -94,7 +94,9 @@ verify model/reentrant.pml caught -DDELETE_WHOLE_KEY
 verify model/reentrant.pml caught -DLAST_HOLD_KEEPS_KEY
 verify model/reentrant.pml caught -DEXTEND_KEEPS_DEADLINE
 verify model/reentrant.pml caught -DQUORUM=1
-# fencing.pml: configurations first (ACQ0 + ACQ1 attempts, CRASHES restarts).
+# fencing.pml: the exhaustive runs (ACQ0 + ACQ1 attempts, CRASHES restarts),
+# the witnesses, then each wrong variant with every property asserted and
+# with the storage's alone (PROPS=4), and those caught by one property.
 verify model/fencing.pml pass -DACQ0=2 -DACQ1=1 -DCRASHES=0
 PAN_CC=-DCOLLAPSE PAN_RUN=-w25 verify model/fencing.pml pass -DACQ0=1 -DACQ1=1 -DCRASHES=2
 verify model/fencing.pml reached -DWITNESS=1 -DCRASHES=0

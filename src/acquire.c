@@ -5,12 +5,23 @@
  * script, which sets every key or none on each master (scripts.h).
  *
  *   ATTEMPT --quorum, validity left--> DONE (the lock)
- *      |
+ *      |   \--fenced: a quorum with counters, validity left--> FENCE
  *      +-- no quorum, or expired --> clean up --> WAIT --timed retry, or
  *      |                                 |              announced--> ATTEMPT
  *      |                                 \--> DONE (failure): no retry or time left
  *      +-- out of memory, or canceled --> clean up --> DONE (failure)
+ *   FENCE --a quorum confirmed the token, validity left--> DONE (the lock)
+ *      \-- no quorum, expired, out of memory or canceled --> clean up, as above
  *   WAIT --canceled, or the next attempt cannot start--> DONE (failure)
+ *
+ * Fencing (docs/fencing.md; model/fencing.pml is the specification): round
+ * 1 is the attempt, each master's OK carrying its counter when that is in
+ * use; the token is 1 + the greatest of a quorum of them. FENCE is round 2:
+ * every master raises its counter to the token where the keys still hold
+ * our value, and the lock is granted when a quorum confirmed it within the
+ * validity, which counts from before round 1. A master whose counter is not
+ * in use (restarted) still votes for the lock and is seeded in the
+ * background (fence_seed.h).
  *
  * Cleaning up leaves nothing of the attempt behind: the SETs still queued
  * behind a handshake are withdrawn, and every master that may hold the
@@ -36,6 +47,7 @@
  * cleanup's announcements do not. A set of resources waits on the watch of
  * each: a delete of any of them may free the set.
  */
+#include "fence_seed.h"
 #include "internal.h"
 #include "random.h"
 #include "timer.h"
@@ -46,6 +58,7 @@
 
 typedef enum rl_acquire_state {
     RL_ACQUIRE_ATTEMPT, /* a->round is in flight, undecided */
+    RL_ACQUIRE_FENCE,   /* a->round won; a->fence_round (round 2) is undecided */
     RL_ACQUIRE_WAIT,    /* between attempts: the retry timer runs */
     RL_ACQUIRE_DONE     /* the callback was called; a is freed */
 } rl_acquire_state;
@@ -69,6 +82,9 @@ typedef struct rl_acquire {
     int64_t retry_at_us;    /* the timed retry scheduled, 0 for none */
     bool woken;             /* WAIT: the timer was brought forward by announcements */
     bool notify;            /* the config's wait_by_notification */
+    bool fencing;           /* the lock is granted only with a token */
+    uint64_t token;         /* FENCE: the token round 2 confirms */
+    rl_round *fence_round;  /* FENCE: round 2 (a reference), else NULL */
     uint64_t announced;     /* masters (bit i) that announced a delete since the attempt began */
     char value[REDLOCK_VALUE_LEN + 1];
     char last_value[REDLOCK_VALUE_LEN]; /* the attempt before: its cleanup announces it */
@@ -92,6 +108,7 @@ void redlock_acquire_options_init(redlock_acquire_options *opts)
     opts->lock_delay_ms = REDLOCK_DEFAULT;
     opts->owner = NULL;
     opts->owner_len = 0;
+    opts->fencing = REDLOCK_DEFAULT;
 }
 
 /* An option's value, the config's for REDLOCK_DEFAULT; -2 when outside the
@@ -109,6 +126,10 @@ static int64_t option_or_default(int64_t value, const redlock_client *client,
  * reconnects. */
 static void acquire_clean_up(rl_acquire *a)
 {
+    if (a->fence_round != NULL) {
+        rl_round_detach(a->fence_round, false); /* it sets nothing: let it finish */
+        a->fence_round = NULL;
+    }
     rl_round *round = a->round;
     rl_round_detach(round, true); /* no decision any more; a->round keeps the reference */
     rl_round_withdraw_unsent(round);
@@ -127,7 +148,8 @@ static void acquire_clean_up(rl_acquire *a)
  * lock (failed or canceled) cleans it up. */
 static void acquire_set_state(rl_acquire *a, rl_acquire_state next, bool locked)
 {
-    if (a->state == RL_ACQUIRE_ATTEMPT && next != RL_ACQUIRE_ATTEMPT && !locked)
+    bool trying = a->state == RL_ACQUIRE_ATTEMPT || a->state == RL_ACQUIRE_FENCE;
+    if (trying && next != RL_ACQUIRE_ATTEMPT && next != RL_ACQUIRE_FENCE && !locked)
         acquire_clean_up(a);
     a->state = next;
 }
@@ -135,7 +157,13 @@ static void acquire_set_state(rl_acquire *a, rl_acquire_state next, bool locked)
 /* DONE: call back with the outcome and free a. */
 static void acquire_complete(rl_acquire *a, int status, redlock_lock *lock, int64_t validity_ms)
 {
+    int64_t end_us = a->fence_round != NULL && a->fence_round->decided
+                         ? a->fence_round->decided_us : 0;
     acquire_set_state(a, RL_ACQUIRE_DONE, lock != NULL);
+    if (a->fence_round != NULL) { /* granted: round 2's late replies change nothing */
+        rl_round_detach(a->fence_round, false);
+        a->fence_round = NULL;
+    }
     redlock_client *client = a->client;
     rl_result_info info = {
         .status = status,
@@ -144,6 +172,8 @@ static void acquire_complete(rl_acquire *a, int status, redlock_lock *lock, int6
         .total_us = rl_now_us() - a->start_us,
         .attempts = a->attempts,
         .masters_locked = a->round ? a->round->tally.ok : 0,
+        .fencing_token = lock != NULL ? lock->fencing_token : 0,
+        .end_us = end_us,
     };
     redlock_master_result masters[REDLOCK_MAX_NODES];
     redlock_result result;
@@ -175,8 +205,12 @@ static int acquire_attempt(rl_acquire *a)
         return REDLOCK_ESYS;
     a->announced = 0;
     rl_command cmd;
-    rl_command_acquire(&cmd, &a->keys, a->value, REDLOCK_VALUE_LEN, a->ttl_ms + a->delay_ms,
-                       a->owner, a->owner_len);
+    if (a->fencing)
+        rl_command_fenced_acquire(&cmd, &a->keys, a->value, REDLOCK_VALUE_LEN,
+                                  a->ttl_ms + a->delay_ms, a->owner, a->owner_len);
+    else
+        rl_command_acquire(&cmd, &a->keys, a->value, REDLOCK_VALUE_LEN, a->ttl_ms + a->delay_ms,
+                           a->owner, a->owner_len);
     rl_round *round = rl_round_start(a->client, RL_ROUND_ACQUIRE, &cmd, NULL,
                                      acquire_on_decided, a);
     if (round == NULL)
@@ -309,37 +343,114 @@ static void acquire_retry_or_fail(rl_acquire *a, int status)
         acquire_join_watches(a, round->t0_us);
 }
 
+/* The lock, when validity is left at end_us (the end of the attempt's
+ * last round): true when the acquire completed (with the lock, or out of
+ * memory), false when the validity ran out. */
+static bool acquire_grant(rl_acquire *a, int64_t end_us)
+{
+    redlock_client *client = a->client;
+    const rl_round *round = a->round;
+    double drift = client->cfg->drift_factor;
+    int64_t validity_ms = rl_validity_us(a->ttl_ms, end_us - round->t0_us, drift) / 1000;
+    if (validity_ms <= 0)
+        return false;
+    redlock_lock *lock = rl_lock_create(&a->keys, a->value, REDLOCK_VALUE_LEN, a->ttl_ms);
+    if (lock == NULL) {
+        acquire_complete(a, REDLOCK_ENOMEM, NULL, 0);
+        return true;
+    }
+    rl_lock_set_deadline(lock, round->t0_us + a->ttl_ms * 1000 - rl_drift_us(a->ttl_ms, drift));
+    lock->acquired_us = round->t0_us;
+    lock->delay_ms = a->delay_ms;
+    lock->fencing_token = a->fencing ? a->token : 0;
+    rl_lock_register(client, lock);
+    acquire_complete(a, REDLOCK_OK, lock, validity_ms);
+    return true;
+}
+
+static void acquire_log_failure(const rl_acquire *a, int status, const char *what,
+                                const rl_round *round)
+{
+    rl_log(&a->client->log, REDLOCK_LOG_DEBUG, "acquire attempt %u: %s%s (%u of %u masters %s)",
+           a->attempts, what, redlock_strerror(status), round->tally.ok, (unsigned)round->n,
+           round == a->round ? "said OK" : "confirmed the token");
+}
+
+/* Have the masters seeded whose counter round 1 found not in use. */
+static void acquire_seed_unfenced(const rl_acquire *a)
+{
+    const rl_round *round = a->round;
+    for (size_t i = 0; i < round->n; i++) {
+        const rl_slot *slot = &round->slots[i];
+        if (slot->outcome == REDLOCK_MASTER_OK && slot->counter < 0 && slot->run_id[0] != '\0')
+            rl_fence_seed_notice(a->client, i, slot->run_id);
+    }
+}
+
+static void acquire_on_fenced(rl_round *fence, void *owner)
+{
+    rl_acquire *a = owner;
+    int status;
+    if (rl_tally_verdict(&fence->tally) == RL_QUORUM) {
+        if (acquire_grant(a, fence->decided_us))
+            return;
+        status = REDLOCK_EEXPIRED;
+    } else {
+        /* Refused: our keys are gone (expired), or a counter went out of
+         * use (a master restarted between the rounds). */
+        status = rl_tally_failure_status(&fence->tally, fence->tally.unfenced > 0
+                                                            ? REDLOCK_ENOFENCE
+                                                            : REDLOCK_EEXPIRED);
+    }
+    acquire_log_failure(a, status, "fencing: ", fence);
+    acquire_retry_or_fail(a, status);
+}
+
+/* Round 1 won: FENCE, sending round 2 with the token, 1 + the greatest
+ * counter of the masters that said OK (a quorum of them carries one). */
+static void acquire_fence(rl_acquire *a)
+{
+    const rl_round *round = a->round;
+    int64_t greatest = 0;
+    for (size_t i = 0; i < round->n; i++) {
+        const rl_slot *slot = &round->slots[i];
+        if (slot->outcome == REDLOCK_MASTER_OK && slot->counter > greatest)
+            greatest = slot->counter;
+    }
+    a->token = (uint64_t)greatest + 1;
+    rl_command cmd;
+    rl_command_fence_confirm(&cmd, &a->keys, a->value, REDLOCK_VALUE_LEN, a->token);
+    a->fence_round = rl_round_start(a->client, RL_ROUND_FENCE, &cmd, NULL, acquire_on_fenced, a);
+    if (a->fence_round == NULL) {
+        acquire_complete(a, REDLOCK_ENOMEM, NULL, 0);
+        return;
+    }
+    acquire_set_state(a, RL_ACQUIRE_FENCE, false);
+}
+
 static void acquire_on_decided(rl_round *round, void *owner)
 {
     rl_acquire *a = owner;
-    redlock_client *client = a->client;
-    double drift = client->cfg->drift_factor;
     int status;
 
     rl_round_detach(round, true); /* a->round keeps the reference */
+    if (a->fencing)
+        acquire_seed_unfenced(a);
     if (rl_tally_verdict(&round->tally) == RL_QUORUM) {
-        int64_t elapsed_us = round->decided_us - round->t0_us;
-        int64_t validity_ms = rl_validity_us(a->ttl_ms, elapsed_us, drift) / 1000;
-        if (validity_ms > 0) {
-            redlock_lock *lock = rl_lock_create(&a->keys, a->value, REDLOCK_VALUE_LEN, a->ttl_ms);
-            if (lock != NULL) {
-                rl_lock_set_deadline(lock, round->t0_us + a->ttl_ms * 1000 -
-                                               rl_drift_us(a->ttl_ms, drift));
-                lock->acquired_us = round->t0_us;
-                lock->delay_ms = a->delay_ms;
-                rl_lock_register(client, lock);
-                acquire_complete(a, REDLOCK_OK, lock, validity_ms);
+        if (a->fencing) {
+            int64_t elapsed_us = round->decided_us - round->t0_us;
+            if (rl_validity_us(a->ttl_ms, elapsed_us, a->client->cfg->drift_factor) > 0) {
+                acquire_fence(a);
                 return;
             }
-            acquire_complete(a, REDLOCK_ENOMEM, NULL, 0);
+        } else if (acquire_grant(a, round->decided_us)) {
             return;
         }
         status = REDLOCK_EEXPIRED;
     } else {
         status = rl_tally_failure_status(&round->tally, REDLOCK_ECONFLICT);
     }
-    rl_log(&client->log, REDLOCK_LOG_DEBUG, "acquire attempt %u: %s (%u of %u masters said OK)",
-           a->attempts, redlock_strerror(status), round->tally.ok, (unsigned)round->n);
+    acquire_log_failure(a, status, "", round);
     acquire_retry_or_fail(a, status);
 }
 
@@ -392,6 +503,9 @@ int redlock_acquire_many_async(redlock_client *client, const void *const *resour
     size_t owner_len = opts->owner != NULL ? opts->owner_len : 0;
     if (opts->owner != NULL && (owner_len == 0 || owner_len > REDLOCK_MAX_VALUE_LEN))
         return REDLOCK_EINVAL;
+    int64_t fencing = option_or_default(opts->fencing, client, REDLOCK_FENCING);
+    if (fencing < 0)
+        return REDLOCK_EINVAL;
 
     rl_acquire *a = calloc(1, sizeof(*a) + count * sizeof(rl_waiter) + block_len + owner_len);
     if (a == NULL)
@@ -422,6 +536,7 @@ int redlock_acquire_many_async(redlock_client *client, const void *const *resour
         a->waiters[i].owner = a;
     }
     a->notify = rl_client_setting(client, REDLOCK_WAIT_BY_NOTIFICATION) != 0;
+    a->fencing = fencing != 0;
     a->state = RL_ACQUIRE_WAIT; /* before the first attempt, as between two */
 
     /* Released here a moment ago while others waited: they go first. */

@@ -2,6 +2,7 @@
 /* The asynchronous client: its masters, its operations in flight, the locks
  * it releases when freed, and its lifetime (freed by the user, kept alive by
  * rounds still settling and connections still draining). */
+#include "fence_seed.h"
 #include "internal.h"
 
 #include <stdlib.h>
@@ -16,6 +17,7 @@ void rl_client_unref(redlock_client *client)
     if (--client->refs > 0)
         return;
     rl_owed_release_clear(client);
+    rl_fence_seed_free(client);
     free(client->subscribers);
     free(client->masters);
     redlock_config_free(client->cfg);

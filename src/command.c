@@ -32,20 +32,31 @@ static void command_begin(rl_command *c)
     c->script = NULL;
 }
 
-/* EVALSHA sha n keys... [...] */
-static void script_call(rl_command *c, const rl_script *script, const rl_keys *keys)
+/* EVALSHA sha n keys... [fencing key] [...]: the fencing counter's key
+ * last, when fenced. */
+static void script_call_keys(rl_command *c, const rl_script *script, const rl_keys *keys,
+                             bool fenced)
 {
     command_begin(c);
     c->script = script;
     arg_text(c, "EVALSHA");
     arg(c, script->sha, 40);
-    int len = snprintf(c->numkeys, sizeof(c->numkeys), "%zu", keys->count);
+    size_t count = (keys != NULL ? keys->count : 0) + (fenced ? 1 : 0);
+    int len = snprintf(c->numkeys, sizeof(c->numkeys), "%zu", count);
     arg(c, c->numkeys, (size_t)len);
     size_t pos = 0;
     const char *key;
     size_t key_len;
-    while (rl_keys_next(keys, &pos, &key, &key_len))
+    while (keys != NULL && rl_keys_next(keys, &pos, &key, &key_len))
         arg(c, key, key_len);
+    if (fenced)
+        arg_text(c, REDLOCK_FENCING_KEY);
+}
+
+/* EVALSHA sha n keys... [...] */
+static void script_call(rl_command *c, const rl_script *script, const rl_keys *keys)
+{
+    script_call_keys(c, script, keys, false);
 }
 
 void rl_command_acquire(rl_command *c, const rl_keys *keys, const void *value, size_t value_len,
@@ -66,6 +77,40 @@ void rl_command_acquire(rl_command *c, const rl_keys *keys, const void *value, s
     arg_number(c, ttl_ms);
     if (owner != NULL)
         arg(c, owner, owner_len);
+}
+
+void rl_command_fenced_acquire(rl_command *c, const rl_keys *keys, const void *value,
+                               size_t value_len, int64_t ttl_ms, const void *owner,
+                               size_t owner_len)
+{
+    script_call_keys(c, &rl_fenced_acquire_script, keys, true);
+    arg(c, value, value_len);
+    arg_number(c, ttl_ms);
+    if (owner != NULL)
+        arg(c, owner, owner_len);
+}
+
+void rl_command_fence_confirm(rl_command *c, const rl_keys *keys, const void *value,
+                              size_t value_len, uint64_t token)
+{
+    script_call_keys(c, &rl_fence_confirm_script, keys, true);
+    arg(c, value, value_len);
+    int len = snprintf(c->number, sizeof(c->number), "%llu", (unsigned long long)token);
+    arg(c, c->number, (size_t)len);
+}
+
+void rl_command_fence_read(rl_command *c)
+{
+    script_call_keys(c, &rl_fence_read_script, NULL, true);
+}
+
+void rl_command_fence_seed(rl_command *c, uint64_t seed, const char *run_id)
+{
+    script_call_keys(c, &rl_fence_seed_script, NULL, true);
+    int len = snprintf(c->number, sizeof(c->number), "%llu", (unsigned long long)seed);
+    arg(c, c->number, (size_t)len);
+    if (run_id != NULL)
+        arg_text(c, run_id);
 }
 
 void rl_command_release(rl_command *c, const rl_keys *keys, const void *value, size_t value_len)

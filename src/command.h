@@ -14,8 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* EVALSHA sha numkeys, the keys, and at most three more. */
-#define RL_COMMAND_MAX_ARGS (REDLOCK_MAX_RESOURCES + 6)
+/* EVALSHA sha numkeys, the keys, the fencing key, and at most three more. */
+#define RL_COMMAND_MAX_ARGS (REDLOCK_MAX_RESOURCES + 7)
 
 /* A request as its arguments; they must outlive the command (until it is
  * written). */
@@ -36,6 +36,20 @@ typedef struct rl_command {
  * [owner]. */
 void rl_command_acquire(rl_command *c, const rl_keys *keys, const void *value, size_t value_len,
                         int64_t ttl_ms, const void *owner, size_t owner_len);
+/* Round 1 of a fenced acquire (docs/fencing.md): EVALSHA <fenced acquire
+ * sha> n+1 keys... redlock:fence value ttl [owner]. */
+void rl_command_fenced_acquire(rl_command *c, const rl_keys *keys, const void *value,
+                               size_t value_len, int64_t ttl_ms, const void *owner,
+                               size_t owner_len);
+/* Round 2: EVALSHA <fence confirm sha> n+1 keys... redlock:fence value token */
+void rl_command_fence_confirm(rl_command *c, const rl_keys *keys, const void *value,
+                              size_t value_len, uint64_t token);
+/* Seeding's read of another master's counter: EVALSHA <fence read sha> 1
+ * redlock:fence */
+void rl_command_fence_read(rl_command *c);
+/* EVALSHA <fence seed sha> 1 redlock:fence seed [run_id]: seeding a counter
+ * in run_id, or (NULL) initializing it in whatever run the master is in. */
+void rl_command_fence_seed(rl_command *c, uint64_t seed, const char *run_id);
 /* EVALSHA <release sha> n keys... value channel-prefix, the channel prefix of
  * database 0 (rl_command_set_db changes it) */
 void rl_command_release(rl_command *c, const rl_keys *keys, const void *value, size_t value_len);

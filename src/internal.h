@@ -52,6 +52,7 @@ struct redlock_client {
     redlock_sync *sync;  /* the blocking client running this one, or NULL */
     rl_random_pool random; /* lock values, drawn on the loop's thread */
     rl_courtesy_ring courtesy; /* resources released while others waited */
+    struct rl_seeding *seeding; /* n, once a fencing counter needed seeding (fence_seed.h) */
 };
 
 void rl_client_ref(redlock_client *client);
@@ -98,6 +99,7 @@ struct redlock_lock {
     _Atomic bool watched;        /* auto-extension was started on it */
     int64_t acquired_us;         /* when its acquire began; 0: unknown (made from a value) */
     int64_t delay_ms;            /* lock delay its keys carry; -1: unknown (the client's) */
+    uint64_t fencing_token;      /* 0: acquired without fencing, or made from a value */
     rl_lock_use *busy;           /* the operation in flight on it, or NULL */
     redlock_client *owner;       /* releases it when freed; NULL if none */
     rl_link link;                /* in owner->locks */
@@ -162,6 +164,9 @@ typedef struct rl_result_info {
     int64_t total_us;
     unsigned attempts;
     unsigned masters_locked;
+    uint64_t fencing_token; /* the lock's, or 0 */
+    int64_t end_us;         /* the last attempt's end when it outlasts its round
+                               (a fenced acquire's round 2), else 0 */
 } rl_result_info;
 
 /* The result to hand a callback, in out and masters (room for client->n),

@@ -10,9 +10,12 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+/* The fencing counter's key is the library's own, never a lock's. */
 bool rl_resource_valid(const void *resource, size_t len)
 {
-    return resource != NULL && len > 0 && len <= REDLOCK_MAX_RESOURCE_LEN;
+    return resource != NULL && len > 0 && len <= REDLOCK_MAX_RESOURCE_LEN &&
+           !(len == sizeof(REDLOCK_FENCING_KEY) - 1 &&
+             memcmp(resource, REDLOCK_FENCING_KEY, len) == 0);
 }
 
 redlock_lock *rl_lock_create(const rl_keys *keys, const char *value, size_t value_len,
@@ -209,6 +212,11 @@ int64_t redlock_lock_validity_ms(const redlock_lock *lock)
 int64_t redlock_lock_ttl_ms(const redlock_lock *lock)
 {
     return lock ? atomic_load(&lock->ttl_ms) : 0;
+}
+
+uint64_t redlock_lock_fencing_token(const redlock_lock *lock)
+{
+    return lock ? lock->fencing_token : 0; /* set before the handle is handed out */
 }
 
 int redlock_lock_state(const redlock_lock *lock)

@@ -21,9 +21,10 @@ unsigned rl_quorum_of(unsigned n)
 
 rl_verdict rl_tally_verdict(const rl_tally *t)
 {
-    if (t->ok >= t->quorum)
+    unsigned ok = t->need_fence ? t->fenced_ok : t->ok;
+    if (ok >= t->quorum)
         return RL_QUORUM;
-    if (t->ok + t->pending < t->quorum)
+    if (ok + t->pending < t->quorum)
         return RL_NO_QUORUM;
     return RL_UNDECIDED;
 }
@@ -38,6 +39,9 @@ int rl_tally_failure_status(const rl_tally *t, int refused_status)
      * auto-extension retries, where "not ours" would give the lock up. */
     if (t->refused + t->quorum > n)
         return refused_status;
+    /* Masters enough said yes, or still may, but too few carry a counter. */
+    if (t->need_fence && t->ok + t->pending >= t->quorum)
+        return REDLOCK_ENOFENCE;
     /* Masters still to answer when a round is decided early are neither
      * reason: the status names what the others said, the same whichever
      * came first. */
@@ -85,7 +89,8 @@ void rl_round_unref(rl_round *round)
  * answered or failed. */
 static bool round_waits_for_all(const rl_round *round)
 {
-    return round->kind == RL_ROUND_INSPECT || round->kind == RL_ROUND_PING;
+    return round->kind == RL_ROUND_INSPECT || round->kind == RL_ROUND_PING ||
+           round->kind == RL_ROUND_FENCE_READ || round->kind == RL_ROUND_FENCE_SEED;
 }
 
 const char *rl_slot_command(const rl_slot *slot, size_t *len)
@@ -129,11 +134,15 @@ static void slot_count(rl_slot *slot, int outcome, const char *detail, size_t de
     switch (outcome) {
     case REDLOCK_MASTER_OK:
         t->ok++;
+        if (t->need_fence && slot->counter >= 0)
+            t->fenced_ok++;
         if (round->kind == RL_ROUND_RELEASE)
             round->deleted++;
         break;
     case REDLOCK_MASTER_HELD:
     case REDLOCK_MASTER_ABSENT:
+        if (round->kind == RL_ROUND_FENCE && slot->counter == -2)
+            t->unfenced++;
         /* Release: our value is not there, which is what release wants. */
         if (round->kind == RL_ROUND_RELEASE)
             t->ok++;
@@ -327,6 +336,7 @@ static rl_round *round_start(redlock_client *client, rl_round_kind kind, const r
     round->owner = owner;
     round->n = n;
     round->tally.quorum = client->quorum;
+    round->tally.need_fence = cmd->script == &rl_fenced_acquire_script;
     ev_timer_init(&round->timer, round_on_timer, 0., 0.);
     round->timer.data = round;
 
@@ -336,6 +346,7 @@ static rl_round *round_start(redlock_client *client, rl_round_kind kind, const r
         slot->master = &client->masters[i];
         slot->latency_us = -1;
         slot->pttl_ms = -2;
+        slot->counter = -1;
         rl_list_init(&slot->link);
         if (target == NULL || target[i]) {
             round->tally.pending++;
@@ -413,6 +424,11 @@ static int classify_reply(rl_slot *slot, const redisReply *reply, const char **d
         slot->pttl_ms = meaning.pttl_ms;
     }
     slot->listeners = meaning.listeners;
+    slot->counter = meaning.counter;
+    if (meaning.run_id != NULL) {
+        memcpy(slot->run_id, meaning.run_id, RL_RUN_ID_SIZE - 1);
+        slot->run_id[RL_RUN_ID_SIZE - 1] = '\0';
+    }
     return meaning.outcome;
 }
 

@@ -44,7 +44,10 @@ typedef enum rl_round_kind {
     RL_ROUND_EXTEND,  /* the extend script */
     RL_ROUND_RELEASE, /* the release script */
     RL_ROUND_INSPECT, /* the inspect script; waits for every master */
-    RL_ROUND_PING     /* PING; waits for every master */
+    RL_ROUND_PING,    /* PING; waits for every master */
+    RL_ROUND_FENCE,   /* round 2 of a fenced acquire: the fence confirm script */
+    RL_ROUND_FENCE_READ, /* the fence read script; waits for every master */
+    RL_ROUND_FENCE_SEED  /* the fence seed script; waits for every master */
 } rl_round_kind;
 
 /* Counts over the masters a round asked. Pure data: see the rl_tally_*
@@ -58,13 +61,19 @@ typedef struct rl_tally {
     unsigned auth_failed;
     unsigned error;         /* error replies */
     unsigned pending;       /* asked, not counted yet */
+    /* A fenced acquire's round 1 (docs/fencing.md) is decided by the OK
+     * replies that carry a counter: a quorum of them, or too few left. */
+    bool need_fence;
+    unsigned fenced_ok;     /* OK replies with a counter in use */
+    unsigned unfenced;      /* fence confirm: masters whose counter is not in use */
 } rl_tally;
 
 typedef enum rl_verdict { RL_UNDECIDED, RL_QUORUM, RL_NO_QUORUM } rl_verdict;
 
 /* N/2 + 1. */
 unsigned rl_quorum_of(unsigned n);
-/* QUORUM when ok reached quorum, NO_QUORUM when ok + pending cannot. */
+/* QUORUM when ok reached quorum, NO_QUORUM when ok + pending cannot (with
+ * need_fence: fenced_ok). */
 rl_verdict rl_tally_verdict(const rl_tally *t);
 /*
  * The status of a round that cannot reach quorum. refused_status (e.g.
@@ -118,6 +127,9 @@ typedef struct rl_slot {
     size_t value_len;
     int64_t pttl_ms;        /* inspect: the key's PTTL; -2 otherwise */
     int64_t listeners;      /* release: subscribers that heard its announcement */
+    int64_t counter;        /* fenced acquire, fence read: the counter in use; -1 none */
+    char run_id[41];        /* fenced acquire: the master's run when its counter is
+                               not in use ("" otherwise); RL_RUN_ID_SIZE */
 } rl_slot;
 
 typedef void (*rl_round_decided_fn)(rl_round *round, void *owner);

@@ -39,10 +39,49 @@ static bool read_inspection(const redisReply *reply, rl_reply_meaning *out)
     return true;
 }
 
+/* A counter's decimal text (a bulk string, or an integer), into *out:
+ * false when it is not one. */
+static bool read_counter(const redisReply *r, int64_t *out)
+{
+    if (r->type == REDIS_REPLY_INTEGER) {
+        *out = r->integer;
+        return r->integer >= 0;
+    }
+    if (r->type != REDIS_REPLY_STRING || r->len == 0 || r->len > 18)
+        return false; /* counters stay below 2^53: a token Lua compares exactly */
+    int64_t n = 0;
+    for (size_t i = 0; i < r->len; i++) {
+        if (r->str[i] < '0' || r->str[i] > '9')
+            return false;
+        n = n * 10 + (r->str[i] - '0');
+    }
+    *out = n;
+    return true;
+}
+
+/* The fenced acquire script's OK: {1, n} with its counter, or {1, nil,
+ * run_id} when the counter is not in use. */
+static bool read_fenced_ok(const redisReply *reply, rl_reply_meaning *out)
+{
+    if (reply->elements < 2 || reply->element[0]->type != REDIS_REPLY_INTEGER ||
+        reply->element[0]->integer != 1)
+        return false;
+    if (reply->elements == 2)
+        return read_counter(reply->element[1], &out->counter);
+    const redisReply *run = reply->element[2];
+    if (reply->elements != 3 || reply->element[1]->type != REDIS_REPLY_NIL ||
+        run->type != REDIS_REPLY_STRING || run->len != RL_RUN_ID_SIZE - 1)
+        return false;
+    out->run_id = run->str;
+    return true;
+}
+
 /* An acquire's answer: SET NX's OK or nil, the acquire script's 1 (set) or
  * 0 (taken); -1 for anything else. */
-static int read_acquire(const redisReply *reply)
+static int read_acquire(const redisReply *reply, rl_reply_meaning *out)
 {
+    if (reply->type == REDIS_REPLY_ARRAY)
+        return read_fenced_ok(reply, out) ? REDLOCK_MASTER_OK : -1;
     if (reply->type == REDIS_REPLY_STATUS && reply->len == 2 && memcmp(reply->str, "OK", 2) == 0)
         return REDLOCK_MASTER_OK;
     if (reply->type == REDIS_REPLY_NIL)
@@ -57,7 +96,7 @@ static int read_answer(rl_round_kind kind, const redisReply *reply, rl_reply_mea
 {
     switch (kind) {
     case RL_ROUND_ACQUIRE: {
-        int outcome = read_acquire(reply);
+        int outcome = read_acquire(reply, out);
         if (outcome >= 0)
             return outcome;
         break;
@@ -71,6 +110,39 @@ static int read_answer(rl_round_kind kind, const redisReply *reply, rl_reply_mea
         if (read_inspection(reply, out))
             return REDLOCK_MASTER_OK;
         break;
+    case RL_ROUND_FENCE_READ:
+        /* {1, n}: in use; {0}: not. Both are answers. */
+        if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 ||
+            reply->element[0]->type != REDIS_REPLY_INTEGER)
+            break;
+        if (reply->element[0]->integer == 0 && reply->elements == 1)
+            return REDLOCK_MASTER_OK;
+        if (reply->element[0]->integer == 1 && reply->elements == 2 &&
+            read_counter(reply->element[1], &out->counter))
+            return REDLOCK_MASTER_OK;
+        break;
+    case RL_ROUND_FENCE_SEED:
+        /* 1 seeded, 0 already in use: both leave it in use; -1 restarted
+         * since (another run): not done. */
+        if (reply->type != REDIS_REPLY_INTEGER)
+            break;
+        if (reply->integer == 0 || reply->integer == 1)
+            return REDLOCK_MASTER_OK;
+        if (reply->integer == -1) {
+            out->detail = "the master restarted since";
+            out->detail_len = strlen(out->detail);
+            return REDLOCK_MASTER_ABSENT;
+        }
+        break;
+    case RL_ROUND_FENCE:
+        if (reply->type == REDIS_REPLY_INTEGER && reply->integer == -2) {
+            out->counter = -2;
+            out->detail = "fencing counter not in use";
+            out->detail_len = strlen(out->detail);
+            return REDLOCK_MASTER_ABSENT;
+        }
+        /* 1, 0 and -1 mean what the extend script's do */
+        /* fall through */
     case RL_ROUND_EXTEND:
     case RL_ROUND_RELEASE:
         /* The scripts' 1 / 0 / -1; a release's 1 + the subscribers that
@@ -94,7 +166,7 @@ static int read_answer(rl_round_kind kind, const redisReply *reply, rl_reply_mea
 
 void rl_reply_read(rl_round_kind kind, const redisReply *reply, rl_reply_meaning *out)
 {
-    *out = (rl_reply_meaning){.pttl_ms = -2};
+    *out = (rl_reply_meaning){.pttl_ms = -2, .counter = -1};
     if (reply->type != REDIS_REPLY_ERROR) {
         out->outcome = read_answer(kind, reply, out);
         return;

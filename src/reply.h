@@ -31,6 +31,10 @@ typedef struct rl_reply_meaning {
     size_t value_len;
     int64_t pttl_ms;    /* inspect: the key's PTTL; -2 otherwise */
     int64_t listeners;  /* release: subscribers its announcement reached; 0 otherwise */
+    int64_t counter;    /* fenced acquire, fence read: the counter in use; -1 none.
+                           fence confirm: -2 when the counter is not in use */
+    const char *run_id; /* fenced acquire without a counter: the master's run_id
+                           (into the reply, 40 bytes), or NULL */
 } rl_reply_meaning;
 
 /* What reply means for a request of kind. Pointers in *out point into

@@ -66,9 +66,11 @@ static void result_header(redlock_result *out, const redlock_client *client,
     out->attempts = info->attempts;
     out->masters_locked = info->masters_locked;
     out->quorum = client->quorum;
+    out->fencing_token = info->fencing_token;
     const rl_round *round = info->round;
     if (round != NULL) {
-        int64_t end = round->decided ? round->decided_us : rl_now_us();
+        int64_t end = info->end_us != 0 ? info->end_us
+                      : round->decided ? round->decided_us : rl_now_us();
         out->elapsed_us = end - round->t0_us;
         out->elapsed_ms = out->elapsed_us / 1000;
     }

@@ -24,10 +24,12 @@
  * (TIME, which a writing script may call once commands are replicated, as
  * they always are from Redis 5), and dropping the holds past their
  * deadline. */
-#define RL_LUA_HOLDS \
+#define RL_LUA_EFFECTS \
     "if redis.replicate_commands then\n" \
     "  redis.replicate_commands()\n" \
-    "end\n" \
+    "end\n"
+#define RL_LUA_HOLDS \
+    RL_LUA_EFFECTS \
     "local function now_ms()\n" \
     "  local t = redis.call('TIME')\n" \
     "  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n" \
@@ -47,39 +49,136 @@
  * there (the same attempt seen twice) counts as yes. A reentrant hold
  * joins an owner's hash and never shortens its TTL: the owner's other
  * holds count on it. */
+/* Sets keys 1..nkeys or none (the acquire script says how). */
+#define RL_LUA_ACQUIRE_KEYS \
+    "local owner = ARGV[3]\n" \
+    "for i = 1, nkeys do\n" \
+    "  local t = redis.call('TYPE', KEYS[i])['ok']\n" \
+    "  if t == 'string' then\n" \
+    "    if owner or redis.call('GET', KEYS[i]) ~= ARGV[1] then\n" \
+    "      return 0\n" \
+    "    end\n" \
+    "  elseif t == 'hash' then\n" \
+    "    if not owner or redis.call('HGET', KEYS[i], '') ~= owner then\n" \
+    "      return 0\n" \
+    "    end\n" \
+    "  elseif t ~= 'none' then\n" \
+    "    return 0\n" \
+    "  end\n" \
+    "end\n" \
+    "local px = tonumber(ARGV[2])\n" \
+    "local now = owner and now_ms()\n" \
+    "for i = 1, nkeys do\n" \
+    "  if owner then\n" \
+    "    drop_lapsed(KEYS[i], now)\n" \
+    "    redis.call('HSET', KEYS[i], '', owner, ARGV[1], now + px)\n" \
+    "    if redis.call('PTTL', KEYS[i]) < px then\n" \
+    "      redis.call('PEXPIRE', KEYS[i], px)\n" \
+    "    end\n" \
+    "  else\n" \
+    "    redis.call('SET', KEYS[i], ARGV[1], 'PX', px)\n" \
+    "  end\n" \
+    "end\n"
+
 const rl_script rl_acquire_script = {
     "acquire",
     RL_LUA_HOLDS
-    "local owner = ARGV[3]\n"
-    "for i = 1, #KEYS do\n"
+    "local nkeys = #KEYS\n"
+    RL_LUA_ACQUIRE_KEYS
+    "return 1\n",
+    "ade662185282018b6463085b51b308b700f79645",
+};
+
+/* The master's run_id: which run of the server this is. Read when the
+ * script runs, so a counter is taken as in use only in the very run that
+ * stored it (docs/fencing.md). */
+#define RL_LUA_RUN_ID \
+    "local function run_id()\n" \
+    "  return string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')\n" \
+    "end\n"
+
+/* Round 1 of a fenced acquire: the acquire of KEYS[1..n-1], then the
+ * counter in KEYS[n] if it is in use in this run. */
+const rl_script rl_fenced_acquire_script = {
+    "fenced acquire",
+    RL_LUA_HOLDS
+    RL_LUA_RUN_ID
+    "local nkeys = #KEYS - 1\n"
+    RL_LUA_ACQUIRE_KEYS
+    "local run = run_id()\n"
+    "local f = redis.call('HMGET', KEYS[#KEYS], 'n', 'run')\n"
+    "if f[1] and f[2] == run then\n"
+    "  return {1, f[1]}\n"
+    "end\n"
+    "return {1, false, run}\n",
+    "18a11f75373e5a9dc7e89a34614f7a18de68fb75",
+};
+
+/* Round 2: raise the counter to the token, but only while every key still
+ * holds our value and only in the run the counter is in use in: a token
+ * confirmed here is one this master will never hand out below again. */
+const rl_script rl_fence_confirm_script = {
+    "fence confirm",
+    RL_LUA_EFFECTS
+    RL_LUA_RUN_ID
+    "for i = 1, #KEYS - 1 do\n"
     "  local t = redis.call('TYPE', KEYS[i])['ok']\n"
-    "  if t == 'string' then\n"
-    "    if owner or redis.call('GET', KEYS[i]) ~= ARGV[1] then\n"
-    "      return 0\n"
-    "    end\n"
-    "  elseif t == 'hash' then\n"
-    "    if not owner or redis.call('HGET', KEYS[i], '') ~= owner then\n"
-    "      return 0\n"
-    "    end\n"
-    "  elseif t ~= 'none' then\n"
+    "  if t == 'none' then\n"
     "    return 0\n"
+    "  elseif t == 'hash' then\n"
+    "    if redis.call('HEXISTS', KEYS[i], ARGV[1]) == 0 then\n"
+    "      return -1\n"
+    "    end\n"
+    "  elseif t ~= 'string' or redis.call('GET', KEYS[i]) ~= ARGV[1] then\n"
+    "    return -1\n"
     "  end\n"
     "end\n"
-    "local px = tonumber(ARGV[2])\n"
-    "local now = owner and now_ms()\n"
-    "for i = 1, #KEYS do\n"
-    "  if owner then\n"
-    "    drop_lapsed(KEYS[i], now)\n"
-    "    redis.call('HSET', KEYS[i], '', owner, ARGV[1], now + px)\n"
-    "    if redis.call('PTTL', KEYS[i]) < px then\n"
-    "      redis.call('PEXPIRE', KEYS[i], px)\n"
-    "    end\n"
-    "  else\n"
-    "    redis.call('SET', KEYS[i], ARGV[1], 'PX', px)\n"
-    "  end\n"
+    "local k = KEYS[#KEYS]\n"
+    "local f = redis.call('HMGET', k, 'n', 'run')\n"
+    "if not f[1] or f[2] ~= run_id() then\n"
+    "  return -2\n"
+    "end\n"
+    "if tonumber(f[1]) < tonumber(ARGV[2]) then\n"
+    "  redis.call('HSET', k, 'n', ARGV[2])\n"
     "end\n"
     "return 1\n",
-    "2aea246d1eb70f829fed8f9af3325223099c1f29",
+    "28c671c8a74b34e79a8f48f7e7c80d99a21741bb",
+};
+
+/* Seeding reads: the counter, when it is in use in this run. */
+const rl_script rl_fence_read_script = {
+    "fence read",
+    RL_LUA_RUN_ID
+    "local f = redis.call('HMGET', KEYS[1], 'n', 'run')\n"
+    "if f[1] and f[2] == run_id() then\n"
+    "  return {1, f[1]}\n"
+    "end\n"
+    "return {0}\n",
+    "850bebf3ec837165aa08d28bd9bc291a0d60d576",
+};
+
+/* Seeding (and initializing) a counter not in use: n := max(n, ARGV[1]),
+ * in use from now on in this run. With ARGV[2], only in that run: a seed
+ * read for one run is never applied to a later one. */
+const rl_script rl_fence_seed_script = {
+    "fence seed",
+    RL_LUA_EFFECTS
+    RL_LUA_RUN_ID
+    "local run = run_id()\n"
+    "if ARGV[2] and ARGV[2] ~= run then\n"
+    "  return -1\n"
+    "end\n"
+    "local f = redis.call('HMGET', KEYS[1], 'n', 'run')\n"
+    "if f[1] and f[2] == run then\n"
+    "  return 0\n"
+    "end\n"
+    "local n = ARGV[1]\n"
+    "if f[1] and tonumber(f[1]) and tonumber(f[1]) > tonumber(n) then\n"
+    "  n = f[1]\n"
+    "end\n"
+    "redis.call('HSET', KEYS[1], 'n', n, 'run', run)\n"
+    "return 1\n",
+    "d6148c3a6f7c1db93b9e0037099540239e39d2ad",
 };
 
 /* Compare-and-delete: never a plain DEL, which could delete the key of the

@@ -18,6 +18,20 @@ typedef struct rl_script {
  * given) adds hold ARGV[1] to the owner's hash in every key; or sets
  * nothing when a key is taken otherwise. Returns 1 set, 0 taken. */
 extern const rl_script rl_acquire_script;
+/* Round 1 of a fenced acquire: the acquire script on KEYS[1..n-1], then
+ * {1, n} with the counter in KEYS[n] when it is in use in the master's run,
+ * else {1, nil, run_id}; 0 when taken. */
+extern const rl_script rl_fenced_acquire_script;
+/* Round 2: when every key of KEYS[1..n-1] holds ARGV[1] and the counter in
+ * KEYS[n] is in use in this run, raises it to ARGV[2] (never lowers it) and
+ * returns 1; 0 a key absent, -1 another value, -2 the counter not in use. */
+extern const rl_script rl_fence_confirm_script;
+/* {1, n} when the counter in KEYS[1] is in use in this run, else {0}. */
+extern const rl_script rl_fence_read_script;
+/* Puts the counter in KEYS[1] in use in this run at max(its n, ARGV[1]),
+ * unless it is already (0), or ARGV[2] is given and is not this run's
+ * run_id (-1). Returns 1 when it did. */
+extern const rl_script rl_fence_seed_script;
 /* Removes ARGV[1] from every key that holds it, deleting the key with its
  * last hold, and PUBLISHes ARGV[1] on ARGV[2] (a channel prefix, if given)
  * followed by the key's name for each key deleted. Returns 1 + the most

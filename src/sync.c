@@ -71,6 +71,7 @@ typedef enum rl_sync_kind {
     RL_SYNC_AUTO_EXTEND,
     RL_SYNC_INSPECT,
     RL_SYNC_PING,
+    RL_SYNC_FENCING_INIT,
     RL_SYNC_DESTROY_LOCK
 } rl_sync_kind;
 
@@ -107,6 +108,7 @@ typedef struct rl_sync_request {
     const redlock_acquire_options *opts;
     redlock_lock *lock;    /* extend, release, auto-extend, destroy */
     int64_t ttl_ms;        /* extend */
+    uint64_t floor;        /* fencing init */
     redlock_lost_cb on_lost; /* auto-extend */
     void *lost_arg;
     bool want_result;
@@ -267,6 +269,9 @@ static void sync_start(redlock_sync *s, rl_sync_request *req)
         break;
     case RL_SYNC_PING:
         rc = redlock_ping_async(s->client, sync_done, req);
+        break;
+    case RL_SYNC_FENCING_INIT:
+        rc = redlock_fencing_init_async(s->client, req->floor, sync_done, req);
         break;
     case RL_SYNC_AUTO_EXTEND:
         /* Completes at once: report REDLOCK_OK or the error. */
@@ -857,6 +862,16 @@ int redlock_sync_ping(redlock_sync *s, redlock_result **result_out)
     if (s == NULL)
         return REDLOCK_EINVAL;
     rl_sync_request req = {.kind = RL_SYNC_PING};
+    return sync_call(s, &req, result_out, NULL);
+}
+
+int redlock_sync_fencing_init(redlock_sync *s, uint64_t floor, redlock_result **result_out)
+{
+    if (result_out != NULL)
+        *result_out = NULL;
+    if (s == NULL)
+        return REDLOCK_EINVAL;
+    rl_sync_request req = {.kind = RL_SYNC_FENCING_INIT, .floor = floor};
     return sync_call(s, &req, result_out, NULL);
 }
 

@@ -155,3 +155,10 @@ int blocking_ping(const blocking_ctx *ctx, redlock_result **result)
     int rc = p ? redlock_ping_async(ctx->client, on_done, p) : REDLOCK_ENOMEM;
     return wait_for(ctx, rc, p, result, NULL);
 }
+
+int blocking_fencing_init(const blocking_ctx *ctx, uint64_t floor, redlock_result **result)
+{
+    pending *p = pending_new(ctx, result);
+    int rc = p ? redlock_fencing_init_async(ctx->client, floor, on_done, p) : REDLOCK_ENOMEM;
+    return wait_for(ctx, rc, p, result, NULL);
+}

@@ -48,5 +48,6 @@ int blocking_inspect(const blocking_ctx *ctx, const void *resource, size_t len,
 int blocking_inspect_many(const blocking_ctx *ctx, const void *const *resources,
                           const size_t *lens, size_t count, redlock_result **result);
 int blocking_ping(const blocking_ctx *ctx, redlock_result **result);
+int blocking_fencing_init(const blocking_ctx *ctx, uint64_t floor, redlock_result **result);
 
 #endif

@@ -106,7 +106,8 @@ extern "C" {
     X(EBUSY, -11, "another operation is in progress on this lock")             \
     X(ESYS, -12, "a system call failed")                                       \
     X(ENOTSUP, -13, "not supported by this build of the library")                \
-    X(EMAXHOLD, -14, "held for max_hold_ms: auto-extension stopped")
+    X(EMAXHOLD, -14, "held for max_hold_ms: auto-extension stopped")            \
+    X(ENOFENCE, -15, "too few masters have a fencing counter in use")
 
 typedef enum redlock_status {
 #define REDLOCK_STATUS_ENUM_(name, value, msg) REDLOCK_##name = (value),
@@ -130,7 +131,7 @@ REDLOCK_API const char *redlock_version(void);
 #define REDLOCK_MAX_RESOURCES 64          /* resources one lock takes together */
 #define REDLOCK_MAX_VALUE_LEN 1024        /* bytes in a lock value */
 #define REDLOCK_VALUE_LEN 32              /* generated values: 128 bits, hex */
-#define REDLOCK_ERRBUF_SIZE 256           /* enough for any config error */
+#define REDLOCK_ERRBUF_SIZE 512           /* enough for any config error */
 
 /* ------------------------------------------------------------------------ */
 /* Logging                                                                   */
@@ -172,7 +173,8 @@ typedef struct redlock_config redlock_config;
                                                        long; 0: no cap */                 \
     X(LOCK_DELAY_MS, "lock_delay_ms", 0, 2147483647, 0) /* keys outlive the validity by \
                                                            this: a dead holder's lock stays \
-                                                           taken; released at once */
+                                                           taken; released at once */ \
+    X(FENCING, "fencing", 0, 1, 0) /* acquires hand out fencing tokens: docs/fencing.md */
 
 typedef enum redlock_setting {
 #define REDLOCK_SETTING_ENUM_(name, key, min, max, def) REDLOCK_##name,
@@ -338,6 +340,7 @@ typedef struct redlock_result {
     unsigned quorum;       /* masters needed: N/2 + 1 */
     unsigned master_count; /* N; also the length of masters[] */
     const redlock_master_result *masters; /* per master, in config order */
+    uint64_t fencing_token; /* acquire with fencing: the lock's token; else 0 */
 } redlock_result;
 
 REDLOCK_API int redlock_result_copy(const redlock_result *result, redlock_result **out);
@@ -381,6 +384,11 @@ REDLOCK_API const char *redlock_lock_value(const redlock_lock *lock, size_t *len
  * do not rely on the lock (it ran out, was released, or is unknown). */
 REDLOCK_API int64_t redlock_lock_validity_ms(const redlock_lock *lock);
 REDLOCK_API int64_t redlock_lock_ttl_ms(const redlock_lock *lock);
+/* The lock's fencing token (docs/fencing.md): greater than that of every
+ * lock granted on any resource before it, and kept by extensions. Send it
+ * with every write to the storage the lock protects. 0 when the lock was
+ * acquired without fencing, or made from a value. */
+REDLOCK_API uint64_t redlock_lock_fencing_token(const redlock_lock *lock);
 
 /* A lock's state: X(NAME, value, name), giving REDLOCK_LOCK_NAME and its
  * redlock_lock_state_name(). */
@@ -438,7 +446,15 @@ typedef struct redlock_acquire_options {
      * owner never re-enters. */
     const void *owner;
     size_t owner_len;
+    /* 1: the lock is granted only with a fencing token (docs/fencing.md),
+     * at the cost of a second round trip; 0: without. REDLOCK_DEFAULT: the
+     * config's `fencing`. */
+    int fencing;
 } redlock_acquire_options;
+
+/* The name of the key each master keeps its fencing counter in, which no
+ * lock may use as its resource. */
+#define REDLOCK_FENCING_KEY "redlock:fence"
 
 /* Sets every number to REDLOCK_DEFAULT and owner to NULL. Always call it
  * before setting fields. */
@@ -577,6 +593,17 @@ REDLOCK_API int redlock_inspect_many_async(redlock_client *client,
 /* PING every master; latency_us per master. REDLOCK_OK when a quorum
  * answered. */
 REDLOCK_API int redlock_ping_async(redlock_client *client, redlock_done_cb cb, void *arg);
+/*
+ * Put the fencing counters in use (docs/fencing.md): on every master whose
+ * counter is not in use, set it to the greater of floor and what it holds;
+ * a counter in use is left as it is. For a new deployment, with floor 0;
+ * else floor must be at least every token ever handed out (a restarted
+ * master is seeded from the others by itself; this is for when too many
+ * restarted at once). REDLOCK_OK when a quorum has its counter in use
+ * (masters_locked counts them); REDLOCK_EINVAL for floor 2^53 or more.
+ */
+REDLOCK_API int redlock_fencing_init_async(redlock_client *client, uint64_t floor,
+                                           redlock_done_cb cb, void *arg);
 
 /* ------------------------------------------------------------------------ */
 /* Blocking client, for threaded programs                                    */
@@ -621,6 +648,8 @@ REDLOCK_API int redlock_sync_auto_extend(redlock_sync *sync, redlock_lock *lock,
                                          redlock_lost_cb on_lost, void *arg);
 REDLOCK_API int redlock_sync_inspect(redlock_sync *sync, const void *resource,
                                      size_t resource_len, redlock_result **result_out);
+REDLOCK_API int redlock_sync_fencing_init(redlock_sync *sync, uint64_t floor,
+                                          redlock_result **result_out);
 REDLOCK_API int redlock_sync_inspect_many(redlock_sync *sync, const void *const *resources,
                                           const size_t *resource_lens, size_t count,
                                           redlock_result **result_out);

@@ -178,6 +178,14 @@ int harness_ping(harness *h, redlock_result **result_out)
     return finish(&ctx, rc, r, result_out);
 }
 
+int harness_fencing_init(harness *h, uint64_t floor, redlock_result **result_out)
+{
+    blocking_ctx ctx = ctx_of(h);
+    redlock_result *r = NULL;
+    int rc = blocking_fencing_init(&ctx, floor, &r);
+    return finish(&ctx, rc, r, result_out);
+}
+
 void harness_run_for(harness *h, int ms)
 {
     bool expired = false;

@@ -56,6 +56,7 @@ int harness_inspect(harness *h, const void *res, size_t len, redlock_result **re
 int harness_inspect_many(harness *h, const void *const *res, const size_t *lens, size_t count,
                          redlock_result **result_out);
 int harness_ping(harness *h, redlock_result **result_out);
+int harness_fencing_init(harness *h, uint64_t floor, redlock_result **result_out);
 
 /* Run the loop for ms milliseconds (lets connections settle, replies land). */
 void harness_run_for(harness *h, int ms);

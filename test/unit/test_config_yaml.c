@@ -414,7 +414,7 @@ Test(config_yaml, unknown_top_level_key)
                  "c.yaml:4:1: ttl: unknown key (expected connect_timeout_ms, command_timeout_ms, "
                  "ttl_ms, retry_count, retry_delay_ms, retry_jitter_ms, reconnect_min_ms, "
                  "reconnect_max_ms, wait_by_notification, max_hold_ms, lock_delay_ms, "
-                 "drift_factor, nodes)");
+                 "fencing, drift_factor, nodes)");
 }
 
 Test(config_yaml, keys_are_case_sensitive)
@@ -422,7 +422,8 @@ Test(config_yaml, keys_are_case_sensitive)
     expect_error("TTL_MS: 5\n" ONE_NODE,
                  "c.yaml:1:1: TTL_MS: unknown key (expected connect_timeout_ms, "
                  "command_timeout_ms, ttl_ms, retry_count, retry_delay_ms, retry_jitter_ms, "
-                 "reconnect_min_ms, reconnect_max_ms, wait_by_notification, max_hold_ms, lock_delay_ms, drift_factor, nodes)");
+                 "reconnect_min_ms, reconnect_max_ms, wait_by_notification, max_hold_ms, "
+                 "lock_delay_ms, fencing, drift_factor, nodes)");
 }
 
 Test(config_yaml, duplicate_top_level_key)
@@ -450,7 +451,8 @@ Test(config_yaml, unknown_key_is_escaped_and_truncated)
     expect_error("\"bad\\tkey\\u00e9\": 1\n",
                  "c.yaml:1:1: bad\\tkey\\xc3\\xa9: unknown key (expected connect_timeout_ms, "
                  "command_timeout_ms, ttl_ms, retry_count, retry_delay_ms, retry_jitter_ms, "
-                 "reconnect_min_ms, reconnect_max_ms, wait_by_notification, max_hold_ms, lock_delay_ms, drift_factor, nodes)");
+                 "reconnect_min_ms, reconnect_max_ms, wait_by_notification, max_hold_ms, "
+                 "lock_delay_ms, fencing, drift_factor, nodes)");
     expect_error("nodes:\n  - kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk: 1\n",
                  "c.yaml:2:5: nodes[0].kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk...: unknown key "
                  "(expected host, port, socket, url, password, password_env, username, db, "
@@ -458,7 +460,8 @@ Test(config_yaml, unknown_key_is_escaped_and_truncated)
     expect_error("\"\": 1\n",
                  "c.yaml:1:1: \"\": unknown key (expected connect_timeout_ms, "
                  "command_timeout_ms, ttl_ms, retry_count, retry_delay_ms, retry_jitter_ms, "
-                 "reconnect_min_ms, reconnect_max_ms, wait_by_notification, max_hold_ms, lock_delay_ms, drift_factor, nodes)");
+                 "reconnect_min_ms, reconnect_max_ms, wait_by_notification, max_hold_ms, "
+                 "lock_delay_ms, fencing, drift_factor, nodes)");
 }
 
 /* ------------------------------------------------------------------------ */

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Fencing counters put in use: seeding and initializing. See fence_seed.h. */
+#include "fence_seed.h"
+#include "round_op.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Tokens are compared by Lua as doubles: exact below 2^53. */
+#define RL_TOKEN_LIMIT (UINT64_C(1) << 53)
+
+static void seed_set_state(rl_seeding *s, rl_seed_state next)
+{
+    if (s->state == RL_SEED_IDLE && next != RL_SEED_IDLE)
+        rl_client_add_op(s->client, &s->op);
+    else if (s->state != RL_SEED_IDLE && next == RL_SEED_IDLE)
+        rl_client_remove_op(&s->op);
+    s->state = next;
+}
+
+/* Back to IDLE, letting the round in flight finish on its own. */
+static void seed_stop(rl_seeding *s)
+{
+    if (s->round != NULL) {
+        rl_round_detach(s->round, false);
+        s->round = NULL;
+    }
+    seed_set_state(s, RL_SEED_IDLE);
+}
+
+static void seed_cancel(rl_op *op)
+{
+    rl_seeding *s = (rl_seeding *)op;
+    /* The client popped op from its list already. */
+    s->state = RL_SEED_IDLE;
+    if (s->round != NULL) {
+        rl_round_detach(s->round, false);
+        s->round = NULL;
+    }
+}
+
+static void seed_on_applied(rl_round *round, void *owner)
+{
+    rl_seeding *s = owner;
+    const rl_slot *slot = &round->slots[s->master];
+    const char *name = s->client->masters[s->master].node->name;
+    if (slot->counted && slot->outcome == REDLOCK_MASTER_OK)
+        rl_log(&s->client->log, REDLOCK_LOG_INFO,
+               "fencing: the counter of master %s is in use again (run %.8s)", name, s->run_id);
+    else
+        rl_log(&s->client->log, REDLOCK_LOG_DEBUG,
+               "fencing: seeding master %s: %s", name,
+               slot->detail ? slot->detail : redlock_master_outcome_name(slot->outcome));
+    seed_stop(s);
+}
+
+static void seed_on_read(rl_round *round, void *owner)
+{
+    rl_seeding *s = owner;
+    redlock_client *client = s->client;
+    unsigned in_use = 0;
+    int64_t best = 0;
+    for (size_t i = 0; i < round->n; i++) {
+        const rl_slot *slot = &round->slots[i];
+        if (i == s->master || !slot->counted || slot->outcome != REDLOCK_MASTER_OK ||
+            slot->counter < 0)
+            continue;
+        in_use++;
+        if (slot->counter > best)
+            best = slot->counter;
+    }
+    /* A majority of the others shares a master with every quorum that
+     * confirmed a token: the greatest of them is at least every token. */
+    unsigned needed = (unsigned)(client->n - 1) / 2 + 1;
+    rl_round_detach(round, false);
+    s->round = NULL;
+    if (in_use < needed) {
+        rl_log(&client->log, REDLOCK_LOG_DEBUG,
+               "fencing: cannot seed master %s: %u of the other masters have a counter in use, "
+               "%u needed",
+               client->masters[s->master].node->name, in_use, needed);
+        seed_stop(s);
+        return;
+    }
+    rl_command cmd;
+    rl_command_fence_seed(&cmd, (uint64_t)best, s->run_id);
+    bool target[REDLOCK_MAX_NODES] = {false};
+    target[s->master] = true;
+    s->round = rl_round_start(client, RL_ROUND_FENCE_SEED, &cmd, target, seed_on_applied, s);
+    if (s->round == NULL) {
+        seed_stop(s);
+        return;
+    }
+    s->state = RL_SEED_APPLYING;
+}
+
+void rl_fence_seed_notice(redlock_client *client, size_t master, const char *run_id)
+{
+    if (client->closing || client->n < 2)
+        return; /* one master has no others to be seeded from */
+    if (client->seeding == NULL) {
+        client->seeding = calloc(client->n, sizeof(rl_seeding));
+        if (client->seeding == NULL)
+            return;
+    }
+    rl_seeding *s = &client->seeding[master];
+    int64_t now = rl_now_us();
+    if (s->state != RL_SEED_IDLE || (s->began_us != 0 && now - s->began_us < RL_SEED_PAUSE_US))
+        return;
+    s->op.cancel = seed_cancel;
+    s->client = client;
+    s->master = master;
+    s->began_us = now;
+    memcpy(s->run_id, run_id, RL_RUN_ID_SIZE - 1);
+    s->run_id[RL_RUN_ID_SIZE - 1] = '\0';
+    rl_command cmd;
+    rl_command_fence_read(&cmd);
+    bool target[REDLOCK_MAX_NODES];
+    for (size_t i = 0; i < client->n; i++)
+        target[i] = i != master;
+    s->round = rl_round_start(client, RL_ROUND_FENCE_READ, &cmd, target, seed_on_read, s);
+    if (s->round == NULL)
+        return;
+    seed_set_state(s, RL_SEED_READING);
+    rl_log(&client->log, REDLOCK_LOG_DEBUG,
+           "fencing: master %s restarted (run %.8s): seeding its counter from the others",
+           client->masters[master].node->name, run_id);
+}
+
+void rl_fence_seed_free(redlock_client *client)
+{
+    free(client->seeding);
+    client->seeding = NULL;
+}
+
+/* Initializing: done when a quorum has its counter in use. */
+static void init_on_decided(rl_round *round, void *owner)
+{
+    int status = rl_tally_verdict(&round->tally) == RL_QUORUM
+                     ? REDLOCK_OK
+                     : rl_tally_failure_status(&round->tally, REDLOCK_ENOQUORUM);
+    rl_round_op_complete(owner, status, 0, round->tally.ok);
+}
+
+int redlock_fencing_init_async(redlock_client *client, uint64_t floor, redlock_done_cb cb,
+                               void *arg)
+{
+    if (client == NULL || cb == NULL || floor >= RL_TOKEN_LIMIT)
+        return REDLOCK_EINVAL;
+    if (client->closing)
+        return REDLOCK_ECANCELED;
+    rl_round_op *op = calloc(1, sizeof(*op));
+    if (op == NULL)
+        return REDLOCK_ENOMEM;
+    rl_command cmd;
+    rl_command_fence_seed(&cmd, floor, NULL);
+    return rl_round_op_start(op, client, NULL, RL_ROUND_FENCE_SEED, &cmd, init_on_decided, cb,
+                             arg);
+}

@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Fencing tokens over the quorum (docs/fencing.md), against five real
+ * masters: counters put in use, tokens that grow with every lock, masters
+ * restarted without their data seeded again from the others, and too many
+ * restarted at once refused until initialized by hand. */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static harness h;
+
+static void five_masters(void)
+{
+    harness_start(&h, 5, NULL);
+}
+
+static void teardown(void)
+{
+    harness_stop(&h);
+}
+
+TestSuite(fencing, .init = five_masters, .fini = teardown, .timeout = 90);
+
+static redlock_acquire_options fenced(int64_t ttl_ms, int64_t retries)
+{
+    redlock_acquire_options o = fleet_acquire_options(ttl_ms, retries);
+    o.fencing = 1;
+    return o;
+}
+
+/* Master i's run_id, into run (41 bytes); "" when unknown. */
+static void run_id_of(size_t i, char run[41])
+{
+    run[0] = '\0';
+    redisReply *r = fleet_command(h.fleet, i, "INFO server");
+    if (r == NULL)
+        return;
+    const char *p = r->type == REDIS_REPLY_STRING
+                        ? strstr(r->str, "run_id:")
+                        : NULL;
+    if (p != NULL) {
+        memcpy(run, p + 7, 40);
+        run[40] = '\0';
+    }
+    freeReplyObject(r);
+}
+
+/* Master i's counter when it is in use in the master's run, else -1. */
+static long long counter_in_use(size_t i)
+{
+    char run[41];
+    run_id_of(i, run);
+    redisReply *r = fleet_command(h.fleet, i, "HMGET %s n run", REDLOCK_FENCING_KEY);
+    long long n = -1;
+    if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[0]->type == REDIS_REPLY_STRING && r->element[1]->type == REDIS_REPLY_STRING &&
+        run[0] != '\0' && strcmp(r->element[1]->str, run) == 0)
+        n = atoll(r->element[0]->str);
+    if (r != NULL)
+        freeReplyObject(r);
+    return n;
+}
+
+/* How many masters have a counter in use at no less than token. */
+static size_t masters_at_least(long long token)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < 5; i++)
+        if (counter_in_use(i) >= token)
+            n++;
+    return n;
+}
+
+static void init_counters(uint64_t floor)
+{
+    redlock_result *r = NULL;
+    cr_assert_eq(harness_fencing_init(&h, floor, &r), REDLOCK_OK);
+    cr_assert_eq(r->masters_locked, 5, "init reached %u masters", r->masters_locked);
+    redlock_result_free(r);
+}
+
+/* A fenced acquire and release of resource: its token. */
+static uint64_t token_of_a_lock(const char *resource)
+{
+    redlock_acquire_options o = fenced(10000, 0);
+    redlock_lock *lock = NULL;
+    redlock_result *r = NULL;
+    int rc = harness_acquire(&h, resource, strlen(resource), &o, &lock, &r);
+    cr_assert_eq(rc, REDLOCK_OK, "fenced acquire of %s: %s", resource, redlock_strerror(rc));
+    uint64_t token = redlock_lock_fencing_token(lock);
+    cr_assert_eq(r->fencing_token, token);
+    redlock_result_free(r);
+    cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
+    redlock_lock_free(lock);
+    return token;
+}
+
+Test(fencing, a_new_deployment_has_no_counters_in_use_until_initialized)
+{
+    harness_connect(&h);
+    redlock_acquire_options o = fenced(10000, 0);
+    redlock_lock *lock = NULL;
+    redlock_result *r = NULL;
+    cr_assert_eq(harness_acquire(&h, "job", 3, &o, &lock, &r), REDLOCK_ENOFENCE);
+    cr_assert_null(lock);
+    cr_assert_eq(r->fencing_token, 0);
+    redlock_result_free(r);
+    cr_assert(harness_wait_key_gone(&h, "job", 3, (int)fleet_scaled_ms(2000)),
+              "the refused acquire left its key behind");
+
+    /* Unfenced locks do not need counters. */
+    redlock_acquire_options plain = fleet_acquire_options(10000, 0);
+    cr_assert_eq(harness_acquire(&h, "job", 3, &plain, &lock, NULL), REDLOCK_OK);
+    cr_assert_eq(redlock_lock_fencing_token(lock), 0);
+    cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
+    redlock_lock_free(lock);
+
+    init_counters(0);
+    for (size_t i = 0; i < 5; i++)
+        cr_assert_eq(counter_in_use(i), 0, "master %zu", i);
+    cr_assert_eq(token_of_a_lock("job"), 1);
+}
+
+Test(fencing, tokens_grow_with_every_lock_on_any_resource_and_extend_keeps_them)
+{
+    harness_connect(&h);
+    init_counters(0);
+    uint64_t a = token_of_a_lock("a");
+    uint64_t b = token_of_a_lock("b");
+    uint64_t again = token_of_a_lock("a");
+    cr_assert(a >= 1 && b > a && again > b, "tokens %llu, %llu, %llu", (unsigned long long)a,
+              (unsigned long long)b, (unsigned long long)again);
+    cr_assert_geq(masters_at_least((long long)again), 3, "no quorum confirmed %llu",
+                  (unsigned long long)again);
+
+    /* A set of resources, and a reentrant owner's two holds. */
+    static const void *const cd[] = {"c", "d"};
+    static const size_t cd_lens[] = {1, 1};
+    redlock_acquire_options o = fenced(10000, 0);
+    redlock_lock *set = NULL;
+    cr_assert_eq(harness_acquire_many(&h, cd, cd_lens, 2, &o, &set, NULL), REDLOCK_OK);
+    uint64_t set_token = redlock_lock_fencing_token(set);
+    cr_assert_gt(set_token, again);
+    cr_assert_eq(harness_extend(&h, set, 10000, NULL), REDLOCK_OK);
+    cr_assert_eq(redlock_lock_fencing_token(set), set_token, "extend changed the token");
+
+    o.owner = "worker-1";
+    o.owner_len = 8;
+    redlock_lock *first = NULL;
+    redlock_lock *second = NULL;
+    cr_assert_eq(harness_acquire(&h, "r", 1, &o, &first, NULL), REDLOCK_OK);
+    cr_assert_eq(harness_acquire(&h, "r", 1, &o, &second, NULL), REDLOCK_OK);
+    cr_assert_gt(redlock_lock_fencing_token(first), set_token);
+    cr_assert_gt(redlock_lock_fencing_token(second), redlock_lock_fencing_token(first));
+    cr_assert_eq(harness_release(&h, second, NULL), REDLOCK_OK);
+    cr_assert_eq(harness_release(&h, first, NULL), REDLOCK_OK);
+    cr_assert_eq(harness_release(&h, set, NULL), REDLOCK_OK);
+    redlock_lock_free(first);
+    redlock_lock_free(second);
+    redlock_lock_free(set);
+}
+
+Test(fencing, the_counter_key_is_never_a_resource)
+{
+    harness_connect(&h);
+    const char *key = REDLOCK_FENCING_KEY;
+    redlock_acquire_options o = fleet_acquire_options(1000, 0);
+    redlock_lock *lock = NULL;
+    cr_assert_eq(harness_acquire(&h, key, strlen(key), &o, &lock, NULL), REDLOCK_EINVAL);
+    cr_assert_eq(redlock_lock_new(&lock, key, strlen(key), "v", 1, 0), REDLOCK_EINVAL);
+    /* A resource that merely begins or ends like it is any other. */
+    cr_assert_eq(harness_acquire(&h, "redlock:fence:x", 15, &o, &lock, NULL), REDLOCK_OK);
+    cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
+    redlock_lock_free(lock);
+    o.fencing = 2;
+    cr_assert_eq(harness_acquire(&h, "x", 1, &o, &lock, NULL), REDLOCK_EINVAL);
+}
+
+/* kill -9 and a restart without persistence: the counter is lost. The
+ * master still votes; a fenced acquire that meets it has it seeded again
+ * from a majority of the others, never lower than a token they confirmed. */
+Test(fencing, a_master_restarted_empty_is_seeded_again_from_the_others)
+{
+    harness_connect(&h);
+    init_counters(0);
+    uint64_t before = 0;
+    for (int i = 0; i < 3; i++)
+        before = token_of_a_lock("seeded");
+    cr_assert_eq(fleet_kill(h.fleet, 0), 0);
+    cr_assert_eq(fleet_restart(h.fleet, 0), 0);
+    cr_assert_eq(counter_in_use(0), -1, "the restarted master kept a counter in use");
+
+    uint64_t after = 0;
+    for (int i = 0; i < 5 && after == 0; i++) {
+        redlock_acquire_options o = fenced(10000, 0);
+        redlock_lock *lock = NULL;
+        redlock_result *r = NULL;
+        int rc = harness_acquire(&h, "seeded", 6, &o, &lock, &r);
+        if (rc == REDLOCK_OK) {
+            after = redlock_lock_fencing_token(lock);
+            cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
+            redlock_lock_free(lock);
+        } else {
+            cr_assert_eq(rc, REDLOCK_ENOQUORUM, "%s", redlock_strerror(rc)); /* reconnecting */
+            harness_run_for(&h, 100);
+        }
+        redlock_result_free(r);
+    }
+    cr_assert_gt(after, before);
+    /* Seeding runs beside the acquires, and starts once one met master 0. */
+    uint64_t last = after;
+    for (int i = 0; i < 50 && counter_in_use(0) < (long long)before; i++) {
+        uint64_t token = token_of_a_lock("seeded");
+        cr_assert_gt(token, last);
+        last = token;
+        harness_run_for(&h, 20);
+    }
+    cr_assert_geq(counter_in_use(0), (long long)before,
+                  "master 0 was not seeded again at %llu or more (now %lld)",
+                  (unsigned long long)before, counter_in_use(0));
+    cr_assert_gt(token_of_a_lock("seeded"), last);
+}
+
+/* Three of five restarted empty: no master can be seeded (a majority of
+ * its others is not in use), fenced acquires are refused, unfenced ones
+ * work; initializing by hand with a floor puts them back in use. */
+Test(fencing, a_majority_restarted_empty_refuses_fenced_acquires_until_initialized)
+{
+    harness_connect(&h);
+    init_counters(0);
+    uint64_t before = 0;
+    for (int i = 0; i < 4; i++)
+        before = token_of_a_lock("many");
+    for (size_t i = 0; i < 3; i++) {
+        cr_assert_eq(fleet_kill(h.fleet, i), 0);
+        cr_assert_eq(fleet_restart(h.fleet, i), 0);
+    }
+    harness_run_for(&h, 300); /* reconnected */
+    redlock_acquire_options o = fenced(10000, 2);
+    o.retry_delay_ms = 100;
+    redlock_lock *lock = NULL;
+    redlock_result *r = NULL;
+    cr_assert_eq(harness_acquire(&h, "many", 4, &o, &lock, &r), REDLOCK_ENOFENCE);
+    cr_assert_geq(r->masters_locked, 3, "the restarted masters still vote");
+    redlock_result_free(r);
+    for (size_t i = 0; i < 3; i++)
+        cr_assert_eq(counter_in_use(i), -1, "master %zu was seeded from a minority", i);
+
+    redlock_acquire_options plain = fleet_acquire_options(10000, 0);
+    cr_assert_eq(harness_acquire(&h, "many", 4, &plain, &lock, NULL), REDLOCK_OK);
+    cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
+    redlock_lock_free(lock);
+
+    /* The greatest counter left is at least every token handed out. */
+    long long floor = counter_in_use(3) > counter_in_use(4) ? counter_in_use(3)
+                                                            : counter_in_use(4);
+    cr_assert_geq(floor, (long long)before);
+    init_counters((uint64_t)floor);
+    cr_assert_gt(token_of_a_lock("many"), before);
+}
+
+Test(fencing, init_refuses_a_floor_lua_cannot_compare_exactly)
+{
+    harness_connect(&h);
+    cr_assert_eq(harness_fencing_init(&h, UINT64_C(1) << 53, NULL), REDLOCK_EINVAL);
+    cr_assert_eq(harness_fencing_init(&h, (UINT64_C(1) << 53) - 1, NULL), REDLOCK_OK);
+    cr_assert_eq(token_of_a_lock("big"), UINT64_C(1) << 53);
+}

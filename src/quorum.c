@@ -212,6 +212,7 @@ static void slot_withdraw(rl_slot *slot)
 
 void rl_round_withdraw_unsent(rl_round *round)
 {
+    round->withdrawn = true;
     for (size_t i = 0; i < round->n; i++)
         if (round->slots[i].state == RL_SLOT_WAITING)
             slot_withdraw(&round->slots[i]);
@@ -439,6 +440,8 @@ static int slot_resend_with_eval(rl_slot *slot)
     rl_round *round = slot->round;
     if (slot->use_eval || round->script == NULL)
         return REDLOCK_MASTER_ERROR; /* EVAL, SET or PING cannot answer NOSCRIPT */
+    if (round->withdrawn)
+        return REDLOCK_MASTER_ERROR; /* not run, and no longer wanted */
     if (slot->own_cmd != NULL) {
         long len = rl_evalsha_to_eval(slot->own_cmd, slot->own_len, round->script,
                                       &slot->own_eval);

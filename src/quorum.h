@@ -141,6 +141,8 @@ struct rl_round {
     rl_tally tally;
     unsigned deleted;       /* release: masters where our value was deleted */
     bool decided;
+    bool withdrawn;         /* rl_round_withdraw_unsent() was called: nothing more
+                               goes out, not even an EVAL after NOSCRIPT */
     int64_t t0_us;          /* before the first send */
     int64_t decided_us;
     rl_round_decided_fn on_decided; /* NULL once detached */
@@ -179,7 +181,8 @@ rl_round *rl_round_start_owing(redlock_client *client, const rl_command *cmd, co
 void rl_round_detach(rl_round *round, bool keep_ref);
 void rl_round_unref(rl_round *round);
 /* Withdraw the round's requests still queued behind a handshake: they will
- * not be sent. */
+ * not be sent; nor will a request the master answers NOSCRIPT be sent again
+ * with EVAL (a cleanup's release may already have gone out behind it). */
 void rl_round_withdraw_unsent(rl_round *round);
 /* Whether slot's request reached its master and may have taken effect
  * there: in flight, lost with its connection, or answered OK (in time or

@@ -4,6 +4,7 @@
  * restarted without their data seeded again from the others, and too many
  * restarted at once refused until initialized by hand. */
 #include "harness.h"
+#include "scripts.h"
 
 #include <criterion/criterion.h>
 #include <hiredis/hiredis.h>
@@ -108,9 +109,12 @@ Test(fencing, a_new_deployment_has_no_counters_in_use_until_initialized)
     cr_assert_eq(harness_acquire(&h, "job", 3, &o, &lock, &r), REDLOCK_ENOFENCE);
     cr_assert_null(lock);
     cr_assert_eq(r->fencing_token, 0);
-    redlock_result_free(r);
+    /* The attempt's cleanup deletes what it set, also where the first
+     * request met a script cache without the script (NOSCRIPT): withdrawn,
+     * that request is not sent again with EVAL behind the cleanup. */
     cr_assert(harness_wait_key_gone(&h, "job", 3, (int)fleet_scaled_ms(2000)),
               "the refused acquire left its key behind");
+    redlock_result_free(r);
 
     /* Unfenced locks do not need counters. */
     redlock_acquire_options plain = fleet_acquire_options(10000, 0);
@@ -269,4 +273,22 @@ Test(fencing, init_refuses_a_floor_lua_cannot_compare_exactly)
     cr_assert_eq(harness_fencing_init(&h, UINT64_C(1) << 53, NULL), REDLOCK_EINVAL);
     cr_assert_eq(harness_fencing_init(&h, (UINT64_C(1) << 53) - 1, NULL), REDLOCK_OK);
     cr_assert_eq(token_of_a_lock("big"), UINT64_C(1) << 53);
+}
+
+/* The SHAs the requests name are those the masters compute: else every
+ * request would cost a NOSCRIPT and an EVAL. */
+Test(fencing, every_script_is_named_by_the_sha_its_master_computes)
+{
+    const rl_script *const scripts[] = {
+        &rl_acquire_script,       &rl_fenced_acquire_script, &rl_fence_confirm_script,
+        &rl_fence_read_script,    &rl_fence_seed_script,     &rl_release_script,
+        &rl_extend_script,        &rl_inspect_script,
+    };
+    for (size_t i = 0; i < sizeof(scripts) / sizeof(scripts[0]); i++) {
+        redisReply *r = fleet_command(h.fleet, 0, "SCRIPT LOAD %s", scripts[i]->source);
+        cr_assert(r != NULL && r->type == REDIS_REPLY_STRING, "%s: %s", scripts[i]->name,
+                  r != NULL && r->type == REDIS_REPLY_ERROR ? r->str : "no reply");
+        cr_assert_str_eq(r->str, scripts[i]->sha, "%s", scripts[i]->name);
+        freeReplyObject(r);
+    }
 }

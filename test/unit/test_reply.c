@@ -52,6 +52,66 @@ Test(reply, acquire)
                  "the acquire script may be missing; a SET round takes it as an error");
 }
 
+Test(reply, a_fenced_acquire_says_ok_with_its_counter_or_its_run)
+{
+    rl_reply_meaning m;
+    cr_assert_eq(outcome(RL_ROUND_ACQUIRE, "*2\r\n:1\r\n$2\r\n41\r\n", &m), REDLOCK_MASTER_OK);
+    cr_assert_eq(m.counter, 41);
+    cr_assert_eq(outcome(RL_ROUND_ACQUIRE, "*2\r\n:1\r\n:7\r\n", &m), REDLOCK_MASTER_OK);
+    cr_assert_eq(m.counter, 7);
+    redisReply *reply = parse("*3\r\n:1\r\n$-1\r\n$40\r\n"
+                              "0123456789abcdef0123456789abcdef01234567\r\n");
+    rl_reply_read(RL_ROUND_ACQUIRE, reply, &m);
+    cr_assert_eq(m.outcome, REDLOCK_MASTER_OK);
+    cr_assert_eq(m.counter, -1, "no counter in use");
+    cr_assert_not_null(m.run_id);
+    cr_assert_eq(memcmp(m.run_id, "0123456789abcdef0123456789abcdef01234567", 40), 0);
+    freeReplyObject(reply);
+    cr_assert_eq(outcome(RL_ROUND_ACQUIRE, ":0\r\n", &m), REDLOCK_MASTER_HELD);
+    /* Anything else is not an answer: a counter that is not a decimal
+     * below 10^18, a run_id of the wrong length, another shape. */
+    static const char *const bad[] = {
+        "*2\r\n:1\r\n$2\r\n-1\r\n",
+        "*2\r\n:1\r\n$0\r\n\r\n",
+        "*2\r\n:1\r\n$19\r\n1000000000000000000\r\n",
+        "*2\r\n:1\r\n:-1\r\n",
+        "*2\r\n:0\r\n:1\r\n",
+        "*1\r\n:1\r\n",
+        "*3\r\n:1\r\n$-1\r\n$3\r\nabc\r\n",
+        "*3\r\n:1\r\n:5\r\n$40\r\n0123456789abcdef0123456789abcdef01234567\r\n",
+        "*4\r\n:1\r\n$-1\r\n$1\r\nx\r\n$1\r\ny\r\n",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        cr_assert_eq(outcome(RL_ROUND_ACQUIRE, bad[i], NULL), REDLOCK_MASTER_ERROR, "%zu", i);
+}
+
+Test(reply, fencing_rounds)
+{
+    rl_reply_meaning m;
+    /* Round 2: confirmed; a key absent; another value; not in use. */
+    cr_assert_eq(outcome(RL_ROUND_FENCE, ":1\r\n", &m), REDLOCK_MASTER_OK);
+    cr_assert_eq(outcome(RL_ROUND_FENCE, ":0\r\n", &m), REDLOCK_MASTER_ABSENT);
+    cr_assert_eq(m.counter, -1);
+    cr_assert_eq(outcome(RL_ROUND_FENCE, ":-1\r\n", &m), REDLOCK_MASTER_HELD);
+    cr_assert_eq(outcome(RL_ROUND_FENCE, ":-2\r\n", &m), REDLOCK_MASTER_ABSENT);
+    cr_assert_eq(m.counter, -2, "a counter not in use is told apart");
+    cr_assert_eq(outcome(RL_ROUND_FENCE, ":2\r\n", NULL), REDLOCK_MASTER_ERROR);
+    /* Seeding's reads: in use with its counter, or not. */
+    cr_assert_eq(outcome(RL_ROUND_FENCE_READ, "*2\r\n:1\r\n$2\r\n12\r\n", &m),
+                 REDLOCK_MASTER_OK);
+    cr_assert_eq(m.counter, 12);
+    cr_assert_eq(outcome(RL_ROUND_FENCE_READ, "*1\r\n:0\r\n", &m), REDLOCK_MASTER_OK);
+    cr_assert_eq(m.counter, -1);
+    cr_assert_eq(outcome(RL_ROUND_FENCE_READ, "*1\r\n:1\r\n", NULL), REDLOCK_MASTER_ERROR);
+    cr_assert_eq(outcome(RL_ROUND_FENCE_READ, ":1\r\n", NULL), REDLOCK_MASTER_ERROR);
+    /* Seeding: done, already in use, or the master's run changed. */
+    cr_assert_eq(outcome(RL_ROUND_FENCE_SEED, ":1\r\n", NULL), REDLOCK_MASTER_OK);
+    cr_assert_eq(outcome(RL_ROUND_FENCE_SEED, ":0\r\n", NULL), REDLOCK_MASTER_OK);
+    cr_assert_eq(outcome(RL_ROUND_FENCE_SEED, ":-1\r\n", NULL), REDLOCK_MASTER_ABSENT);
+    cr_assert_eq(outcome(RL_ROUND_FENCE_SEED, ":2\r\n", NULL), REDLOCK_MASTER_ERROR);
+    cr_assert_eq(outcome(RL_ROUND_FENCE_SEED, "-NOSCRIPT x\r\n", NULL), RL_REPLY_NOSCRIPT);
+}
+
 Test(reply, release_and_extend)
 {
     static const rl_round_kind kinds[] = {RL_ROUND_RELEASE, RL_ROUND_EXTEND};

@@ -238,6 +238,53 @@ Test(scripts, one_resource_reentrant_is_the_acquire_script)
     redisFreeCommand(expected);
 }
 
+/* Fencing's requests name the counter's key last, after the resources. */
+Test(scripts, fencing_requests_name_the_counter_key_last)
+{
+    static const void *const res[] = {"b", "a"};
+    static const size_t lens[] = {1, 1};
+    size_t block_len;
+    cr_assert_eq(rl_keys_check(res, lens, 2, &block_len), REDLOCK_OK);
+    char block[16];
+    rl_keys keys;
+    rl_keys_store(&keys, block, res, lens, 2);
+    rl_command cmd;
+    char *expected = NULL;
+    rl_command_fenced_acquire(&cmd, &keys, "v", 1, 10, NULL, 0);
+    int len = redisFormatCommand(&expected, "EVALSHA %s 3 a b redlock:fence v 10",
+                                 rl_fenced_acquire_script.sha);
+    assert_same_as_hiredis(&cmd, expected, len);
+    redisFreeCommand(expected);
+
+    rl_keys one = rl_keys_one("r", 1);
+    rl_command_fenced_acquire(&cmd, &one, "v", 1, 10, "o", 1);
+    len = redisFormatCommand(&expected, "EVALSHA %s 2 r redlock:fence v 10 o",
+                             rl_fenced_acquire_script.sha);
+    assert_same_as_hiredis(&cmd, expected, len);
+    redisFreeCommand(expected);
+
+    rl_command_fence_confirm(&cmd, &one, "v", 1, UINT64_C(18446744073709551615));
+    len = redisFormatCommand(&expected, "EVALSHA %s 2 r redlock:fence v 18446744073709551615",
+                             rl_fence_confirm_script.sha);
+    assert_same_as_hiredis(&cmd, expected, len);
+    redisFreeCommand(expected);
+
+    rl_command_fence_read(&cmd);
+    len = redisFormatCommand(&expected, "EVALSHA %s 1 redlock:fence", rl_fence_read_script.sha);
+    assert_same_as_hiredis(&cmd, expected, len);
+    redisFreeCommand(expected);
+
+    rl_command_fence_seed(&cmd, 5, "abc");
+    len = redisFormatCommand(&expected, "EVALSHA %s 1 redlock:fence 5 abc",
+                             rl_fence_seed_script.sha);
+    assert_same_as_hiredis(&cmd, expected, len);
+    redisFreeCommand(expected);
+    rl_command_fence_seed(&cmd, 0, NULL);
+    len = redisFormatCommand(&expected, "EVALSHA %s 1 redlock:fence 0", rl_fence_seed_script.sha);
+    assert_same_as_hiredis(&cmd, expected, len);
+    redisFreeCommand(expected);
+}
+
 Test(scripts, a_set_refuses_duplicates_too_many_and_too_much)
 {
     size_t block_len;

@@ -206,6 +206,10 @@ const rl_script *rl_handshake_script(rl_handshake_step step)
         return &rl_inspect_script;
     case RL_HS_LOAD_ACQUIRE:
         return &rl_acquire_script;
+    case RL_HS_LOAD_FENCED_ACQUIRE:
+        return &rl_fenced_acquire_script;
+    case RL_HS_LOAD_FENCE_CONFIRM:
+        return &rl_fence_confirm_script;
     default:
         return NULL;
     }

@@ -2,7 +2,8 @@
 /* A scripted fake master for tests; see fake_master.h. */
 #include "fake_master.h"
 
-#include "scripts.h" /* the library's scripts: SCRIPT LOAD answers their SHA1 */
+#include "reply.h"   /* the handshake's scripts: SCRIPT LOAD answers their SHA1 */
+#include "scripts.h"
 #include "testclock.h"
 
 #include <arpa/inet.h>
@@ -111,13 +112,12 @@ static void answer_handshake(const fake_master *fm, int fd, const redisReply *cm
         return;
     }
     if (arg_is(cmd, 0, "SCRIPT")) {
-        static const rl_script *const known[] = {&rl_release_script, &rl_extend_script,
-                                                 &rl_inspect_script, &rl_acquire_script};
         const redisReply *source = cmd->elements > 2 ? cmd->element[2] : NULL;
-        for (size_t i = 0; source != NULL && i < sizeof(known) / sizeof(known[0]); i++) {
-            if (source->len == strlen(known[i]->source) &&
-                memcmp(source->str, known[i]->source, source->len) == 0) {
-                send_bulk(fd, known[i]->sha, 40);
+        for (int step = RL_HS_FIRST_LOAD; source != NULL && step <= RL_HS_LAST_LOAD; step++) {
+            const rl_script *known = rl_handshake_script((rl_handshake_step)step);
+            if (source->len == strlen(known->source) &&
+                memcmp(source->str, known->source, source->len) == 0) {
+                send_bulk(fd, known->sha, 40);
                 return;
             }
         }

@@ -105,4 +105,5 @@ PKG_CONFIG_PATH="$(cd "$work/pkgconfig" && pwd)" \
 cmake --build "$work/build" -j "$(nproc)"
 # The tests must run with this hiredis, not the system's 0.14.
 LD_LIBRARY_PATH="$libdir" ldd "$work/build/test/integration_tests" | grep -q "$libdir/libhiredis"
-LD_LIBRARY_PATH="$libdir" ctest --test-dir "$work/build" --output-on-failure -j "$(nproc)"
+# The model checks run spin, not our code: the main suite runs them.
+LD_LIBRARY_PATH="$libdir" ctest --test-dir "$work/build" --output-on-failure -j "$(nproc)" -LE model

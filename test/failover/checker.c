@@ -27,6 +27,8 @@ typedef struct replay {
     int64_t measure_end;
     int64_t *latencies;
     size_t latency_count, latency_cap;
+    int64_t greatest_token; /* of the sections started so far */
+    int64_t greatest_token_t;
 } replay;
 
 static int compare_time(const void *a, const void *b)
@@ -103,6 +105,26 @@ static void on_start(replay *rp, const flog_event *ev)
         snprintf(s->value, sizeof(s->value), "%s", ev->text);
     }
     end_idle(rp, ev->t);
+}
+
+/* Fencing: each lock is granted after the one before it, and its section
+ * starts after its grant; so tokens grow in the order sections start. */
+static void check_token(replay *rp, const flog_event *ev)
+{
+    checker_report *r = rp->r;
+    if (ev->b <= 0)
+        return;
+    r->fenced_sections++;
+    if (ev->b <= rp->greatest_token && r->token_violations++ == 0)
+        snprintf(r->first_token_violation, sizeof(r->first_token_violation),
+                 "holder %ld (value %.32s) started at %.3f s with token %lld, after a section "
+                 "started at %.3f s with token %lld",
+                 ev->pid, ev->text, (double)ev->t / 1e9, (long long)ev->b,
+                 (double)rp->greatest_token_t / 1e9, (long long)rp->greatest_token);
+    if (ev->b > rp->greatest_token) {
+        rp->greatest_token = ev->b;
+        rp->greatest_token_t = ev->t;
+    }
 }
 
 static void on_end(replay *rp, const flog_event *ev)
@@ -233,6 +255,7 @@ int checker_run(const char *path, unsigned quorum, checker_report *out)
         switch (ev->type) {
         case 'S':
             on_start(&rp, ev);
+            check_token(&rp, ev);
             break;
         case 'E':
             on_end(&rp, ev);
@@ -289,6 +312,10 @@ void checker_print(FILE *out, const checker_report *r)
     fprintf(out, "violations:        %lu (two holders at once)\n", r->violations);
     if (r->violations)
         fprintf(out, "  first:           %s\n", r->first_violation);
+    fprintf(out, "fencing tokens:    %lu of %lu sections had one; %lu out of order\n",
+            r->fenced_sections, r->sections, r->token_violations);
+    if (r->token_violations)
+        fprintf(out, "  first:           %s\n", r->first_token_violation);
     fprintf(out, "overruns:          %lu (a holder acting past its own validity)\n",
             r->overruns);
     if (r->unterminated)
@@ -308,11 +335,13 @@ void checker_print_json(FILE *out, const checker_report *r)
             "{\"measured_s\":%.1f,\"sections\":%lu,\"library_sections\":%lu,"
             "\"not_acquired\":%lu,\"kills_delayed\":%lu,\"kills_aof\":%lu,"
             "\"kills_unsafe\":%lu,\"restarts\":%lu,\"stops\":%lu,"
-            "\"conts\":%lu,\"client_kills\":%lu,\"violations\":%lu,\"overruns\":%lu,"
+            "\"conts\":%lu,\"client_kills\":%lu,\"violations\":%lu,"
+            "\"fenced_sections\":%lu,\"token_violations\":%lu,\"overruns\":%lu,"
             "\"unterminated\":%lu,\"longest_gap_s\":%.3f,\"latency_p50_ms\":%.3f,"
             "\"latency_p99_ms\":%.3f,\"latency_max_ms\":%.3f}\n",
             r->measured_s, r->sections, r->library_sections, r->not_acquired, r->kills_delayed,
-            r->kills_aof, r->kills_unsafe, r->restarts, r->stops, r->conts, r->client_kills, r->violations, r->overruns,
+            r->kills_aof, r->kills_unsafe, r->restarts, r->stops, r->conts, r->client_kills,
+            r->violations, r->fenced_sections, r->token_violations, r->overruns,
             r->unterminated, (double)r->longest_gap_ns / 1e9, (double)r->latency_p50_us / 1000,
             (double)r->latency_p99_us / 1000, (double)r->latency_max_us / 1000);
 }

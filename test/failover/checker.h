@@ -22,7 +22,11 @@ typedef struct checker_report {
                                        was open within its validity */
     unsigned long overruns;         /* a holder acting past its own validity */
     unsigned long unterminated;     /* sections that never ended */
+    unsigned long fenced_sections;  /* sections whose lock had a fencing token */
+    unsigned long token_violations; /* a token not greater than every token of
+                                       the sections started before it */
     char first_violation[256];
+    char first_token_violation[256];
     int64_t longest_gap_ns;         /* the lock free (no section running) while
                                        a majority was up and clients wanted it */
     int64_t latency_p50_us, latency_p99_us, latency_max_us; /* one attempt */

@@ -40,8 +40,8 @@ int flog_parse(const char *line, flog_event *ev)
     ev->type = line[0];
     int ok;
     switch (line[0]) {
-    case 'S':
-        ok = sscanf(line, "S %lld %ld %lld %79s", &t, &pid, &a, ev->text) == 4;
+    case 'S': /* the token is optional: logs from before fencing have none */
+        ok = sscanf(line, "S %lld %ld %lld %79s %lld", &t, &pid, &a, ev->text, &b) >= 4;
         break;
     case 'E':
         ok = sscanf(line, "E %lld %ld %79s", &t, &pid, ev->text) == 3;

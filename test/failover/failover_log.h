@@ -5,8 +5,10 @@
  * never interleave. Times are CLOCK_MONOTONIC nanoseconds, tc_now_ns() (one
  * clock for every process on the machine).
  *
- *   S t holder deadline value   a critical section starts (deadline: when
- *                               the holder's validity ends, 0 if unknown)
+ *   S t holder deadline value token
+ *                               a critical section starts (deadline: when
+ *                               the holder's validity ends, 0 if unknown;
+ *                               token: the lock's fencing token, 0 none)
  *   E t holder value            it ends
  *   A t pid elapsed_us total_us an acquire succeeded (its last attempt's
  *                               time, and the whole call's)
@@ -41,7 +43,7 @@ typedef struct flog_event {
     int64_t t;           /* ns */
     long pid;            /* holder / client pid; master index for F */
     int64_t a;           /* S: deadline; A: elapsed_us; U: count */
-    int64_t b;           /* A: total_us */
+    int64_t b;           /* A: total_us; S: fencing token (0: none) */
     char text[80];       /* S/E: value; N: reason; F: kind */
 } flog_event;
 

@@ -2,13 +2,15 @@
 /*
  * redlock-failover-worker: the failover suite's clients.
  *
- *   lib     threads sharing one blocking client, each looping: acquire,
- *           log the start of its critical section (with the validity
- *           deadline), work a random while well inside the validity, log
- *           the end, release. SIGTERM: finish the current round and exit.
- *   record  the command `redlock run` holds the lock for: log the start,
- *           work a random while, log the end. SIGTERM (the lock was lost,
- *           or the run is being stopped): log the end at once and exit.
+ *   lib     threads sharing one blocking client, each looping: acquire
+ *           with a fencing token, log the start of its critical section
+ *           (with the validity deadline and the token), work a random while
+ *           well inside the validity, log the end, release. SIGTERM: finish
+ *           the current round and exit.
+ *   record  the command `redlock run` holds the lock for: log the start
+ *           (with REDLOCK_FENCING_TOKEN, when given), work a random while,
+ *           log the end. SIGTERM (the lock was lost, or the run is being
+ *           stopped): log the end at once and exit.
  */
 #include "failover_log.h"
 
@@ -114,6 +116,7 @@ static void *lib_thread(void *arg)
     o.wait_ms = 2000;
     o.retry_delay_ms = 10;
     o.retry_jitter_ms = 30;
+    o.fencing = 1;
     long pid = (long)getpid();
     size_t len = strlen(w->resource);
     while (!atomic_load(&stop)) {
@@ -134,8 +137,9 @@ static void *lib_thread(void *arg)
         int64_t validity = redlock_lock_validity_ms(lock);
         if (validity >= work + MARGIN_MS) {
             const char *value = redlock_lock_value(lock, NULL);
-            flog_write(w->log, "S %lld %ld %lld %s", (long long)now, pid,
-                       (long long)now + (long long)validity * 1000000, value);
+            flog_write(w->log, "S %lld %ld %lld %s %llu", (long long)now, pid,
+                       (long long)now + (long long)validity * 1000000, value,
+                       (unsigned long long)redlock_lock_fencing_token(lock));
             tc_sleep_ms(work);
             flog_write(w->log, "E %lld %ld %s", (long long)tc_now_ns(), pid, value);
         }
@@ -206,7 +210,9 @@ static int run_record(int argc, char **argv)
     record_value = value;
     unsigned seed = (unsigned)getpid() * 7919U + (unsigned)time(NULL);
     long work = work_min + (long)(rand_r(&seed) % (unsigned)(work_max - work_min + 1));
-    flog_write(log, "S %lld %ld 0 %s", (long long)tc_now_ns(), record_holder, value);
+    const char *token = getenv("REDLOCK_FENCING_TOKEN");
+    flog_write(log, "S %lld %ld 0 %s %llu", (long long)tc_now_ns(), record_holder, value,
+               token != NULL ? strtoull(token, NULL, 10) : 0ULL);
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_record_stop;

@@ -70,8 +70,9 @@ static bool read_fenced_ok(const redisReply *reply, rl_reply_meaning *out)
         return read_counter(reply->element[1], &out->counter);
     const redisReply *run = reply->element[2];
     if (reply->elements != 3 || reply->element[1]->type != REDIS_REPLY_NIL ||
-        run->type != REDIS_REPLY_STRING || run->len != RL_RUN_ID_SIZE - 1)
-        return false;
+        run->type != REDIS_REPLY_STRING || run->len != RL_RUN_ID_SIZE - 1 ||
+        strspn(run->str, "0123456789abcdef") != run->len)
+        return false; /* a run_id is 40 hex digits: it is logged and sent back */
     out->run_id = run->str;
     return true;
 }

@@ -78,6 +78,8 @@ Test(reply, a_fenced_acquire_says_ok_with_its_counter_or_its_run)
         "*2\r\n:0\r\n:1\r\n",
         "*1\r\n:1\r\n",
         "*3\r\n:1\r\n$-1\r\n$3\r\nabc\r\n",
+        "*3\r\n:1\r\n$-1\r\n$40\r\n0123456789abcdef0123456789abcdef0123456\n\r\n",
+        "*3\r\n:1\r\n$-1\r\n$40\r\n0123456789ABCDEF0123456789abcdef01234567\r\n",
         "*3\r\n:1\r\n:5\r\n$40\r\n0123456789abcdef0123456789abcdef01234567\r\n",
         "*4\r\n:1\r\n$-1\r\n$1\r\nx\r\n$1\r\ny\r\n",
     };

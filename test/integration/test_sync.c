@@ -266,3 +266,57 @@ Test(sync, inspect_and_ping)
     redlock_lock_free(lock);
     redlock_sync_free(s);
 }
+
+static _Atomic uint64_t last_token;
+static atomic_int token_errors;
+
+static void *fenced_holder(void *arg)
+{
+    redlock_sync *s = arg;
+    redlock_acquire_options o;
+    redlock_acquire_options_init(&o); /* fencing: the config's */
+    o.ttl_ms = 10000;
+    o.retry_count = 1000;
+    o.retry_delay_ms = 5;
+    o.retry_jitter_ms = 10;
+    for (int round = 0; round < 10; round++) {
+        redlock_lock *lock = NULL;
+        if (redlock_sync_acquire(s, "fenced", 6, &o, &lock, NULL) != REDLOCK_OK) {
+            atomic_fetch_add(&token_errors, 1);
+            continue;
+        }
+        /* Held alone: each token greater than the holder's before. */
+        uint64_t token = redlock_lock_fencing_token(lock);
+        if (token <= atomic_exchange(&last_token, token))
+            atomic_fetch_add(&token_errors, 1);
+        if (redlock_sync_extend(s, lock, 10000, NULL) != REDLOCK_OK ||
+            redlock_lock_fencing_token(lock) != token)
+            atomic_fetch_add(&token_errors, 1);
+        redlock_sync_release(s, lock, NULL);
+        redlock_lock_free(lock);
+    }
+    return NULL;
+}
+
+/* The config's `fencing` makes every acquire fenced; the counters put in
+ * use by the blocking call; tokens grow from holder to holder. */
+Test(sync, threads_holding_in_turn_get_growing_fencing_tokens)
+{
+    cr_assert_eq(redlock_config_set(cfg, REDLOCK_FENCING, 1), REDLOCK_OK);
+    redlock_sync *s = NULL;
+    cr_assert_eq(redlock_sync_new(&s, cfg), REDLOCK_OK);
+    redlock_lock *lock = NULL;
+    cr_assert_eq(redlock_sync_acquire(s, "fenced", 6, NULL, &lock, NULL), REDLOCK_ENOFENCE);
+    redlock_result *r = NULL;
+    cr_assert_eq(redlock_sync_fencing_init(s, 0, &r), REDLOCK_OK);
+    cr_assert_eq(r->masters_locked, 5);
+    redlock_result_free(r);
+    pthread_t threads[4];
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(pthread_create(&threads[i], NULL, fenced_holder, s), 0);
+    for (int i = 0; i < 4; i++)
+        pthread_join(threads[i], NULL);
+    redlock_sync_free(s);
+    cr_assert_eq(atomic_load(&token_errors), 0);
+    cr_assert_geq(atomic_load(&last_token), 40);
+}

@@ -475,6 +475,36 @@ static int64_t acquire_courtesy_until(const rl_acquire *a)
     return until;
 }
 
+/* The options with the config's defaults filled in, checked. */
+typedef struct acquire_settings {
+    int64_t ttl_ms, retries, retry_delay_ms, retry_jitter_ms, wait_ms, lock_delay_ms;
+    size_t owner_len;
+    bool fencing;
+} acquire_settings;
+
+static int acquire_read_options(const redlock_client *client, const redlock_acquire_options *opts,
+                                acquire_settings *out)
+{
+    out->ttl_ms = option_or_default(opts->ttl_ms, client, REDLOCK_TTL_MS);
+    out->retries = option_or_default(opts->retry_count, client, REDLOCK_RETRY_COUNT);
+    out->retry_delay_ms = option_or_default(opts->retry_delay_ms, client, REDLOCK_RETRY_DELAY_MS);
+    out->retry_jitter_ms =
+        option_or_default(opts->retry_jitter_ms, client, REDLOCK_RETRY_JITTER_MS);
+    out->lock_delay_ms = option_or_default(opts->lock_delay_ms, client, REDLOCK_LOCK_DELAY_MS);
+    int64_t fencing = option_or_default(opts->fencing, client, REDLOCK_FENCING);
+    int64_t wait_ms = opts->wait_ms;
+    if (out->ttl_ms < 0 || out->retries < 0 || out->retry_delay_ms < 0 ||
+        out->retry_jitter_ms < 0 || out->lock_delay_ms < 0 || fencing < 0 ||
+        (wait_ms != REDLOCK_DEFAULT && (wait_ms < 0 || wait_ms > INT64_MAX / 1000)))
+        return REDLOCK_EINVAL;
+    out->wait_ms = wait_ms == REDLOCK_DEFAULT ? -1 : wait_ms;
+    out->fencing = fencing != 0;
+    out->owner_len = opts->owner != NULL ? opts->owner_len : 0;
+    if (opts->owner != NULL && (out->owner_len == 0 || out->owner_len > REDLOCK_MAX_VALUE_LEN))
+        return REDLOCK_EINVAL;
+    return REDLOCK_OK;
+}
+
 int redlock_acquire_many_async(redlock_client *client, const void *const *resources,
                                const size_t *resource_lens, size_t count,
                                const redlock_acquire_options *opts, redlock_acquire_cb cb,
@@ -491,21 +521,10 @@ int redlock_acquire_many_async(redlock_client *client, const void *const *resour
         redlock_acquire_options_init(&defaults);
         opts = &defaults;
     }
-    int64_t ttl_ms = option_or_default(opts->ttl_ms, client, REDLOCK_TTL_MS);
-    int64_t retries = option_or_default(opts->retry_count, client, REDLOCK_RETRY_COUNT);
-    int64_t delay_ms = option_or_default(opts->retry_delay_ms, client, REDLOCK_RETRY_DELAY_MS);
-    int64_t jitter_ms = option_or_default(opts->retry_jitter_ms, client, REDLOCK_RETRY_JITTER_MS);
-    int64_t wait_ms = opts->wait_ms;
-    int64_t lock_delay_ms = option_or_default(opts->lock_delay_ms, client, REDLOCK_LOCK_DELAY_MS);
-    if (ttl_ms < 0 || retries < 0 || delay_ms < 0 || jitter_ms < 0 || lock_delay_ms < 0 ||
-        (wait_ms != REDLOCK_DEFAULT && (wait_ms < 0 || wait_ms > INT64_MAX / 1000)))
+    acquire_settings set;
+    if (acquire_read_options(client, opts, &set) != REDLOCK_OK)
         return REDLOCK_EINVAL;
-    size_t owner_len = opts->owner != NULL ? opts->owner_len : 0;
-    if (opts->owner != NULL && (owner_len == 0 || owner_len > REDLOCK_MAX_VALUE_LEN))
-        return REDLOCK_EINVAL;
-    int64_t fencing = option_or_default(opts->fencing, client, REDLOCK_FENCING);
-    if (fencing < 0)
-        return REDLOCK_EINVAL;
+    size_t owner_len = set.owner_len;
 
     rl_acquire *a = calloc(1, sizeof(*a) + count * sizeof(rl_waiter) + block_len + owner_len);
     if (a == NULL)
@@ -514,12 +533,12 @@ int redlock_acquire_many_async(redlock_client *client, const void *const *resour
     a->client = client;
     a->cb = cb;
     a->arg = arg;
-    a->ttl_ms = ttl_ms;
-    a->delay_ms = lock_delay_ms;
-    a->retries_left = retries;
-    a->retry_delay_ms = delay_ms;
-    a->retry_jitter_ms = jitter_ms;
-    a->wait_ms = wait_ms == REDLOCK_DEFAULT ? -1 : wait_ms;
+    a->ttl_ms = set.ttl_ms;
+    a->delay_ms = set.lock_delay_ms;
+    a->retries_left = set.retries;
+    a->retry_delay_ms = set.retry_delay_ms;
+    a->retry_jitter_ms = set.retry_jitter_ms;
+    a->wait_ms = set.wait_ms;
     a->start_us = rl_now_us();
     char *block = (char *)&a->waiters[count];
     rl_keys_store(&a->keys, block, resources, resource_lens, count);
@@ -536,7 +555,7 @@ int redlock_acquire_many_async(redlock_client *client, const void *const *resour
         a->waiters[i].owner = a;
     }
     a->notify = rl_client_setting(client, REDLOCK_WAIT_BY_NOTIFICATION) != 0;
-    a->fencing = fencing != 0;
+    a->fencing = set.fencing;
     a->state = RL_ACQUIRE_WAIT; /* before the first attempt, as between two */
 
     /* Released here a moment ago while others waited: they go first. */

@@ -93,76 +93,83 @@ static int read_acquire(const redisReply *reply, rl_reply_meaning *out)
 }
 
 /* The outcome of a reply that is not an error. */
+/* A script's 1 / 0 / -1 (extend, release, fence confirm); a release's
+ * 1 + the subscribers that heard its announcement; -1 for anything else. */
+static int read_script_verdict(rl_round_kind kind, const redisReply *reply,
+                               rl_reply_meaning *out)
+{
+    if (reply->type != REDIS_REPLY_INTEGER)
+        return -1;
+    if (reply->integer == 1 || (kind == RL_ROUND_RELEASE && reply->integer > 1)) {
+        out->listeners = reply->integer - 1;
+        return REDLOCK_MASTER_OK;
+    }
+    if (reply->integer == 0)
+        return REDLOCK_MASTER_ABSENT;
+    if (reply->integer == -1)
+        return REDLOCK_MASTER_HELD;
+    if (kind == RL_ROUND_FENCE && reply->integer == -2) {
+        out->counter = -2;
+        out->detail = "fencing counter not in use";
+        out->detail_len = strlen(out->detail);
+        return REDLOCK_MASTER_ABSENT;
+    }
+    return -1;
+}
+
+/* The fence read's {1, n} (in use) or {0} (not): both are answers. */
+static int read_fence_read(const redisReply *reply, rl_reply_meaning *out)
+{
+    if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 ||
+        reply->element[0]->type != REDIS_REPLY_INTEGER)
+        return -1;
+    if (reply->element[0]->integer == 0 && reply->elements == 1)
+        return REDLOCK_MASTER_OK;
+    if (reply->element[0]->integer == 1 && reply->elements == 2 &&
+        read_counter(reply->element[1], &out->counter))
+        return REDLOCK_MASTER_OK;
+    return -1;
+}
+
+/* The fence seed's 1 (seeded) or 0 (already in use): both leave it in
+ * use; -1: the master restarted since (another run), not done. */
+static int read_fence_seed(const redisReply *reply, rl_reply_meaning *out)
+{
+    if (reply->type != REDIS_REPLY_INTEGER)
+        return -1;
+    if (reply->integer == 0 || reply->integer == 1)
+        return REDLOCK_MASTER_OK;
+    if (reply->integer == -1) {
+        out->detail = "the master restarted since";
+        out->detail_len = strlen(out->detail);
+        return REDLOCK_MASTER_ABSENT;
+    }
+    return -1;
+}
+
+/* The outcome of a reply that is not an error, -1 when unexpected. */
 static int read_answer(rl_round_kind kind, const redisReply *reply, rl_reply_meaning *out)
 {
     switch (kind) {
-    case RL_ROUND_ACQUIRE: {
-        int outcome = read_acquire(reply, out);
-        if (outcome >= 0)
-            return outcome;
-        break;
-    }
+    case RL_ROUND_ACQUIRE:
+        return read_acquire(reply, out);
     case RL_ROUND_PING:
-        if (reply->type == REDIS_REPLY_STATUS && reply->len == 4 &&
-            memcmp(reply->str, "PONG", 4) == 0)
-            return REDLOCK_MASTER_OK;
-        break;
+        return reply->type == REDIS_REPLY_STATUS && reply->len == 4 &&
+                       memcmp(reply->str, "PONG", 4) == 0
+                   ? REDLOCK_MASTER_OK
+                   : -1;
     case RL_ROUND_INSPECT:
-        if (read_inspection(reply, out))
-            return REDLOCK_MASTER_OK;
-        break;
+        return read_inspection(reply, out) ? REDLOCK_MASTER_OK : -1;
     case RL_ROUND_FENCE_READ:
-        /* {1, n}: in use; {0}: not. Both are answers. */
-        if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 ||
-            reply->element[0]->type != REDIS_REPLY_INTEGER)
-            break;
-        if (reply->element[0]->integer == 0 && reply->elements == 1)
-            return REDLOCK_MASTER_OK;
-        if (reply->element[0]->integer == 1 && reply->elements == 2 &&
-            read_counter(reply->element[1], &out->counter))
-            return REDLOCK_MASTER_OK;
-        break;
+        return read_fence_read(reply, out);
     case RL_ROUND_FENCE_SEED:
-        /* 1 seeded, 0 already in use: both leave it in use; -1 restarted
-         * since (another run): not done. */
-        if (reply->type != REDIS_REPLY_INTEGER)
-            break;
-        if (reply->integer == 0 || reply->integer == 1)
-            return REDLOCK_MASTER_OK;
-        if (reply->integer == -1) {
-            out->detail = "the master restarted since";
-            out->detail_len = strlen(out->detail);
-            return REDLOCK_MASTER_ABSENT;
-        }
-        break;
+        return read_fence_seed(reply, out);
     case RL_ROUND_FENCE:
-        if (reply->type == REDIS_REPLY_INTEGER && reply->integer == -2) {
-            out->counter = -2;
-            out->detail = "fencing counter not in use";
-            out->detail_len = strlen(out->detail);
-            return REDLOCK_MASTER_ABSENT;
-        }
-        /* 1, 0 and -1 mean what the extend script's do */
-        /* fall through */
     case RL_ROUND_EXTEND:
     case RL_ROUND_RELEASE:
-        /* The scripts' 1 / 0 / -1; a release's 1 + the subscribers that
-         * heard its announcement. */
-        if (reply->type != REDIS_REPLY_INTEGER)
-            break;
-        if (reply->integer == 1 || (kind == RL_ROUND_RELEASE && reply->integer > 1)) {
-            out->listeners = reply->integer - 1;
-            return REDLOCK_MASTER_OK;
-        }
-        if (reply->integer == 0)
-            return REDLOCK_MASTER_ABSENT;
-        if (reply->integer == -1)
-            return REDLOCK_MASTER_HELD;
-        break;
+        return read_script_verdict(kind, reply, out);
     }
-    out->detail = unexpected_reply;
-    out->detail_len = sizeof(unexpected_reply) - 1;
-    return REDLOCK_MASTER_ERROR;
+    return -1;
 }
 
 void rl_reply_read(rl_round_kind kind, const redisReply *reply, rl_reply_meaning *out)
@@ -170,6 +177,12 @@ void rl_reply_read(rl_round_kind kind, const redisReply *reply, rl_reply_meaning
     *out = (rl_reply_meaning){.pttl_ms = -2, .counter = -1};
     if (reply->type != REDIS_REPLY_ERROR) {
         out->outcome = read_answer(kind, reply, out);
+        if (out->outcome < 0) { /* nothing read from it is kept */
+            *out = (rl_reply_meaning){.pttl_ms = -2, .counter = -1};
+            out->outcome = REDLOCK_MASTER_ERROR;
+            out->detail = unexpected_reply;
+            out->detail_len = sizeof(unexpected_reply) - 1;
+        }
         return;
     }
     out->detail = reply->str;

@@ -62,7 +62,7 @@ extract_help_blocks() {
     state == 0 && /^```text$/ { state = 1; next }
     state == 1 {
       state = 0
-      if ($0 !~ /^\$ redlock( [a-z]+)? --help$/) next
+      if ($0 !~ /^\$ redlock( [a-z][a-z-]*)? --help$/) next
       name = $0
       sub(/^\$ redlock ?/, "", name); sub(/ ?--help$/, "", name)
       if (name == "") name = "redlock"

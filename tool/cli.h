@@ -101,6 +101,7 @@ int cli_extend(cli *c, redlock_lock *lock, int64_t ttl_ms, redlock_result **resu
 int cli_release(cli *c, redlock_lock *lock, redlock_result **result);
 int cli_inspect(cli *c, const cli_resources *set, redlock_result **result);
 int cli_ping(cli *c, redlock_result **result);
+int cli_fencing_init(cli *c, uint64_t floor, redlock_result **result);
 
 /* "; N of M masters failed, e.g. NAME: DETAIL" when some did, else "". */
 void cli_describe_failures(const redlock_result *r, char *buf, size_t len);
@@ -117,6 +118,7 @@ char *cli_json_extend(const cli_resources *set, int status, const redlock_lock *
                       const redlock_result *r);
 char *cli_json_status(const cli_resources *set, int status, const redlock_result *r);
 char *cli_json_ping(int status, const redlock_result *r);
+char *cli_json_fencing_init(int status, uint64_t floor, const redlock_result *r);
 void cli_print_json(char *text);
 /* bytes in standard base64 (RFC 4648, padded), to free; NULL when out of memory. */
 char *cli_base64(const unsigned char *bytes, size_t len);
@@ -140,11 +142,13 @@ typedef struct cli_options {
     bool json;             /* --json */
     int conflict_exit;     /* -E: the exit status when held */
     const char *owner;     /* --owner: the reentrant form's token, or NULL */
+    int fencing;           /* --fencing 1, --no-fencing 0; -1: the command's
+                              default (run: on; acquire: the config's) */
 } cli_options;
 #define CLI_WAIT_FOREVER INT64_MAX
-#define CLI_OPTIONS_INIT {-1, -1, -1, -1, -1, false, CLI_EXIT_HELD, NULL}
+#define CLI_OPTIONS_INIT {-1, -1, -1, -1, -1, false, CLI_EXIT_HELD, NULL, -1}
 
-/* Acquire options from --ttl, --wait and --owner. */
+/* Acquire options from --ttl, --wait, --owner and --fencing/--no-fencing. */
 redlock_acquire_options cli_acquire_options(const cli_options *o);
 
 /* cli_load_config(), then the settings the command's options override

@@ -106,6 +106,8 @@ cli_parse_result cli_opt_kill_after(const char *value, void *ctx);
 cli_parse_result cli_opt_max_hold(const char *value, void *ctx);
 cli_parse_result cli_opt_lock_delay(const char *value, void *ctx);
 cli_parse_result cli_opt_json(const char *value, void *ctx);
+cli_parse_result cli_opt_fencing(const char *value, void *ctx);
+cli_parse_result cli_opt_no_fencing(const char *value, void *ctx);
 cli_parse_result cli_opt_conflict_exit(const char *value, void *ctx);
 cli_parse_result cli_opt_owner(const char *value, void *ctx);
 /* redlock's own options, into a cli. */
@@ -123,5 +125,6 @@ int cmd_release(cli *c, const cli_options *o, char **operands, int count);
 int cmd_extend(cli *c, const cli_options *o, char **operands, int count);
 int cmd_status(cli *c, const cli_options *o, char **operands, int count);
 int cmd_ping(cli *c, const cli_options *o, char **operands, int count);
+int cmd_fencing_init(cli *c, const cli_options *o, char **operands, int count);
 
 #endif

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* status and ping: what every master says, one line each (or JSON). */
+/* status, ping and fencing-init: what every master says, one line each
+ * (or JSON). */
 #include "cli_command.h"
 
 #include <string.h>
@@ -96,5 +97,53 @@ int cmd_ping(cli *c, const cli_options *o, char **operands, int count)
     }
     if (status != REDLOCK_OK)
         cli_error("ping: %s", redlock_strerror(status));
+    return cli_exit_for(status, r);
+}
+
+/* FLOOR: a decimal below 2^53, the greatest counter the masters compare
+ * exactly. */
+static bool parse_floor(const char *text, uint64_t *out)
+{
+    uint64_t n = 0;
+    const char *p = text;
+    for (; *p >= '0' && *p <= '9' && n < (UINT64_C(1) << 53); p++)
+        n = n * 10 + (uint64_t)(*p - '0');
+    if (*text == '\0' || *p != '\0' || n >= (UINT64_C(1) << 53))
+        return false;
+    *out = n;
+    return true;
+}
+
+int cmd_fencing_init(cli *c, const cli_options *o, char **operands, int count)
+{
+    uint64_t floor = 0;
+    if (count > 1 || (count == 1 && !parse_floor(operands[0], &floor))) {
+        cli_error("fencing-init: expected at most one FLOOR, a whole number below 2^53");
+        return EX_USAGE;
+    }
+    int rc = cli_open(c);
+    if (rc != 0)
+        return rc;
+    int status = cli_fencing_init(c, floor, &c->result);
+    const redlock_result *r = c->result;
+    if (r == NULL) {
+        cli_error("fencing-init: %s", redlock_strerror(status));
+        return EX_SOFTWARE;
+    }
+    if (o->json) {
+        cli_print_json(cli_json_fencing_init(status, floor, r));
+    } else {
+        for (unsigned i = 0; i < r->master_count; i++) {
+            const redlock_master_result *m = &r->masters[i];
+            printf("%s  ", m->name);
+            if (reachable(m))
+                printf("in use\n");
+            else
+                print_problem(m);
+        }
+    }
+    if (status != REDLOCK_OK)
+        cli_error("fencing-init: %s (%u of %u masters have their counter in use, %u needed)",
+                  redlock_strerror(status), r->masters_locked, r->master_count, r->quorum);
     return cli_exit_for(status, r);
 }

@@ -166,7 +166,8 @@ static void supervise(run_state *st)
     st->phase = RUN_RUNNING;
     /* If this fails, the guardian is gone: its pipe tells us next. */
     guardian_run(&st->guard, redlock_lock_value(st->c->lock, NULL),
-                 redlock_lock_validity_ms(st->c->lock));
+                 redlock_lock_validity_ms(st->c->lock),
+                 redlock_lock_fencing_token(st->c->lock));
     ev_run(loop, 0);
     if (st->guardian_died)
         proctree_kill_all(NULL, NULL); /* its orphans are ours */
@@ -216,6 +217,8 @@ static int run_locked(run_state *st, const cli_options *ro)
         return rc;
     watch_signals(st);
     redlock_acquire_options o = cli_acquire_options(ro);
+    if (ro->fencing < 0)
+        o.fencing = 1; /* run hands CMD a fencing token unless --no-fencing */
     int status = cli_acquire(c, &st->set, &o, &c->lock, &c->result);
     if (status != REDLOCK_OK || st->interrupted != 0) {
         stop_watchers(st);

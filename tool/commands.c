@@ -148,6 +148,23 @@ static const cli_option opt_owner = {
                "*TOKEN* is 1 to 1024 bytes; see [Reentrant locks](#reentrant-locks).",
 };
 
+static const cli_option opt_no_fencing = {
+    .name = "no-fencing",
+    .apply = cli_opt_no_fencing,
+    .help = "lock without a fencing token (one round trip less)",
+    .details = "By default `run` takes the lock with a fencing token and gives it to *CMD* in "
+               "`REDLOCK_FENCING_TOKEN`; this needs the masters' fencing counters in use (see "
+               "`fencing-init`).",
+};
+
+static const cli_option opt_fencing = {
+    .name = "fencing",
+    .apply = cli_opt_fencing,
+    .help = "take the lock with a fencing token (default: the config's fencing, false)",
+    .details = "The token is in the `--json` output's `fencing_token`. It needs the masters' "
+               "fencing counters in use (see `fencing-init`).",
+};
+
 static const cli_option opt_json = {
     .name = "json",
     .apply = cli_opt_json,
@@ -169,7 +186,8 @@ static const cli_option opt_command_help = {
 
 static const cli_option *const run_options[] = {
     &opt_ttl,      &opt_wait,       &opt_conflict_exit, &opt_kill_after,
-    &opt_max_hold, &opt_lock_delay, &opt_owner,         &opt_command_help};
+    &opt_max_hold, &opt_lock_delay, &opt_owner,         &opt_no_fencing,
+    &opt_command_help};
 
 static const cli_command command_run = {
     .name = "run",
@@ -183,8 +201,10 @@ static const cli_command command_run = {
     .summary =
         "Acquire one lock on every *RESOURCE*, run *CMD* while holding it (extended\n"
         "every ttl/3) and release it when *CMD* exits. The exit status is *CMD*'s.\n"
-        "*CMD*'s environment gets `REDLOCK_RESOURCE`, `REDLOCK_VALUE` and\n"
-        "`REDLOCK_VALIDITY_MS`. With `--`, every operand before it is a *RESOURCE* (at\n"
+        "*CMD*'s environment gets `REDLOCK_RESOURCE`, `REDLOCK_VALUE`,\n"
+        "`REDLOCK_VALIDITY_MS` and `REDLOCK_FENCING_TOKEN` (unless `--no-fencing`): the\n"
+        "lock's fencing token, to pass with every write to what the lock protects.\n"
+        "With `--`, every operand before it is a *RESOURCE* (at\n"
         "most 64, each named once); without, the first operand is the only one and\n"
         "*CMD* follows it.\n"
         "\n"
@@ -211,7 +231,8 @@ static const cli_command command_run = {
         "\n"
         "1. Acquire one lock on every *RESOURCE*, all of them or none (see\n"
         "   [Resources](#resources)); with `--owner`, the reentrant form (see\n"
-        "   [Reentrant locks](#reentrant-locks)). With `--wait` *TIME*, retry with the\n"
+        "   [Reentrant locks](#reentrant-locks)); unless `--no-fencing`, with a\n"
+        "   fencing token (see [Fencing tokens](#fencing-tokens)). With `--wait` *TIME*, retry with the\n"
         "   configured delay and jitter until *TIME* has passed; `--wait 0` tries\n"
         "   once. If the lock is not acquired, *CMD* is not run and `redlock` exits\n"
         "   with 75 when another holder has it (`-E` *N*: *N*), 69 when no quorum of\n"
@@ -221,8 +242,9 @@ static const cli_command command_run = {
         "   slash, with standard input, output and error inherited. Its environment\n"
         "   gets `REDLOCK_RESOURCE` (the resource; of several, the first given),\n"
         "   `REDLOCK_VALUE` (the lock's value: another process could release it with\n"
-        "   `redlock release`) and `REDLOCK_VALIDITY_MS` (how long the lock was valid\n"
-        "   for when *CMD* started, before any extension); see\n"
+        "   `redlock release`), `REDLOCK_VALIDITY_MS` (how long the lock was valid\n"
+        "   for when *CMD* started, before any extension) and `REDLOCK_FENCING_TOKEN`\n"
+        "   (the lock's fencing token; not set with `--no-fencing`); see\n"
         "   [Environment](#environment).\n"
         "3. While *CMD* runs, extend the lock every third of its TTL; a failed\n"
         "   extension is retried after the configured retry delay and jitter. If no\n"
@@ -289,8 +311,8 @@ static const cli_command command_run = {
 };
 
 static const cli_option *const acquire_options[] = {
-    &opt_ttl, &opt_wait, &opt_conflict_exit, &opt_lock_delay, &opt_owner, &opt_json,
-    &opt_command_help};
+    &opt_ttl, &opt_wait, &opt_conflict_exit, &opt_lock_delay, &opt_owner, &opt_fencing,
+    &opt_json, &opt_command_help};
 
 static const cli_command command_acquire = {
     .name = "acquire",
@@ -322,7 +344,7 @@ static const cli_command command_acquire = {
         "{\"resource\":\"R\",\"resources\":[\"R\"],\"status\":\"REDLOCK_OK\",\n"
         " \"message\":\"success\",\"acquired\":true,\"value\":\"3f0c...\",\n"
         " \"validity_ms\":9893,\"ttl_ms\":10000,\"elapsed_ms\":1,\"attempts\":1,\n"
-        " \"masters_ok_at_decision\":3,\"master_count\":5,\"quorum\":3,\n"
+        " \"fencing_token\":null,\"masters_ok_at_decision\":3,\"master_count\":5,\"quorum\":3,\n"
         " \"masters\":[{\"node\":\"127.0.0.1:7001\",\"outcome\":\"ok\",\"error\":null},...]}\n"
         "```\n"
         "\n"
@@ -331,9 +353,11 @@ static const cli_command command_acquire = {
         "`elapsed_ms` what the last attempt took, `masters_ok_at_decision` how many of\n"
         "the `master_count` masters had granted it when the outcome was decided (see\n"
         "[JSON output](#json-output)), `quorum` how many were needed and `attempts`\n"
-        "how many attempts were made. When the lock is not acquired, the object says\n"
+        "how many attempts were made. `fencing_token` is the lock's fencing token with\n"
+        "`--fencing` (see [Fencing tokens](#fencing-tokens)), else null; the plain output\n"
+        "stays the value alone. When the lock is not acquired, the object says\n"
         "`\"acquired\":false`, with the library's status name and message, and `value`,\n"
-        "`validity_ms` and `ttl_ms` are null.",
+        "`validity_ms`, `ttl_ms` and `fencing_token` are null.",
 };
 
 static const cli_option *const release_options[] = {&opt_json, &opt_command_help};
@@ -480,6 +504,47 @@ static const cli_command command_ping = {
         "where `latency_us` is null for a master that did not answer.",
 };
 
+static const cli_option *const fencing_init_options[] = {&opt_json, &opt_command_help};
+
+static const cli_command command_fencing_init = {
+    .name = "fencing-init",
+    .options = fencing_init_options,
+    .option_count = ARRAY_SIZE(fencing_init_options),
+    .operands = "[*FLOOR*]",
+    .operand_count = CLI_OPERANDS_CHECKED,
+    .run = cmd_fencing_init,
+    .brief = "put the masters' fencing counters in use",
+    .summary =
+        "Put the fencing counter of every master whose counter is not in use in use, at\n"
+        "*FLOOR* (default 0) or the value it holds if greater. Run it once on a new\n"
+        "deployment; a *FLOOR* of 0 is only for masters that never handed out a token.",
+    .exit_summary = "0 a quorum of masters has its counter in use, 69 otherwise, 77 credentials\n"
+                    "refused, 64 usage, 78 configuration.",
+    .details =
+        "Fenced locks (`run`, `acquire --fencing`) need a fencing counter in use on a\n"
+        "quorum of masters (see [Fencing tokens](#fencing-tokens)). A counter counts\n"
+        "only in the run of its master that stored it: after a restart a master's\n"
+        "counter is seeded again, by the next fenced acquires, from a majority of the\n"
+        "other masters. When a majority of a master's others restarted together, none\n"
+        "can be seeded and fenced locks fail (exit 69): run `fencing-init` again with a\n"
+        "*FLOOR* at least every token ever handed out (the greatest the protected\n"
+        "storage has seen; with every master on AOF `appendfsync always`, the greatest\n"
+        "counter left on any master). A lower *FLOOR* lets later tokens be lower than\n"
+        "earlier ones. Counters in use are left as they are. One line per master:\n"
+        "\n"
+        "```text\n"
+        "127.0.0.1:7001  in use\n"
+        "127.0.0.1:7003  unreachable  (connect: Connection refused)\n"
+        "```\n"
+        "\n"
+        "With `--json`:\n"
+        "\n"
+        "```json\n"
+        "{\"status\":\"REDLOCK_OK\",\"message\":\"success\",\"floor\":0,\"quorum\":3,\n"
+        " \"masters\":[{\"node\":\"127.0.0.1:7001\",\"in_use\":true,\"error\":null},...]}\n"
+        "```",
+};
+
 /* ---- redlock ------------------------------------------------------------------ */
 
 static const cli_option *const tool_options[] = {&opt_config, &opt_node, &opt_verbose,
@@ -487,7 +552,8 @@ static const cli_option *const tool_options[] = {&opt_config, &opt_node, &opt_ve
 
 static const cli_command *const commands[] = {&command_run,    &command_acquire,
                                               &command_release, &command_extend,
-                                              &command_status,  &command_ping};
+                                              &command_status,  &command_ping,
+                                              &command_fencing_init};
 
 const cli_command cli_tool = {
     .options = tool_options,

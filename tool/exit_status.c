@@ -6,7 +6,8 @@
  *    1  release/extend: the lock is not ours (expired, or someone else's)
  *   75  acquire/run: the resource is held by another holder (-E N: N)
  *   77  the masters refused our credentials
- *   69  no quorum reachable: masters unreachable, erroring or too slow
+ *   69  no quorum reachable: masters unreachable, erroring or too slow; or
+ *       too few with a fencing counter in use (a fenced acquire)
  *   64 usage, 70 internal, 78 configuration, 80 run: the lock was lost
  *
  * A failure names one cause, the most specific: "held" or "not ours" (the
@@ -44,6 +45,7 @@ int cli_exit_for(int status, const redlock_result *r)
     case REDLOCK_ENOQUORUM:
     case REDLOCK_EAUTH:
     case REDLOCK_EREPLY:
+    case REDLOCK_ENOFENCE:
         return unavailable_exit(status, r);
     case REDLOCK_EINVAL:
         return EX_USAGE;

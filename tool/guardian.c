@@ -71,6 +71,7 @@ typedef struct order {
     int32_t kind;
     int32_t signo;                     /* ORDER_SIGNAL */
     int64_t ms;                        /* ORDER_RUN: validity; ORDER_STOP: grace */
+    uint64_t token;                    /* ORDER_RUN: the fencing token, 0 none */
     char value[REDLOCK_VALUE_LEN + 1]; /* ORDER_RUN: the lock's value */
 } order;
 
@@ -150,6 +151,14 @@ static __attribute__((noreturn)) void exec_cmd(const guard *gd, const order *o, 
     setenv("REDLOCK_RESOURCE", gd->resource, 1);
     setenv("REDLOCK_VALUE", o->value, 1);
     setenv("REDLOCK_VALIDITY_MS", validity, 1);
+    /* Never one inherited from an outer run: it would be another lock's. */
+    if (o->token != 0) {
+        char token[24];
+        snprintf(token, sizeof(token), "%llu", (unsigned long long)o->token);
+        setenv("REDLOCK_FENCING_TOKEN", token, 1);
+    } else {
+        unsetenv("REDLOCK_FENCING_TOKEN");
+    }
     execvp(gd->cmd[0], gd->cmd);
     int err = errno;
     write_message(err_fd, &err, sizeof(err));
@@ -419,7 +428,7 @@ static int send_order(const guardian *g, const order *o)
     return write_message(g->orders, o, sizeof(*o));
 }
 
-int guardian_run(guardian *g, const char *value, int64_t validity_ms)
+int guardian_run(guardian *g, const char *value, int64_t validity_ms, uint64_t token)
 {
     order o = new_order(ORDER_RUN);
     size_t len = strlen(value);
@@ -429,6 +438,7 @@ int guardian_run(guardian *g, const char *value, int64_t validity_ms)
     }
     memcpy(o.value, value, len + 1);
     o.ms = validity_ms;
+    o.token = token;
     return send_order(g, &o);
 }
 

@@ -41,8 +41,9 @@ typedef struct guardian_report {
 int guardian_start(guardian *g, const char *resource, const char *shown, char **cmd);
 
 /* Orders. 0, or -1 with errno set (EPIPE: the guardian is gone). */
-/* Run CMD with the lock's value and validity in its environment. */
-int guardian_run(guardian *g, const char *value, int64_t validity_ms);
+/* Run CMD with the lock's value, validity and fencing token (0: none) in
+ * its environment. */
+int guardian_run(guardian *g, const char *value, int64_t validity_ms, uint64_t token);
 /* Pass signo on to CMD, or, once it has exited, to the processes it left. */
 int guardian_signal(guardian *g, int signo);
 /* Stop every process: SIGTERM now, SIGKILL after grace_ms. A second STOP

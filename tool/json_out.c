@@ -163,6 +163,9 @@ char *cli_json_acquire(const cli_resources *set, int status, const redlock_lock 
     json_object_set_new(obj, "ttl_ms", number_or_null(ok, ok ? redlock_lock_ttl_ms(lock) : 0));
     json_object_set_new(obj, "elapsed_ms", number_or_null(r != NULL, r ? r->elapsed_ms : 0));
     json_object_set_new(obj, "attempts", number_or_null(r != NULL, r ? r->attempts : 0));
+    uint64_t token = ok ? redlock_lock_fencing_token(lock) : 0;
+    json_object_set_new(obj, "fencing_token",
+                        token != 0 ? json_integer((json_int_t)token) : json_null());
     set_outcomes(obj, r);
     return finish(obj);
 }
@@ -233,6 +236,27 @@ char *cli_json_ping(int status, const redlock_result *r)
                                "reachable", reachable(m), "latency_us",
                                number_or_null(m->latency_us >= 0, m->latency_us), "error",
                                master_error(m)));
+    }
+    json_object_set_new(obj, "masters", masters);
+    return finish(obj);
+}
+
+char *cli_json_fencing_init(int status, uint64_t floor, const redlock_result *r)
+{
+    json_t *obj = json_object();
+    json_object_set_new(obj, "status", json_string(redlock_status_name(status)));
+    json_object_set_new(obj, "message", json_string(redlock_strerror(status)));
+    json_object_set_new(obj, "floor", json_integer((json_int_t)floor));
+    json_object_set_new(obj, "quorum", json_integer(r->quorum));
+    json_t *masters = json_array();
+    for (unsigned i = 0; i < r->master_count; i++) {
+        const redlock_master_result *m = &r->masters[i];
+        bool in_use = m->outcome == REDLOCK_MASTER_OK;
+        json_t *why = in_use ? json_null()
+                             : text_or_null(m->detail ? m->detail
+                                                      : redlock_master_outcome_name(m->outcome));
+        json_array_append_new(masters, json_pack("{s:o, s:b, s:o}", "node", text_or_null(m->name),
+                                                 "in_use", in_use, "error", why));
     }
     json_object_set_new(obj, "masters", masters);
     return finish(obj);

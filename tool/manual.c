@@ -45,7 +45,8 @@ const doc_entry cli_exit_statuses[] = {
      "*VALUE* or `--owner` *TOKEN*, more than 64 resources or one named twice."},
     {"`69`", "no quorum reachable",
      "No quorum reachable: too few masters answered, because they are down, unreachable, "
-     "too slow (no validity left once a quorum agreed) or answered with errors "
+     "too slow (no validity left once a quorum agreed) or answered with errors; or, for a "
+     "fenced lock, too few have a fencing counter in use (see `fencing-init`) "
      "(`EX_UNAVAILABLE`)."},
     {"`70`", "internal error",
      "Internal error: out of memory, a system call failed, or the library reported an "
@@ -80,6 +81,11 @@ static const doc_entry cmd_environment[] = {
     {"`REDLOCK_VALIDITY_MS`", NULL,
      "How many milliseconds of validity the lock had when *CMD* started, before any "
      "extension."},
+    {"`REDLOCK_FENCING_TOKEN`", NULL,
+     "The lock's fencing token, a decimal number greater than that of every lock granted "
+     "before it: pass it with every write to what the lock protects, and have that refuse "
+     "a write with a token lower than one it has seen. Not set with `--no-fencing` (one "
+     "inherited from an outer `run` is removed)."},
     {NULL, NULL, NULL},
 };
 
@@ -217,6 +223,27 @@ static const doc_part reentrant_locks[] = {
      "workers (two machines running the same job, say), which would then hold the\n"
      "lock together. Give each worker a token of its own, such as its host name and\n"
      "process id, and pass it only to what it runs itself.",
+     NULL, NULL},
+};
+
+static const doc_part fencing_tokens[] = {
+    {DOC_TEXT,
+     "A lock's holder can be paused past its validity (a GC pause, `SIGSTOP`,\n"
+     "swapping) and write after the lock went to someone else. A fencing token\n"
+     "closes that gap: a number greater for every lock granted later, on any\n"
+     "resource, which the holder passes with each write and the protected storage\n"
+     "checks, refusing a write with a token lower than the greatest it has seen.\n"
+     "`run` takes its lock with a token and gives it to *CMD* in\n"
+     "`REDLOCK_FENCING_TOKEN` (`--no-fencing`: no token, one round trip less);\n"
+     "`acquire --fencing` shows it in its `--json` output's `fencing_token`; the\n"
+     "configuration's `fencing: true` makes every lock fenced.\n"
+     "\n"
+     "The tokens come from one counter per master, in the key `redlock:fence`. A new\n"
+     "deployment has none in use: run `redlock fencing-init` once. A master that\n"
+     "restarts is seeded again from the others by the next fenced acquires. Until a\n"
+     "quorum of masters has its counter in use, fenced locks fail with exit status\n"
+     "69 and a message that says so. See `docs/fencing.md` for the protocol, its\n"
+     "proof with a model checker, and what a storage must do.",
      NULL, NULL},
 };
 
@@ -495,6 +522,7 @@ static const doc_section sections[] = {
     SECTION("Time values", time_values),
     SECTION("Resources", resources),
     SECTION("Reentrant locks", reentrant_locks),
+    SECTION("Fencing tokens", fencing_tokens),
     SECTION("JSON output", json_output),
     SECTION("Configuration", configuration),
     SECTION("Environment", environment),

@@ -174,6 +174,20 @@ cli_parse_result cli_opt_json(const char *value, void *ctx)
     return CLI_PARSE_OK;
 }
 
+cli_parse_result cli_opt_fencing(const char *value, void *ctx)
+{
+    (void)value;
+    ((cli_options *)ctx)->fencing = 1;
+    return CLI_PARSE_OK;
+}
+
+cli_parse_result cli_opt_no_fencing(const char *value, void *ctx)
+{
+    (void)value;
+    ((cli_options *)ctx)->fencing = 0;
+    return CLI_PARSE_OK;
+}
+
 cli_parse_result cli_opt_conflict_exit(const char *value, void *ctx)
 {
     /* As flock -E: any exit status a process can have. */

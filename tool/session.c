@@ -77,6 +77,12 @@ int cli_ping(cli *c, redlock_result **result)
     return blocking_ping(&ctx, result);
 }
 
+int cli_fencing_init(cli *c, uint64_t floor, redlock_result **result)
+{
+    blocking_ctx ctx = ctx_of(c);
+    return blocking_fencing_init(&ctx, floor, result);
+}
+
 redlock_acquire_options cli_acquire_options(const cli_options *o)
 {
     redlock_acquire_options opts;
@@ -87,6 +93,8 @@ redlock_acquire_options cli_acquire_options(const cli_options *o)
         opts.owner = o->owner;
         opts.owner_len = strlen(o->owner);
     }
+    if (o->fencing >= 0)
+        opts.fencing = o->fencing;
     int64_t wait_ms = o->wait_ms;
     /* The most retries an acquire takes: at any retry delay, years. */
     const int64_t unlimited = INT32_MAX;
@@ -145,6 +153,11 @@ void cli_report_not_acquired(const cli_resources *set, int status, const redlock
     cli_error("could not acquire %s: %s (%u of %u masters said OK, %u needed; %u attempt%s%s)",
               shown, redlock_strerror(status), r->masters_locked, r->master_count, r->quorum,
               r->attempts, r->attempts == 1 ? "" : "s", failures);
+    if (status == REDLOCK_ENOFENCE)
+        cli_error("fencing tokens need a fencing counter in use on a quorum of masters: on a "
+                  "new deployment run `redlock fencing-init` once; a restarted master is "
+                  "seeded again by the next fenced acquires; `--no-fencing` locks without a "
+                  "token");
 }
 
 int cli_load_settings(cli *c, const cli_options *o)

@@ -58,6 +58,9 @@ static void every_command_works(const char *node, int db)
     run_ok(CLI_ARGS("-n", node, "release", "job", value));
     cr_assert_not(key_in_db("job", db), "%s: not released", node);
     run_ok(CLI_ARGS("-n", node, "ping"));
+    /* Each database has its own fencing counter: put it in use first. */
+    run_ok(CLI_ARGS("-n", node, "fencing-init"));
+    cr_assert(key_in_db(REDLOCK_FENCING_KEY, db), "%s: no counter in db %d", node, db);
     run_ok(CLI_ARGS("-n", node, "run", "job", "--", "true"));
     cr_assert_not(key_in_db("job", db));
 }

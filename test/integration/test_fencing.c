@@ -33,37 +33,9 @@ static redlock_acquire_options fenced(int64_t ttl_ms, int64_t retries)
     return o;
 }
 
-/* Master i's run_id, into run (41 bytes); "" when unknown. */
-static void run_id_of(size_t i, char run[41])
-{
-    run[0] = '\0';
-    redisReply *r = fleet_command(h.fleet, i, "INFO server");
-    if (r == NULL)
-        return;
-    const char *p = r->type == REDIS_REPLY_STRING
-                        ? strstr(r->str, "run_id:")
-                        : NULL;
-    if (p != NULL) {
-        memcpy(run, p + 7, 40);
-        run[40] = '\0';
-    }
-    freeReplyObject(r);
-}
-
-/* Master i's counter when it is in use in the master's run, else -1. */
 static long long counter_in_use(size_t i)
 {
-    char run[41];
-    run_id_of(i, run);
-    redisReply *r = fleet_command(h.fleet, i, "HMGET %s n run", REDLOCK_FENCING_KEY);
-    long long n = -1;
-    if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-        r->element[0]->type == REDIS_REPLY_STRING && r->element[1]->type == REDIS_REPLY_STRING &&
-        run[0] != '\0' && strcmp(r->element[1]->str, run) == 0)
-        n = atoll(r->element[0]->str);
-    if (r != NULL)
-        freeReplyObject(r);
-    return n;
+    return fleet_fencing_counter(h.fleet, i);
 }
 
 /* How many masters have a counter in use at no less than token. */

@@ -1174,6 +1174,54 @@ int fleet_del(const fleet *f, size_t i, const void *key, size_t keylen)
     return rc;
 }
 
+int fleet_run_id(const fleet *f, size_t i, char run_id[41])
+{
+    run_id[0] = '\0';
+    redisReply *r = fleet_command(f, i, "INFO server");
+    const char *p = r != NULL && r->type == REDIS_REPLY_STRING ? strstr(r->str, "run_id:") : NULL;
+    if (p != NULL && strspn(p + 7, "0123456789abcdef") >= 40) {
+        memcpy(run_id, p + 7, 40);
+        run_id[40] = '\0';
+    }
+    if (r != NULL)
+        freeReplyObject(r);
+    return run_id[0] != '\0' ? 0 : -1;
+}
+
+long long fleet_fencing_counter(const fleet *f, size_t i)
+{
+    char run[41];
+    if (fleet_run_id(f, i, run) != 0)
+        return -1;
+    redisReply *r = fleet_command(f, i, "HMGET %s n run", REDLOCK_FENCING_KEY);
+    long long n = -1;
+    if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[0]->type == REDIS_REPLY_STRING && r->element[1]->type == REDIS_REPLY_STRING &&
+        strcmp(r->element[1]->str, run) == 0)
+        n = atoll(r->element[0]->str);
+    if (r != NULL)
+        freeReplyObject(r);
+    return n;
+}
+
+int fleet_init_fencing(const fleet *f)
+{
+    for (size_t i = 0; i < fleet_size(f); i++) {
+        char run[41];
+        if (fleet_pid(f, i) == 0)
+            continue;
+        if (fleet_run_id(f, i, run) != 0)
+            return -1;
+        redisReply *r = fleet_command(f, i, "HSET %s n 0 run %s", REDLOCK_FENCING_KEY, run);
+        bool ok = r != NULL && r->type == REDIS_REPLY_INTEGER;
+        if (r != NULL)
+            freeReplyObject(r);
+        if (!ok)
+            return -1;
+    }
+    return 0;
+}
+
 size_t fleet_count_value(const fleet *f, const void *key, size_t keylen, const void *val,
                          size_t vallen)
 {

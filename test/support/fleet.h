@@ -205,6 +205,16 @@ int fleet_set(const fleet *f, size_t i, const void *key, size_t keylen, const vo
 /* DEL: 1 deleted, 0 absent, -1 error. */
 int fleet_del(const fleet *f, size_t i, const void *key, size_t keylen);
 
+/* ---- Fencing counters (docs/fencing.md) -------------------------------- */
+
+/* Server i's run_id (40 hex digits and a NUL): 0, or -1 ("") when unknown. */
+int fleet_run_id(const fleet *f, size_t i, char run_id[41]);
+/* Server i's fencing counter when it is in use in the server's run, else -1. */
+long long fleet_fencing_counter(const fleet *f, size_t i);
+/* Put every running server's fencing counter in use at 0, as a new
+ * deployment's initialization does. 0, or -1 on an error. */
+int fleet_init_fencing(const fleet *f);
+
 /* On how many running, unpaused servers key holds exactly val. */
 size_t fleet_count_value(const fleet *f, const void *key, size_t keylen, const void *val,
                          size_t vallen);

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Fencing tokens in the tool (docs/fencing.md): `run` hands CMD a token by
+ * default, `acquire --fencing` shows it, `fencing-init` puts the counters
+ * in use, and a deployment without them says what to do. */
+#include "cli_harness.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define T CLI_RUN_TIMEOUT_MS
+
+TestSuite(cli_fencing, .init = cli_setup_five, .fini = cli_teardown, .timeout = 120);
+
+/* The token a `run` gave CMD; 0 when it gave none. */
+static unsigned long long run_token(const char *const args[], const char *const env[])
+{
+    const cli_result *r = cli_run(args, env, T);
+    cli_expect_exit(r, 0);
+    cr_assert_neq(r->out[0], '\0', "%s: no output", r->cmdline);
+    if (strcmp(r->out, "none\n") == 0)
+        return 0;
+    char *end = NULL;
+    unsigned long long token = strtoull(r->out, &end, 10);
+    cr_assert(end != r->out && strcmp(end, "\n") == 0, "%s: %s", r->cmdline, r->out);
+    return token;
+}
+
+#define PRINT_TOKEN "sh", "-c", "echo \"${REDLOCK_FENCING_TOKEN:-none}\""
+
+Test(cli_fencing, run_gives_cmd_a_token_that_grows_with_every_lock)
+{
+    unsigned long long last = 0;
+    for (int i = 0; i < 3; i++) {
+        const char *resource = i == 1 ? "other" : "job";
+        unsigned long long token =
+            run_token(CLI_ARGS("--config", cli.config, "run", resource, "--", PRINT_TOKEN), NULL);
+        cr_assert_gt(token, last, "token %llu after %llu", token, last);
+        last = token;
+    }
+    cli_expect_key_gone("job", "after the runs");
+}
+
+Test(cli_fencing, no_fencing_gives_no_token_not_even_an_inherited_one)
+{
+    static const char *const env[] = {"REDLOCK_FENCING_TOKEN=12345", NULL};
+    cr_assert_eq(run_token(CLI_ARGS("--config", cli.config, "run", "--no-fencing", "job", "--",
+                                    PRINT_TOKEN),
+                           env),
+                 0, "an unfenced run passed a token on");
+    cr_assert_gt(
+        run_token(CLI_ARGS("--config", cli.config, "run", "job", "--", PRINT_TOKEN), env), 0);
+    cr_assert_neq(
+        run_token(CLI_ARGS("--config", cli.config, "run", "job", "--", PRINT_TOKEN), env), 12345);
+}
+
+Test(cli_fencing, acquire_shows_the_token_in_json_with_fencing_only)
+{
+    const cli_result *r =
+        cli_run(CLI_ARGS("--config", cli.config, "acquire", "--json", "plain"), NULL, T);
+    cli_expect_exit(r, 0);
+    cr_assert_not_null(strstr(r->out, "\"fencing_token\":null"), "%s", r->out);
+    r = cli_run(CLI_ARGS("--config", cli.config, "acquire", "--fencing", "--json", "fenced"), NULL,
+                T);
+    cli_expect_exit(r, 0);
+    const char *at = strstr(r->out, "\"fencing_token\":");
+    cr_assert_not_null(at, "%s", r->out);
+    cr_assert_gt(strtoull(at + strlen("\"fencing_token\":"), NULL, 10), 0, "%s", r->out);
+    /* Without --json the output stays the value alone. */
+    r = cli_run(CLI_ARGS("--config", cli.config, "acquire", "--fencing", "fenced2"), NULL, T);
+    cli_expect_exit(r, 0);
+    cr_assert(cli_is_value(cli_first_line(r->out)), "%s", r->out);
+    cr_assert_eq(strchr(r->out, '\n'), r->out + strlen(r->out) - 1, "%s", r->out);
+}
+
+Test(cli_fencing, the_config_fencing_switch_makes_acquire_fenced)
+{
+    cli_config_options o = {.extra = "fencing: true"};
+    const char *config = cli_write_config("fenced.yaml", &o);
+    const cli_result *r = cli_run(CLI_ARGS("--config", config, "acquire", "--json", "r"), NULL, T);
+    cli_expect_exit(r, 0);
+    cr_assert_null(strstr(r->out, "\"fencing_token\":null"), "%s", r->out);
+    cr_assert_not_null(strstr(r->out, "\"fencing_token\":"), "%s", r->out);
+}
+
+/* Counters not in use (a new deployment): the fenced commands say what to
+ * do and exit 69, the unfenced work; fencing-init puts them in use. */
+Test(cli_fencing, a_deployment_without_counters_is_told_to_run_fencing_init)
+{
+    for (size_t i = 0; i < CLI_MASTERS; i++)
+        cr_assert_eq(fleet_del(cli.fleet, i, REDLOCK_FENCING_KEY, strlen(REDLOCK_FENCING_KEY)), 1);
+    const char *marker = cli_path("ran");
+    const cli_result *r =
+        cli_run(CLI_ARGS("--config", cli.config, "run", "--wait", "0", "job", "touch", marker),
+                NULL, T);
+    cli_expect_exit(r, 69);
+    cr_assert_not_null(strstr(r->err, "too few masters have a fencing counter in use"), "%s",
+                       r->err);
+    cr_assert_not_null(strstr(r->err, "redlock fencing-init"), "%s", r->err);
+    cr_assert_not(cli_file_exists((void *)marker), "CMD ran without a token");
+    cli_expect_key_gone("job", r->cmdline);
+    r = cli_run(CLI_ARGS("--config", cli.config, "run", "--no-fencing", "job", "true"), NULL, T);
+    cli_expect_exit(r, 0);
+
+    r = cli_run(CLI_ARGS("--config", cli.config, "fencing-init"), NULL, T);
+    cli_expect_exit(r, 0);
+    for (size_t i = 0; i < CLI_MASTERS; i++) {
+        cr_assert_not_null(strstr(r->out, cli_format("%s  in use\n", cli_node(i))), "%s", r->out);
+        cr_assert_eq(fleet_fencing_counter(cli.fleet, i), 0);
+    }
+    cr_assert_eq(run_token(CLI_ARGS("--config", cli.config, "run", "job", "--", PRINT_TOKEN), NULL),
+                 1);
+}
+
+/* A floor below 2^53, and counters in use left alone; --json; a master
+ * down is shown, and a quorum is enough. */
+Test(cli_fencing, fencing_init_takes_a_floor_and_leaves_counters_in_use_alone)
+{
+    const cli_result *r = cli_run(CLI_ARGS("--config", cli.config, "fencing-init", "x"), NULL, T);
+    cli_expect_exit(r, 64);
+    r = cli_run(CLI_ARGS("--config", cli.config, "fencing-init", "9007199254740992"), NULL, T);
+    cli_expect_exit(r, 64);
+    r = cli_run(CLI_ARGS("--config", cli.config, "fencing-init", "1", "2"), NULL, T);
+    cli_expect_exit(r, 64);
+
+    cr_assert_eq(fleet_del(cli.fleet, 0, REDLOCK_FENCING_KEY, strlen(REDLOCK_FENCING_KEY)), 1);
+    cr_assert_eq(fleet_kill(cli.fleet, 4), 0);
+    r = cli_run(CLI_ARGS("--config", cli.config, "fencing-init", "--json", "500"), NULL, T);
+    cli_expect_exit(r, 0);
+    cr_assert_not_null(strstr(r->out, "\"status\":\"REDLOCK_OK\""), "%s", r->out);
+    cr_assert_not_null(strstr(r->out, "\"floor\":500"), "%s", r->out);
+    cr_assert_not_null(strstr(r->out, "\"in_use\":false"), "%s", r->out);
+    cr_assert_eq(fleet_fencing_counter(cli.fleet, 0), 500, "not set to the floor");
+    for (size_t i = 1; i < 4; i++)
+        cr_assert_eq(fleet_fencing_counter(cli.fleet, i), 0, "a counter in use was changed");
+}

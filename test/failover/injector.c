@@ -74,6 +74,7 @@ static void bring_back(injector *inj, size_t i)
     } else if (m->down) {
         if (fleet_restart(inj->fleet, i) == 0) {
             m->down = false;
+            m->seeding = true; /* a new run: its fencing counter is not in use */
             log_fault(inj, "restart", i);
         } else {
             m->back_at_ns = tc_now_ns() + 100000000; /* try again shortly */
@@ -113,7 +114,19 @@ pid_t injector_tick(injector *inj, int64_t now, pid_t holder)
         return 0;
     inj->next_fault_ns = now + random_between(inj, FAULT_GAP_MIN_MS, FAULT_GAP_MAX_MS) * 1000000;
 
-    unsigned unavailable = (unsigned)inj->n - injector_available(inj);
+    /* A restarted master is back in service once the clients seeded its
+     * fencing counter again (docs/fencing.md): faults wait for that, as an
+     * operator restarting masters one at a time would. Otherwise a
+     * majority could be left without a counter in use, which no client
+     * can seed. */
+    unsigned seeding = 0;
+    for (size_t i = 0; i < inj->n; i++) {
+        injector_master *m = &inj->masters[i];
+        if (m->seeding && !m->down && fleet_fencing_counter(inj->fleet, i) >= 0)
+            m->seeding = false;
+        seeding += m->seeding && !m->down && !m->paused;
+    }
+    unsigned unavailable = (unsigned)inj->n - injector_available(inj) + seeding;
     unsigned roll = (unsigned)(next_random(inj) % 100);
     if (roll < 20 && holder > 0) {
         kill(holder, SIGKILL);

@@ -25,6 +25,7 @@ typedef struct injector_master {
     bool down;          /* killed, not restarted yet */
     bool paused;        /* SIGSTOPped */
     int64_t back_at_ns; /* when to restart or SIGCONT it */
+    bool seeding;       /* restarted, its fencing counter not in use yet */
 } injector_master;
 
 typedef struct injector {

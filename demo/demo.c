@@ -186,10 +186,15 @@ static void cli_part(fleet *f)
     printf("\nPart 2: the redlock tool (export REDLOCK_CONFIG=%s)\n\n", config);
     setenv("REDLOCK_CONFIG", config, 1);
     char cmd[1024];
+    /* `run` hands its command a fencing token: new masters need their
+     * counters put in use once. */
+    snprintf(cmd, sizeof(cmd), "%s fencing-init", REDLOCK_TOOL);
+    shell(cmd);
     snprintf(cmd, sizeof(cmd),
              "for host in alpha beta gamma; do "
              "%s run --wait 5s nightly-report -- sh -c "
-             "'echo \"    $(date +%%T.%%3N) [$1] has the lock, making the report\"; sleep 0.3; "
+             "'echo \"    $(date +%%T.%%3N) [$1] has the lock (fencing token "
+             "$REDLOCK_FENCING_TOKEN), making the report\"; sleep 0.3; "
              "echo \"    $(date +%%T.%%3N) [$1] done\"' sh $host & done; wait",
              REDLOCK_TOOL);
     shell(cmd);

@@ -87,6 +87,10 @@ int raw_run(const bench_masters *masters, const bench_limits *lim, bool quorum_o
 /* The library. */
 int lib_async_run(const bench_masters *masters, const bench_limits *lim, unsigned in_flight,
                   measurement *m);
+/* The same with fencing tokens (docs/fencing.md); init_counters: put the
+ * masters' counters in use first (only for masters of the bench's own). */
+int lib_async_fenced_run(const bench_masters *masters, const bench_limits *lim,
+                         unsigned in_flight, bool init_counters, measurement *m);
 /* Something done to the masters for the measured part of a run (after the
  * warm-up, the client connected), and undone after it. */
 typedef struct bench_fault {

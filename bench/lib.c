@@ -117,11 +117,39 @@ static void run_slots(async_bench *b, unsigned long pairs, double seconds)
     b->lim = saved;
 }
 
-/* clients: 1 for the uncontended runs (K slots share it), or one per slot
- * when contended. */
-static int async_run(const bench_masters *masters, const bench_limits *lim, unsigned in_flight,
-                     bool contended, const bench_fault *fault, measurement *m)
+static void on_fencing_init(int status, const redlock_result *r, void *arg)
 {
+    (void)r;
+    *(int *)arg = status;
+}
+
+/* Put the masters' fencing counters in use (masters of the bench's own:
+ * a new deployment), running the loop until done. */
+static int init_fencing(struct ev_loop *loop, redlock_client *client)
+{
+    int status = 1; /* no status is positive */
+    if (redlock_fencing_init_async(client, 0, on_fencing_init, &status) != REDLOCK_OK)
+        return -1;
+    while (status == 1)
+        ev_run(loop, EVRUN_ONCE);
+    return status == REDLOCK_OK ? 0 : -1;
+}
+
+/* What a run asks for: clients: 1 for the uncontended runs (K slots share
+ * it), or one per slot when contended; fenced acquires, and whether to
+ * put the counters in use first. */
+typedef struct run_kind {
+    bool contended;
+    bool fenced;
+    bool init_fencing;
+    const bench_fault *fault;
+} run_kind;
+
+static int async_run(const bench_masters *masters, const bench_limits *lim, unsigned in_flight,
+                     const run_kind *kind, measurement *m)
+{
+    bool contended = kind->contended;
+    const bench_fault *fault = kind->fault;
     if (in_flight == 0 || in_flight > MAX_SLOTS)
         return -1;
     async_bench *b = calloc(1, sizeof(*b));
@@ -143,6 +171,7 @@ static int async_run(const bench_masters *masters, const bench_limits *lim, unsi
         b->opts.retry_count = 1000000;
         b->opts.wait_ms = 2000;
     }
+    b->opts.fencing = kind->fenced ? 1 : 0;
     int rc = 0;
     unsigned clients = contended ? in_flight : 1;
     redlock_client *shared[MAX_SLOTS] = {0};
@@ -150,6 +179,8 @@ static int async_run(const bench_masters *masters, const bench_limits *lim, unsi
         if (redlock_client_new(&shared[i], cfg, b->loop) != REDLOCK_OK)
             rc = -1;
     redlock_config_free(cfg);
+    if (rc == 0 && kind->init_fencing)
+        rc = init_fencing(b->loop, shared[0]);
     if (rc == 0) {
         for (unsigned i = 0; i < in_flight; i++)
             b->slots[i] = (slot){.b = b, .client = shared[contended ? i : 0], .index = i};
@@ -183,19 +214,29 @@ static int async_run(const bench_masters *masters, const bench_limits *lim, unsi
 int lib_async_run(const bench_masters *masters, const bench_limits *lim, unsigned in_flight,
                   measurement *m)
 {
-    return async_run(masters, lim, in_flight, false, NULL, m);
+    run_kind kind = {0};
+    return async_run(masters, lim, in_flight, &kind, m);
+}
+
+int lib_async_fenced_run(const bench_masters *masters, const bench_limits *lim,
+                         unsigned in_flight, bool init_counters, measurement *m)
+{
+    run_kind kind = {.fenced = true, .init_fencing = init_counters};
+    return async_run(masters, lim, in_flight, &kind, m);
 }
 
 int lib_async_run_fault(const bench_masters *masters, const bench_limits *lim,
                         unsigned in_flight, const bench_fault *fault, measurement *m)
 {
-    return async_run(masters, lim, in_flight, false, fault, m);
+    run_kind kind = {.fault = fault};
+    return async_run(masters, lim, in_flight, &kind, m);
 }
 
 int lib_contended_run(const bench_masters *masters, const bench_limits *lim, unsigned clients,
                       measurement *m)
 {
-    return async_run(masters, lim, clients, true, NULL, m);
+    run_kind kind = {.contended = true};
+    return async_run(masters, lim, clients, &kind, m);
 }
 
 /* ---- Blocking API: T threads, one shared client ------------------------ */

@@ -34,7 +34,8 @@ typedef enum ratio_kind {
     RATIO_THROUGHPUT, /* pairs/s / the quorum baseline's with the same K */
     RATIO_SCALING,    /* pairs/s / the T=1 run's */
     RATIO_ACQUIRE,    /* acquire median / all masters up */
-    RATIO_UP          /* pairs/s / all masters up, same K */
+    RATIO_UP,         /* pairs/s / all masters up, same K */
+    RATIO_FENCED      /* acquire median / the unfenced K=1 run's */
 } ratio_kind;
 
 typedef struct row {
@@ -323,6 +324,16 @@ static void run_suite(const bench_masters *ms, const options *o, fleet *f)
     if (!wanted("library async, K=1") && !wanted("library blocking"))
         row_count--; /* kept only as the stopped-master run's reference */
 
+    if (wanted("library async fenced, K=1")) {
+        /* Fencing tokens: a second round trip per acquire. */
+        r = add_row("library async fenced, K=1", n);
+        lib_async_fenced_run(ms, &o->lim, 1, f != NULL, &r->m);
+        r->kind = RATIO_FENCED;
+        double unfenced = samples_quantile_us(&async1->m.acquire, 0.5);
+        r->ratio = unfenced > 0 ? samples_quantile_us(&r->m.acquire, 0.5) / unfenced : 0;
+        report_progress(r);
+    }
+
     run_blocking(ms, o, base_p50, async1_cpu);
 
     static const unsigned flights[] = {16, 128};
@@ -401,6 +412,8 @@ static const char *ratio_label(ratio_kind k)
         return "acquire median vs all up";
     case RATIO_UP:
         return "pairs/s vs all up, same K";
+    case RATIO_FENCED:
+        return "acquire median vs unfenced K=1";
     default:
         return "";
     }

@@ -58,6 +58,8 @@ run_examples() {
     '$dir/blocking' \"\$REDLOCK_CONFIG\" example-blocking
     '$dir/async' \"\$REDLOCK_CONFIG\" example-async
     if [ -x '$dir/blocking-static' ]; then '$dir/blocking-static' \"\$REDLOCK_CONFIG\" example-static; fi
+    # New masters: their fencing counters are put in use once.
+    '$tool' fencing-init >/dev/null
     REDLOCK='$tool' '$src/examples/cron-guard.sh'
     # Held by someone else: the guard skips the round quietly.
     '$tool' acquire --ttl 10s nightly-report >/dev/null

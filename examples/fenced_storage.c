@@ -100,7 +100,7 @@ int main(int argc, char **argv)
     redlock_sync *client = NULL;
     int rc = redlock_sync_new(&client, cfg);
     redlock_config_free(cfg);
-    redisContext *storage = redisConnect(argv[2], atoi(argv[3]));
+    redisContext *storage = redisConnect(argv[2], (int)strtol(argv[3], NULL, 10));
     if (rc != REDLOCK_OK || storage == NULL || storage->err) {
         fprintf(stderr, "cannot start: %s\n",
                 rc != REDLOCK_OK ? redlock_strerror(rc) : storage ? storage->errstr : "no memory");

@@ -467,7 +467,12 @@ static const cli_command command_status = {
         "value), `mixed` whether it has some of the keys, or keys holding different\n"
         "values (`held` is false then), `value` is null when `held` is false,\n"
         "`pttl_ms` is null when the key is absent, has no expiry or the master did not\n"
-        "answer, and `error` says why a master is unreachable.",
+        "answer, and `error` says why a master is unreachable.\n"
+        "\n"
+        "A lock's fencing token is not shown: it is computed by the client that\n"
+        "acquires, from the masters' counters, and is not stored with the lock. Its\n"
+        "holder has it (`REDLOCK_FENCING_TOKEN` in `run`, `fencing_token` in\n"
+        "`acquire --json`).",
 };
 
 static const cli_option *const ping_options[] = {&opt_json, &opt_command_help};

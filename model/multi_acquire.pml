@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Acquiring several resources at once, all or nothing (docs/design.md,
- * "Several resources"): the specification the code will follow.
+ * "Several resources"): the specification the code follows.
  *
  * M masters, K resources, C clients, each wanting a set of resources. An
  * attempt runs one script per master, in any order, interleaved with

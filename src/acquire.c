@@ -25,8 +25,8 @@
  *
  * Cleaning up leaves nothing of the attempt behind: the SETs still queued
  * behind a handshake are withdrawn, and every master that may hold the
- * value (it said OK, in time or late; its SET is in flight; or its
- * connection was lost with the SET unanswered) gets a release, at once or
+ * value (it said OK or an error, in time or late; its SET is in flight; or
+ * its connection was lost with the SET unanswered) gets a release, at once or
  * when it reconnects (owed_release.h).
  *
  * Each attempt has its own random value and its own clock: elapsed time and
@@ -47,7 +47,6 @@
  * cleanup's announcements do not. A set of resources waits on the watch of
  * each: a delete of any of them may free the set.
  */
-#include "fence_seed.h"
 #include "internal.h"
 #include "random.h"
 #include "timer.h"
@@ -376,17 +375,6 @@ static void acquire_log_failure(const rl_acquire *a, int status, const char *wha
            round == a->round ? "said OK" : "confirmed the token");
 }
 
-/* Have the masters seeded whose counter round 1 found not in use. */
-static void acquire_seed_unfenced(const rl_acquire *a)
-{
-    const rl_round *round = a->round;
-    for (size_t i = 0; i < round->n; i++) {
-        const rl_slot *slot = &round->slots[i];
-        if (slot->outcome == REDLOCK_MASTER_OK && slot->counter < 0 && slot->run_id[0] != '\0')
-            rl_fence_seed_notice(a->client, i, slot->run_id);
-    }
-}
-
 static void acquire_on_fenced(rl_round *fence, void *owner)
 {
     rl_acquire *a = owner;
@@ -434,8 +422,6 @@ static void acquire_on_decided(rl_round *round, void *owner)
     int status;
 
     rl_round_detach(round, true); /* a->round keeps the reference */
-    if (a->fencing)
-        acquire_seed_unfenced(a);
     if (rl_tally_verdict(&round->tally) == RL_QUORUM) {
         if (a->fencing) {
             int64_t elapsed_us = round->decided_us - round->t0_us;

@@ -6,9 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Tokens are compared by Lua as doubles: exact below 2^53. */
-#define RL_TOKEN_LIMIT (UINT64_C(1) << 53)
-
 static void seed_set_state(rl_seeding *s, rl_seed_state next)
 {
     if (s->state == RL_SEED_IDLE && next != RL_SEED_IDLE)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The quorum fan-out: one request to every master, tallied as replies come
  * in, decided as soon as the answer is known. See quorum.h. */
+#include "fence_seed.h"
 #include "internal.h"
 #include "reply.h"
 #include "scripts.h"
@@ -21,10 +22,18 @@ unsigned rl_quorum_of(unsigned n)
 
 rl_verdict rl_tally_verdict(const rl_tally *t)
 {
-    unsigned ok = t->need_fence ? t->fenced_ok : t->ok;
-    if (ok >= t->quorum)
+    if (t->need_fence) {
+        if (t->fenced_ok >= t->quorum)
+            return RL_QUORUM;
+        /* Lost for want of counters only once a quorum said yes: until
+         * then the masters still to answer may make it a plain refusal, so
+         * the status would depend on who answered first. */
+        if (t->ok >= t->quorum && t->fenced_ok + t->pending < t->quorum)
+            return RL_NO_QUORUM;
+    } else if (t->ok >= t->quorum) {
         return RL_QUORUM;
-    if (ok + t->pending < t->quorum)
+    }
+    if (t->ok + t->pending < t->quorum)
         return RL_NO_QUORUM;
     return RL_UNDECIDED;
 }
@@ -39,8 +48,8 @@ int rl_tally_failure_status(const rl_tally *t, int refused_status)
      * auto-extension retries, where "not ours" would give the lock up. */
     if (t->refused + t->quorum > n)
         return refused_status;
-    /* Masters enough said yes, or still may, but too few carry a counter. */
-    if (t->need_fence && t->ok + t->pending >= t->quorum)
+    /* A quorum said yes, too few of them with a counter. */
+    if (t->need_fence && t->ok >= t->quorum)
         return REDLOCK_ENOFENCE;
     /* Masters still to answer when a round is decided early are neither
      * reason: the status names what the others said, the same whichever
@@ -226,7 +235,8 @@ bool rl_slot_may_have_acted(const rl_slot *slot)
         return true;
     case RL_SLOT_DONE:
     case RL_SLOT_LATE:
-        return slot->outcome == REDLOCK_MASTER_OK;
+        /* An error too: a script stopped by one keeps what it wrote. */
+        return slot->outcome == REDLOCK_MASTER_OK || slot->outcome == REDLOCK_MASTER_ERROR;
     default:
         return false;
     }
@@ -442,6 +452,12 @@ static int slot_resend_with_eval(rl_slot *slot)
         return REDLOCK_MASTER_ERROR; /* EVAL, SET or PING cannot answer NOSCRIPT */
     if (round->withdrawn)
         return REDLOCK_MASTER_ERROR; /* not run, and no longer wanted */
+    /* Decided without this master: its vote is no longer needed, and what
+     * followed the decision (the lock's release, a cleanup) may already be
+     * queued behind it, which the EVAL would then undo. A release is always
+     * sent again: deleting our value is what anything after it wants. */
+    if (round->decided && round->kind != RL_ROUND_RELEASE)
+        return REDLOCK_MASTER_ERROR;
     if (slot->own_cmd != NULL) {
         long len = rl_evalsha_to_eval(slot->own_cmd, slot->own_len, round->script,
                                       &slot->own_eval);
@@ -457,6 +473,17 @@ static int slot_resend_with_eval(rl_slot *slot)
     }
     slot->use_eval = true;
     return rl_master_submit(slot->master, slot);
+}
+
+/* A fenced acquire's OK from a master whose counter is not in use in its
+ * run: have it seeded, whether the reply came in time or late (a master
+ * slower than the others would else never be). */
+static void slot_notice_unfenced(const rl_slot *slot, int outcome)
+{
+    const rl_round *round = slot->round;
+    if (round->script == &rl_fenced_acquire_script && outcome == REDLOCK_MASTER_OK &&
+        slot->counter < 0 && slot->run_id[0] != '\0')
+        rl_fence_seed_notice(round->client, (size_t)(slot - round->slots), slot->run_id);
 }
 
 /* A reply for a slot counted at its deadline: the result shows what the
@@ -498,6 +525,7 @@ void rl_slot_on_reply(rl_slot *slot, const redisReply *reply, const char *lost_r
         slot->latency_us = rl_now_us() - slot->sent_us;
         if (slot->counted)
             final = RL_SLOT_LATE;
+        slot_notice_unfenced(slot, outcome);
     }
     round_ref(round);
     if (final == RL_SLOT_LATE)

@@ -72,13 +72,15 @@ typedef enum rl_verdict { RL_UNDECIDED, RL_QUORUM, RL_NO_QUORUM } rl_verdict;
 
 /* N/2 + 1. */
 unsigned rl_quorum_of(unsigned n);
-/* QUORUM when ok reached quorum, NO_QUORUM when ok + pending cannot (with
- * need_fence: fenced_ok). */
+/* QUORUM when ok reached quorum, NO_QUORUM when ok + pending cannot. With
+ * need_fence, QUORUM takes a quorum of fenced_ok, and NO_QUORUM is also a
+ * quorum of ok that too few fenced_ok (with pending) can match. */
 rl_verdict rl_tally_verdict(const rl_tally *t);
 /*
  * The status of a round that cannot reach quorum. refused_status (e.g.
  * ECONFLICT, ENOTOWNER) when the masters that said no are so many that no
- * quorum was possible even had all the others said yes. Otherwise the most
+ * quorum was possible even had all the others said yes. ENOFENCE when
+ * need_fence and a quorum said yes (too few with a counter). Otherwise the most
  * common reason among the other failures: EAUTH, EREPLY or ENOQUORUM
  * (timeouts, no connection; also ties). Masters with no answer yet are not
  * counted as a reason.
@@ -185,8 +187,8 @@ void rl_round_unref(rl_round *round);
  * with EVAL (a cleanup's release may already have gone out behind it). */
 void rl_round_withdraw_unsent(rl_round *round);
 /* Whether slot's request reached its master and may have taken effect
- * there: in flight, lost with its connection, or answered OK (in time or
- * late). */
+ * there: in flight, lost with its connection, or answered OK or an error
+ * (in time or late). */
 bool rl_slot_may_have_acted(const rl_slot *slot);
 
 /* Called by master.c: a reply (NULL when the connection was lost, with

@@ -6,6 +6,7 @@
 #endif
 
 #include "reply.h"
+#include "scripts.h"
 
 #include <hiredis/hiredis.h>
 #include <stdio.h>
@@ -66,8 +67,19 @@ static bool read_fenced_ok(const redisReply *reply, rl_reply_meaning *out)
     if (reply->elements < 2 || reply->element[0]->type != REDIS_REPLY_INTEGER ||
         reply->element[0]->integer != 1)
         return false;
-    if (reply->elements == 2)
-        return read_counter(reply->element[1], &out->counter);
+    if (reply->elements == 2) {
+        if (!read_counter(reply->element[1], &out->counter))
+            return false;
+        if ((uint64_t)out->counter >= RL_TOKEN_LIMIT) {
+            /* Its token would be 2^53 + 1 or more: Lua could not tell it
+             * from the one before. An OK still (the keys are set), but
+             * without a counter: the attempt gets no token. */
+            out->counter = -1;
+            out->detail = "fencing counter at 2^53: no greater token can be compared exactly";
+            out->detail_len = strlen(out->detail);
+        }
+        return true;
+    }
     const redisReply *run = reply->element[2];
     if (reply->elements != 3 || reply->element[1]->type != REDIS_REPLY_NIL ||
         run->type != REDIS_REPLY_STRING || run->len != RL_RUN_ID_SIZE - 1 ||

@@ -98,20 +98,23 @@ const rl_script rl_acquire_script = {
     "end\n"
 
 /* Round 1 of a fenced acquire: the acquire of KEYS[1..n-1], then the
- * counter in KEYS[n] if it is in use in this run. */
+ * counter in KEYS[n] if it is in use in this run. The run and the counter
+ * are read first: a script stopped by an error keeps what it wrote, and a
+ * user the ACL denies INFO must not be left holding keys nobody releases
+ * (an error is not an OK to clean up after). */
 const rl_script rl_fenced_acquire_script = {
     "fenced acquire",
     RL_LUA_HOLDS
     RL_LUA_RUN_ID
     "local nkeys = #KEYS - 1\n"
-    RL_LUA_ACQUIRE_KEYS
     "local run = run_id()\n"
     "local f = redis.call('HMGET', KEYS[#KEYS], 'n', 'run')\n"
+    RL_LUA_ACQUIRE_KEYS
     "if f[1] and f[2] == run then\n"
     "  return {1, f[1]}\n"
     "end\n"
     "return {1, false, run}\n",
-    "18a11f75373e5a9dc7e89a34614f7a18de68fb75",
+    "8f2dc07d5e5ff52a5486cc8e4372b2323a72f115",
 };
 
 /* Round 2: raise the counter to the token, but only while every key still

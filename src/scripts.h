@@ -20,7 +20,8 @@ typedef struct rl_script {
 extern const rl_script rl_acquire_script;
 /* Round 1 of a fenced acquire: the acquire script on KEYS[1..n-1], then
  * {1, n} with the counter in KEYS[n] when it is in use in the master's run,
- * else {1, nil, run_id}; 0 when taken. */
+ * else {1, nil, run_id}; 0 when taken. Reads before it writes: an error
+ * (INFO denied) leaves nothing set. */
 extern const rl_script rl_fenced_acquire_script;
 /* Round 2: when every key of KEYS[1..n-1] holds ARGV[1] and the counter in
  * KEYS[n] is in use in this run, raises it to ARGV[2] (never lowers it) and
@@ -46,6 +47,10 @@ extern const rl_script rl_extend_script;
  * several keys, the value all hold and the least PTTL, or {nil, -3} when
  * they differ. */
 extern const rl_script rl_inspect_script;
+
+/* Tokens and counters are compared by Lua as doubles: exactly only below
+ * 2^53. A counter there gives no further token. */
+#define RL_TOKEN_LIMIT (UINT64_C(1) << 53)
 
 /*
  * The EVAL form of an EVALSHA command (see command.h): the

@@ -131,7 +131,7 @@ REDLOCK_API const char *redlock_version(void);
 #define REDLOCK_MAX_RESOURCES 64          /* resources one lock takes together */
 #define REDLOCK_MAX_VALUE_LEN 1024        /* bytes in a lock value */
 #define REDLOCK_VALUE_LEN 32              /* generated values: 128 bits, hex */
-#define REDLOCK_ERRBUF_SIZE 512           /* enough for any config error */
+#define REDLOCK_ERRBUF_SIZE 512           /* config error messages (cut short beyond) */
 
 /* ------------------------------------------------------------------------ */
 /* Logging                                                                   */

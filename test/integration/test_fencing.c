@@ -245,6 +245,69 @@ Test(fencing, init_refuses_a_floor_lua_cannot_compare_exactly)
     cr_assert_eq(harness_fencing_init(&h, UINT64_C(1) << 53, NULL), REDLOCK_EINVAL);
     cr_assert_eq(harness_fencing_init(&h, (UINT64_C(1) << 53) - 1, NULL), REDLOCK_OK);
     cr_assert_eq(token_of_a_lock("big"), UINT64_C(1) << 53);
+    /* Past 2^53 Lua's numbers no longer tell one token from the next: a
+     * counter there gives no token, never the same one twice. */
+    for (int i = 0; i < 3; i++) {
+        redlock_acquire_options o = fenced(10000, 0);
+        redlock_lock *lock = NULL;
+        redlock_result *r = NULL;
+        int rc = harness_acquire(&h, "big", 3, &o, &lock, &r);
+        cr_assert_eq(rc, REDLOCK_ENOFENCE, "acquire %d past 2^53: %s, token %llu", i,
+                     redlock_strerror(rc), (unsigned long long)r->fencing_token);
+        cr_assert(result_detail_contains(r, "2^53"), "the masters' details do not say why");
+        redlock_result_free(r);
+    }
+    cr_assert_eq(counter_in_use(0), (long long)(UINT64_C(1) << 53));
+}
+
+/* A user the ACL denies INFO cannot run the fenced scripts (they read the
+ * master's run_id): the fenced acquire fails on every master, and must do
+ * so before it writes, else its keys stay for a whole TTL, never released
+ * (an error reply is not an OK to clean up after). */
+Test(fencing, a_user_denied_info_fails_before_the_fenced_acquire_sets_a_key)
+{
+    for (size_t i = 0; i < 5; i++) {
+        redisReply *reply =
+            fleet_command(h.fleet, i, "ACL SETUSER locker on >not-info ~* &* +@all -info");
+        cr_assert(reply && reply->type == REDIS_REPLY_STATUS);
+        freeReplyObject(reply);
+        cr_assert_eq(redlock_config_node_set_auth(h.cfg, i, "locker", "not-info"), REDLOCK_OK);
+    }
+    harness_connect(&h);
+    redlock_acquire_options o = fenced(10000, 0);
+    redlock_result *r = NULL;
+    int rc = harness_acquire(&h, "denied", 6, &o, NULL, &r);
+    cr_assert_eq(rc, REDLOCK_EREPLY, "%s", redlock_strerror(rc));
+    cr_assert(result_detail_contains(r, "can't run this command"), "the details do not say why");
+    redlock_result_free(r);
+    cr_assert(harness_wait_key_gone(&h, "denied", 6, 1000), "the failed acquire left its key");
+    for (size_t i = 0; i < 5; i++)
+        cr_assert_eq(fleet_pttl(h.fleet, i, "denied", 6), -2, "master %zu", i);
+}
+
+/* A restarted master paused whenever a fenced acquire is decided answers
+ * only after it: that late answer starts its seeding too. */
+Test(fencing, a_restarted_master_that_answers_late_is_seeded_too)
+{
+    harness_connect(&h);
+    init_counters(0);
+    uint64_t before = 0;
+    for (int i = 0; i < 3; i++)
+        before = token_of_a_lock("late");
+    cr_assert_eq(fleet_kill(h.fleet, 0), 0);
+    cr_assert_eq(fleet_restart(h.fleet, 0), 0);
+    cr_assert_eq(counter_in_use(0), -1, "the restarted master kept a counter in use");
+    harness_run_for(&h, 300); /* reconnected */
+    for (int i = 0; i < 10 && counter_in_use(0) < (long long)before; i++) {
+        cr_assert_eq(fleet_pause(h.fleet, 0), 0);
+        uint64_t token = token_of_a_lock("late");
+        cr_assert_gt(token, before);
+        cr_assert_eq(fleet_resume(h.fleet, 0), 0);
+        harness_run_for(&h, 150);
+    }
+    cr_assert_geq(counter_in_use(0), (long long)before,
+                  "master 0 was not seeded again at %llu or more (now %lld)",
+                  (unsigned long long)before, counter_in_use(0));
 }
 
 /* The SHAs the requests name are those the masters compute: else every

@@ -367,3 +367,30 @@ Test(many, a_request_answered_noscript_after_the_attempt_failed_is_not_sent_agai
                              i, (const char *)abc[k]);
     }
 }
+
+/* The same after a granted acquire and its release: a master paused while
+ * both went out answers the acquire NOSCRIPT only after the release was
+ * queued behind it. The acquire was decided without it: sent again with
+ * EVAL, it would set the keys after their release, for a whole TTL. */
+Test(many, a_request_answered_noscript_after_its_lock_was_released_is_not_sent_again)
+{
+    harness_connect(&h);
+    cr_assert_eq(harness_ping(&h, NULL), REDLOCK_OK); /* handshakes done: scripts loaded */
+    redisReply *r = fleet_command(h.fleet, 4, "SCRIPT FLUSH");
+    cr_assert_not_null(r);
+    freeReplyObject(r);
+    r = fleet_command(h.fleet, 4, "SCRIPT LOAD %s", rl_release_script.source);
+    cr_assert(r != NULL && r->type == REDIS_REPLY_STRING); /* only the acquire's is gone */
+    freeReplyObject(r);
+    cr_assert_eq(fleet_pause(h.fleet, 4), 0);
+    redlock_acquire_options o = fleet_acquire_options(10000, 0);
+    redlock_lock *lock = NULL;
+    cr_assert_eq(harness_acquire_many(&h, abc, abc_lens, 3, &o, &lock, NULL), REDLOCK_OK);
+    cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
+    redlock_lock_free(lock);
+    cr_assert_eq(fleet_resume(h.fleet, 4), 0);
+    harness_run_for(&h, 300);
+    for (size_t k = 0; k < 3; k++)
+        cr_assert_eq(fleet_pttl(h.fleet, 4, abc[k], abc_lens[k]), -2,
+                     "master 4 holds %s after the release", (const char *)abc[k]);
+}

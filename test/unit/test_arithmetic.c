@@ -113,3 +113,68 @@ Test(arithmetic, failure_without_enough_answers_names_the_most_common_reason)
     rl_tally tie = {.quorum = 3, .ok = 1, .error = 2, .timeout = 2};
     cr_assert_eq(rl_tally_failure_status(&tie, REDLOCK_ECONFLICT), REDLOCK_ENOQUORUM);
 }
+
+/* A fenced acquire's round 1 in every order of the same five answers:
+ * F OK with a counter in use, U OK without one, R held elsewhere, T timed
+ * out. Its status names what the masters said, whichever came first. */
+static int fenced_round_status(const char *answers, const unsigned order[5])
+{
+    rl_tally t = {.quorum = 3, .pending = 5, .need_fence = true};
+    for (size_t i = 0; i < 5; i++) {
+        t.pending--;
+        switch (answers[order[i]]) {
+        case 'F': t.ok++; t.fenced_ok++; break;
+        case 'U': t.ok++; break;
+        case 'R': t.refused++; break;
+        default: t.timeout++; break;
+        }
+        rl_verdict v = rl_tally_verdict(&t);
+        if (v == RL_QUORUM)
+            return REDLOCK_OK;
+        if (v == RL_NO_QUORUM)
+            return rl_tally_failure_status(&t, REDLOCK_ECONFLICT);
+    }
+    return -1000; /* never decided */
+}
+
+Test(arithmetic, a_fenced_round_names_the_same_reason_in_any_order)
+{
+    static const struct {
+        const char *answers;
+        int status;
+    } cases[] = {
+        {"UURRR", REDLOCK_ECONFLICT}, /* held elsewhere: counters do not matter */
+        {"FFRRR", REDLOCK_ECONFLICT},
+        {"UUURR", REDLOCK_ENOFENCE},  /* a quorum said yes, none with a counter */
+        {"FFURR", REDLOCK_ENOFENCE},
+        {"UUUFF", REDLOCK_ENOFENCE},
+        {"FFFUR", REDLOCK_OK},
+        {"UTTTR", REDLOCK_ENOQUORUM},
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        unsigned order[5] = {0, 1, 2, 3, 4};
+        for (int perm = 0; perm < 120; perm++) {
+            int status = fenced_round_status(cases[c].answers, order);
+            cr_assert_eq(status, cases[c].status, "%s in order %u%u%u%u%u: %s, not %s",
+                         cases[c].answers, order[0], order[1], order[2], order[3], order[4],
+                         redlock_strerror(status), redlock_strerror(cases[c].status));
+            /* The next permutation, lexicographically. */
+            int i = 3;
+            while (i >= 0 && order[i] > order[i + 1])
+                i--;
+            if (i < 0)
+                break;
+            int j = 4;
+            while (order[j] < order[i])
+                j--;
+            unsigned tmp = order[i];
+            order[i] = order[j];
+            order[j] = tmp;
+            for (int a = i + 1, b = 4; a < b; a++, b--) {
+                tmp = order[a];
+                order[a] = order[b];
+                order[b] = tmp;
+            }
+        }
+    }
+}

@@ -11,8 +11,11 @@ static void arg(rl_command *c, const void *p, size_t len)
 {
     c->argv[c->argc] = p;
     c->len[c->argc] = len;
+    c->token_key[c->argc] = false;
     c->argc++;
 }
+
+#define RL_TOKEN_PREFIX_LEN (sizeof(REDLOCK_FENCING_TOKEN_PREFIX) - 1)
 
 static void arg_text(rl_command *c, const char *s)
 {
@@ -32,16 +35,24 @@ static void command_begin(rl_command *c)
     c->script = NULL;
 }
 
-/* EVALSHA sha n keys... [fencing key] [...]: the fencing counter's key
- * last, when fenced. */
+/* Which keys a script call names after the lock's. */
+typedef enum rl_extra_keys {
+    RL_LOCK_KEYS = 0,         /* the lock's keys alone */
+    RL_COUNTER_KEY = 1,       /* then the fencing counter's key */
+    RL_TOKEN_KEYS = 2,        /* then the token key of each */
+    RL_COUNTER_AND_TOKENS = 3 /* then both, the counter's first */
+} rl_extra_keys;
+
+/* EVALSHA sha numkeys keys... [fencing key] [token keys...] [...] */
 static void script_call_keys(rl_command *c, const rl_script *script, const rl_keys *keys,
-                             bool fenced)
+                             rl_extra_keys extra)
 {
     command_begin(c);
     c->script = script;
     arg_text(c, "EVALSHA");
     arg(c, script->sha, 40);
-    size_t count = (keys != NULL ? keys->count : 0) + (fenced ? 1 : 0);
+    size_t n = keys != NULL ? keys->count : 0;
+    size_t count = n + ((extra & RL_COUNTER_KEY) ? 1 : 0) + ((extra & RL_TOKEN_KEYS) ? n : 0);
     int len = snprintf(c->numkeys, sizeof(c->numkeys), "%zu", count);
     arg(c, c->numkeys, (size_t)len);
     size_t pos = 0;
@@ -49,14 +60,19 @@ static void script_call_keys(rl_command *c, const rl_script *script, const rl_ke
     size_t key_len;
     while (keys != NULL && rl_keys_next(keys, &pos, &key, &key_len))
         arg(c, key, key_len);
-    if (fenced)
+    if (extra & RL_COUNTER_KEY)
         arg_text(c, REDLOCK_FENCING_KEY);
+    pos = 0;
+    while ((extra & RL_TOKEN_KEYS) && rl_keys_next(keys, &pos, &key, &key_len)) {
+        arg(c, key, key_len);
+        c->token_key[c->argc - 1] = true;
+    }
 }
 
 /* EVALSHA sha n keys... [...] */
 static void script_call(rl_command *c, const rl_script *script, const rl_keys *keys)
 {
-    script_call_keys(c, script, keys, false);
+    script_call_keys(c, script, keys, RL_LOCK_KEYS);
 }
 
 void rl_command_acquire(rl_command *c, const rl_keys *keys, const void *value, size_t value_len,
@@ -83,7 +99,7 @@ void rl_command_fenced_acquire(rl_command *c, const rl_keys *keys, const void *v
                                size_t value_len, int64_t ttl_ms, const void *owner,
                                size_t owner_len)
 {
-    script_call_keys(c, &rl_fenced_acquire_script, keys, true);
+    script_call_keys(c, &rl_fenced_acquire_script, keys, RL_COUNTER_KEY);
     arg(c, value, value_len);
     arg_number(c, ttl_ms);
     if (owner != NULL)
@@ -93,7 +109,7 @@ void rl_command_fenced_acquire(rl_command *c, const rl_keys *keys, const void *v
 void rl_command_fence_confirm(rl_command *c, const rl_keys *keys, const void *value,
                               size_t value_len, uint64_t token)
 {
-    script_call_keys(c, &rl_fence_confirm_script, keys, true);
+    script_call_keys(c, &rl_fence_confirm_script, keys, RL_COUNTER_AND_TOKENS);
     arg(c, value, value_len);
     int len = snprintf(c->number, sizeof(c->number), "%llu", (unsigned long long)token);
     arg(c, c->number, (size_t)len);
@@ -101,24 +117,27 @@ void rl_command_fence_confirm(rl_command *c, const rl_keys *keys, const void *va
 
 void rl_command_fence_read(rl_command *c)
 {
-    script_call_keys(c, &rl_fence_read_script, NULL, true);
+    script_call_keys(c, &rl_fence_read_script, NULL, RL_COUNTER_KEY);
 }
 
 void rl_command_fence_seed(rl_command *c, uint64_t seed, const char *run_id)
 {
-    script_call_keys(c, &rl_fence_seed_script, NULL, true);
+    script_call_keys(c, &rl_fence_seed_script, NULL, RL_COUNTER_KEY);
     int len = snprintf(c->number, sizeof(c->number), "%llu", (unsigned long long)seed);
     arg(c, c->number, (size_t)len);
     if (run_id != NULL)
         arg_text(c, run_id);
 }
 
-void rl_command_release(rl_command *c, const rl_keys *keys, const void *value, size_t value_len)
+void rl_command_release(rl_command *c, const rl_keys *keys, const void *value, size_t value_len,
+                        bool fenced)
 {
-    script_call(c, &rl_release_script, keys);
+    script_call_keys(c, &rl_release_script, keys, fenced ? RL_TOKEN_KEYS : RL_LOCK_KEYS);
     arg(c, value, value_len);
     c->channel_arg = c->argc;
     arg(c, c->channel_prefix, 0);
+    if (fenced)
+        arg_text(c, "1");
     rl_command_set_db(c, 0);
 }
 
@@ -137,16 +156,18 @@ bool rl_command_db_dependent(const rl_command *c)
 }
 
 void rl_command_extend(rl_command *c, const rl_keys *keys, const void *value, size_t value_len,
-                       int64_t ttl_ms)
+                       int64_t ttl_ms, bool fenced)
 {
-    script_call(c, &rl_extend_script, keys);
+    script_call_keys(c, &rl_extend_script, keys, fenced ? RL_TOKEN_KEYS : RL_LOCK_KEYS);
     arg(c, value, value_len);
     arg_number(c, ttl_ms);
+    if (fenced)
+        arg_text(c, "1");
 }
 
 void rl_command_inspect(rl_command *c, const rl_keys *keys)
 {
-    script_call(c, &rl_inspect_script, keys);
+    script_call_keys(c, &rl_inspect_script, keys, RL_TOKEN_KEYS);
 }
 
 void rl_command_ping(rl_command *c)
@@ -184,7 +205,8 @@ size_t rl_command_size(const rl_command *c)
 {
     size_t size = 3 + digits(c->argc); /* *<argc>\r\n */
     for (size_t i = 0; i < c->argc; i++) {
-        size += 3 + digits(c->len[i]) + c->len[i] + 2; /* $<len>\r\n<bytes>\r\n */
+        size_t len = c->len[i] + (c->token_key[i] ? RL_TOKEN_PREFIX_LEN : 0);
+        size += 3 + digits(len) + len + 2; /* $<len>\r\n<bytes>\r\n */
     }
     return size;
 }
@@ -193,7 +215,10 @@ void rl_command_write(const rl_command *c, char *out)
 {
     out += write_header(out, '*', c->argc);
     for (size_t i = 0; i < c->argc; i++) {
-        out += write_header(out, '$', c->len[i]);
+        size_t prefix_len = c->token_key[i] ? RL_TOKEN_PREFIX_LEN : 0;
+        out += write_header(out, '$', prefix_len + c->len[i]);
+        memcpy(out, REDLOCK_FENCING_TOKEN_PREFIX, prefix_len);
+        out += prefix_len;
         memcpy(out, c->argv[i], c->len[i]);
         out += c->len[i];
         out[0] = '\r';

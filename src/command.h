@@ -14,8 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* EVALSHA sha numkeys, the keys, the fencing key, and at most three more. */
-#define RL_COMMAND_MAX_ARGS (REDLOCK_MAX_RESOURCES + 7)
+/* EVALSHA sha numkeys, the keys, the fencing key, the token keys, and at
+ * most three more. */
+#define RL_COMMAND_MAX_ARGS (2 * REDLOCK_MAX_RESOURCES + 7)
 
 /* A request as its arguments; they must outlive the command (until it is
  * written). */
@@ -23,6 +24,9 @@ typedef struct rl_command {
     size_t argc;
     const char *argv[RL_COMMAND_MAX_ARGS];
     size_t len[RL_COMMAND_MAX_ARGS];
+    /* The argument is a token key: REDLOCK_FENCING_TOKEN_PREFIX, then argv
+     * (written as one, with no copy made here). */
+    bool token_key[RL_COMMAND_MAX_ARGS];
     const rl_script *script; /* the script an EVALSHA runs; NULL for SET, PING */
     size_t channel_arg;  /* the argument naming a channel prefix, 0 for none */
     int channel_db;      /* the database that channel is for */
@@ -41,7 +45,8 @@ void rl_command_acquire(rl_command *c, const rl_keys *keys, const void *value, s
 void rl_command_fenced_acquire(rl_command *c, const rl_keys *keys, const void *value,
                                size_t value_len, int64_t ttl_ms, const void *owner,
                                size_t owner_len);
-/* Round 2: EVALSHA <fence confirm sha> n+1 keys... redlock:fence value token */
+/* Round 2: EVALSHA <fence confirm sha> 2n+1 keys... redlock:fence
+ * token-keys... value token */
 void rl_command_fence_confirm(rl_command *c, const rl_keys *keys, const void *value,
                               size_t value_len, uint64_t token);
 /* Seeding's read of another master's counter: EVALSHA <fence read sha> 1
@@ -51,12 +56,14 @@ void rl_command_fence_read(rl_command *c);
  * in run_id, or (NULL) initializing it in whatever run the master is in. */
 void rl_command_fence_seed(rl_command *c, uint64_t seed, const char *run_id);
 /* EVALSHA <release sha> n keys... value channel-prefix, the channel prefix of
- * database 0 (rl_command_set_db changes it) */
-void rl_command_release(rl_command *c, const rl_keys *keys, const void *value, size_t value_len);
-/* EVALSHA <extend sha> n keys... value ttl */
+ * database 0 (rl_command_set_db changes it); fenced: 2n keys... (the token
+ * keys after the lock's) and a third argument, 1. */
+void rl_command_release(rl_command *c, const rl_keys *keys, const void *value, size_t value_len,
+                        bool fenced);
+/* EVALSHA <extend sha> n keys... value ttl; fenced: 2n keys... value ttl 1 */
 void rl_command_extend(rl_command *c, const rl_keys *keys, const void *value, size_t value_len,
-                       int64_t ttl_ms);
-/* EVALSHA <inspect sha> n keys... */
+                       int64_t ttl_ms, bool fenced);
+/* EVALSHA <inspect sha> 2n keys... token-keys... */
 void rl_command_inspect(rl_command *c, const rl_keys *keys);
 /* PING */
 void rl_command_ping(rl_command *c);

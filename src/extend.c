@@ -104,7 +104,8 @@ int redlock_extend_async(redlock_client *client, redlock_lock *lock, int64_t ttl
     int64_t delay_ms =
         lock->delay_ms >= 0 ? lock->delay_ms : rl_client_setting(client, REDLOCK_LOCK_DELAY_MS);
     rl_command cmd;
-    rl_command_extend(&cmd, &lock->keys, lock->value, lock->value_len, e->ttl_ms + delay_ms);
+    rl_command_extend(&cmd, &lock->keys, lock->value, lock->value_len, e->ttl_ms + delay_ms,
+                      lock->fencing_token != 0);
     return rl_round_op_start(&e->base, client, lock, RL_ROUND_EXTEND, &cmd, extend_on_decided, cb,
                              arg);
 }

@@ -27,7 +27,10 @@ static rl_owed_release *owed_new(const rl_keys *keys, const char *value, size_t 
 static void owed_start(redlock_client *client, rl_owed_release *owed, const bool *target)
 {
     rl_command cmd;
-    rl_command_release(&cmd, &owed->keys, owed->data + owed->keys.len, owed->value_len);
+    /* A failed attempt's token keys (round 2 confirmed on too few masters)
+     * are left to expire with what would have been its keys: they show
+     * nothing once the keys no longer hold the value (docs/fencing.md). */
+    rl_command_release(&cmd, &owed->keys, owed->data + owed->keys.len, owed->value_len, false);
     rl_round *round = rl_round_start_owing(client, &cmd, target, owed);
     if (round == NULL) {
         rl_log(&client->log, REDLOCK_LOG_ERROR,

@@ -129,7 +129,8 @@ typedef struct rl_slot {
     size_t value_len;
     int64_t pttl_ms;        /* inspect: the key's PTTL; -2 otherwise */
     int64_t listeners;      /* release: subscribers that heard its announcement */
-    int64_t counter;        /* fenced acquire, fence read: the counter in use; -1 none */
+    int64_t counter;        /* fenced acquire, fence read: the counter in use; -1 none;
+                               inspect: the lock's fencing token */
     char run_id[41];        /* fenced acquire: the master's run when its counter is
                                not in use ("" otherwise); RL_RUN_ID_SIZE */
 } rl_slot;

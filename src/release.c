@@ -91,7 +91,7 @@ int redlock_release_async(redlock_client *client, redlock_lock *lock, redlock_do
     release->keys.data = release->block;
     rl_round_op *op = &release->round_op;
     rl_command cmd;
-    rl_command_release(&cmd, &lock->keys, lock->value, lock->value_len);
+    rl_command_release(&cmd, &lock->keys, lock->value, lock->value_len, lock->fencing_token != 0);
     int rc = rl_round_op_start(op, client, NULL, RL_ROUND_RELEASE, &cmd, release_on_decided, cb,
                                arg);
     if (rc != REDLOCK_OK)
@@ -104,10 +104,10 @@ int redlock_release_async(redlock_client *client, redlock_lock *lock, redlock_do
 
 /* Send the release without waiting for it; false when out of memory. */
 static bool release_send(redlock_client *client, const rl_keys *keys, const char *value,
-                         size_t value_len, const bool *target)
+                         size_t value_len, bool fenced, const bool *target)
 {
     rl_command cmd;
-    rl_command_release(&cmd, keys, value, value_len);
+    rl_command_release(&cmd, keys, value, value_len, fenced);
     rl_round *round = rl_round_start(client, RL_ROUND_RELEASE, &cmd, target, NULL, NULL);
     if (round == NULL)
         return false;
@@ -125,7 +125,7 @@ static void log_unsent(redlock_client *client, unsigned unsent)
 void rl_release_unattended(redlock_client *client, const rl_keys *keys, const char *value,
                            size_t value_len, const bool *target)
 {
-    if (!release_send(client, keys, value, value_len, target))
+    if (!release_send(client, keys, value, value_len, false, target))
         log_unsent(client, 1);
 }
 
@@ -142,7 +142,8 @@ static void release_owned(redlock_lock *lock, void *arg)
     rl_watchdog_stop(lock);
     if (atomic_load(&lock->phase) == RL_LOCK_RELEASED)
         return;
-    if (!release_send(all->client, &lock->keys, lock->value, lock->value_len, NULL))
+    if (!release_send(all->client, &lock->keys, lock->value, lock->value_len,
+                      lock->fencing_token != 0, NULL))
         all->unsent++;
     lock_mark_released(lock);
 }

@@ -23,23 +23,6 @@ bool rl_reply_starts_with(const redisReply *reply, const char *prefix)
     return reply->len >= n && memcmp(reply->str, prefix, n) == 0;
 }
 
-/* An inspect reply, {value or nil, pttl}: true, with what it says in out. */
-static bool read_inspection(const redisReply *reply, rl_reply_meaning *out)
-{
-    if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
-        reply->element[1]->type != REDIS_REPLY_INTEGER)
-        return false;
-    const redisReply *value = reply->element[0];
-    if (value->type == REDIS_REPLY_STRING) {
-        out->value = value->str;
-        out->value_len = value->len;
-    } else if (value->type != REDIS_REPLY_NIL) {
-        return false;
-    }
-    out->pttl_ms = reply->element[1]->integer;
-    return true;
-}
-
 /* A counter's decimal text (a bulk string, or an integer), into *out:
  * false when it is not one. */
 static bool read_counter(const redisReply *r, int64_t *out)
@@ -57,6 +40,28 @@ static bool read_counter(const redisReply *r, int64_t *out)
         n = n * 10 + (r->str[i] - '0');
     }
     *out = n;
+    return true;
+}
+
+/* An inspection: {value or nil, pttl, token or nil}; the token into
+ * out->counter (-1 none). */
+static bool read_inspection(const redisReply *reply, rl_reply_meaning *out)
+{
+    if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 3 ||
+        reply->element[1]->type != REDIS_REPLY_INTEGER)
+        return false;
+    const redisReply *value = reply->element[0];
+    if (value->type == REDIS_REPLY_STRING) {
+        out->value = value->str;
+        out->value_len = value->len;
+    } else if (value->type != REDIS_REPLY_NIL) {
+        return false;
+    }
+    out->pttl_ms = reply->element[1]->integer;
+    const redisReply *token = reply->element[2];
+    if (token->type != REDIS_REPLY_NIL &&
+        (!read_counter(token, &out->counter) || out->counter == 0))
+        out->counter = -1; /* not a token: shown as none, it decides nothing */
     return true;
 }
 

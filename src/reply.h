@@ -32,7 +32,8 @@ typedef struct rl_reply_meaning {
     int64_t pttl_ms;    /* inspect: the key's PTTL; -2 otherwise */
     int64_t listeners;  /* release: subscribers its announcement reached; 0 otherwise */
     int64_t counter;    /* fenced acquire, fence read: the counter in use; -1 none.
-                           fence confirm: -2 when the counter is not in use */
+                           fence confirm: -2 when the counter is not in use.
+                           inspect: the lock's fencing token; -1 none */
     const char *run_id; /* fenced acquire without a counter: the master's run_id
                            (into the reply, 40 bytes), or NULL */
 } rl_reply_meaning;

@@ -97,6 +97,8 @@ void rl_result_view(redlock_result *out, redlock_master_result *masters,
             m->value = slot->value;
             m->value_len = slot->value_len;
             m->pttl_ms = slot->pttl_ms;
+            if (round->kind == RL_ROUND_INSPECT && slot->counter > 0)
+                m->fencing_token = (uint64_t)slot->counter;
             m->late = slot->state == RL_SLOT_LATE;
         }
     }

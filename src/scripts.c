@@ -119,12 +119,15 @@ const rl_script rl_fenced_acquire_script = {
 
 /* Round 2: raise the counter to the token, but only while every key still
  * holds our value and only in the run the counter is in use in: a token
- * confirmed here is one this master will never hand out below again. */
+ * confirmed here is one this master will never hand out below again. The
+ * token is also kept beside each key, "<token>:<value>", for as long as
+ * the key lives: for inspection only, nothing decides by it. */
 const rl_script rl_fence_confirm_script = {
     "fence confirm",
     RL_LUA_EFFECTS
     RL_LUA_RUN_ID
-    "for i = 1, #KEYS - 1 do\n"
+    "local n = (#KEYS - 1) / 2\n"
+    "for i = 1, n do\n"
     "  local t = redis.call('TYPE', KEYS[i])['ok']\n"
     "  if t == 'none' then\n"
     "    return 0\n"
@@ -136,7 +139,7 @@ const rl_script rl_fence_confirm_script = {
     "    return -1\n"
     "  end\n"
     "end\n"
-    "local k = KEYS[#KEYS]\n"
+    "local k = KEYS[n + 1]\n"
     "local f = redis.call('HMGET', k, 'n', 'run')\n"
     "if not f[1] or f[2] ~= run_id() then\n"
     "  return -2\n"
@@ -144,8 +147,14 @@ const rl_script rl_fence_confirm_script = {
     "if tonumber(f[1]) < tonumber(ARGV[2]) then\n"
     "  redis.call('HSET', k, 'n', ARGV[2])\n"
     "end\n"
+    "for i = 1, n do\n"
+    "  local p = redis.call('PTTL', KEYS[i])\n"
+    "  if p > 0 then\n"
+    "    redis.call('SET', KEYS[n + 1 + i], ARGV[2] .. ':' .. ARGV[1], 'PX', p)\n"
+    "  end\n"
+    "end\n"
     "return 1\n",
-    "28c671c8a74b34e79a8f48f7e7c80d99a21741bb",
+    "469d074b15ec010c2949f1ad2e4a3f7cf29826dc",
 };
 
 /* Seeding reads: the counter, when it is in use in this run. */
@@ -184,6 +193,27 @@ const rl_script rl_fence_seed_script = {
     "d6148c3a6f7c1db93b9e0037099540239e39d2ad",
 };
 
+/* A token key holds "<token>:<value>" (the fence confirm script). Its
+ * token and value, or, with value given, its token when it is that
+ * value's; false when absent or not a token key's (pcall: a key of
+ * another type there is no reason to fail). */
+#define RL_LUA_TOKEN_KEYS \
+    "local function token_of(k, value)\n" \
+    "  local s = redis.pcall('GET', k)\n" \
+    "  if type(s) ~= 'string' then\n" \
+    "    return false\n" \
+    "  end\n" \
+    "  local c = string.find(s, ':', 1, true)\n" \
+    "  if not c then\n" \
+    "    return false\n" \
+    "  end\n" \
+    "  local held = string.sub(s, c + 1)\n" \
+    "  if value and held ~= value then\n" \
+    "    return false\n" \
+    "  end\n" \
+    "  return string.sub(s, 1, c - 1), held\n" \
+    "end\n"
+
 /* Compare-and-delete: never a plain DEL, which could delete the key of the
  * next holder after ours expired. A hold in an owner's hash is removed, and
  * the key deleted with the owner's last hold. A delete is announced on the
@@ -194,8 +224,10 @@ const rl_script rl_fence_seed_script = {
 const rl_script rl_release_script = {
     "release",
     RL_LUA_HOLDS
+    RL_LUA_TOKEN_KEYS
+    "local n = ARGV[3] and #KEYS / 2 or #KEYS\n"
     "local mine, other, heard = false, false, 0\n"
-    "for i = 1, #KEYS do\n"
+    "for i = 1, n do\n"
     "  local k = KEYS[i]\n"
     "  local t = redis.call('TYPE', k)['ok']\n"
     "  local freed = false\n"
@@ -225,21 +257,27 @@ const rl_script rl_release_script = {
     "    end\n"
     "  end\n"
     "end\n"
+    "for i = n + 1, #KEYS do\n"
+    "  if token_of(KEYS[i], ARGV[1]) then\n"
+    "    redis.call('DEL', KEYS[i])\n"
+    "  end\n"
+    "end\n"
     "if mine then\n"
     "  return 1 + heard\n"
     "elseif other then\n"
     "  return -1\n"
     "end\n"
     "return 0\n",
-    "3a344fcca54fb2028bb6152a9429e57d6167d044",
+    "e1a93dbc9dc103abd2af052d3a2e7de3c2ce1d64",
 };
 
 /* Compare-and-PEXPIRE, for the same reason; all keys or none. */
 const rl_script rl_extend_script = {
     "extend",
     RL_LUA_HOLDS
+    "local n = ARGV[3] and #KEYS / 2 or #KEYS\n"
     "local types, absent = {}, false\n"
-    "for i = 1, #KEYS do\n"
+    "for i = 1, n do\n"
     "  local t = redis.call('TYPE', KEYS[i])['ok']\n"
     "  types[i] = t\n"
     "  if t == 'hash' then\n"
@@ -257,7 +295,7 @@ const rl_script rl_extend_script = {
     "end\n"
     "local px = tonumber(ARGV[2])\n"
     "local now\n"
-    "for i = 1, #KEYS do\n"
+    "for i = 1, n do\n"
     "  if types[i] == 'hash' then\n"
     "    now = now or now_ms()\n"
     "    redis.call('HSET', KEYS[i], ARGV[1], now + px)\n"
@@ -265,36 +303,53 @@ const rl_script rl_extend_script = {
     "  if types[i] ~= 'hash' or redis.call('PTTL', KEYS[i]) < px then\n"
     "    redis.call('PEXPIRE', KEYS[i], px)\n"
     "  end\n"
+    "  if n < #KEYS then\n"
+    "    redis.call('PEXPIRE', KEYS[n + i], redis.call('PTTL', KEYS[i]))\n"
+    "  end\n"
     "end\n"
     "return 1\n",
-    "10ff3765640f9dae4fe817c2aeac5f46cedf9d3c",
+    "8cc5da0511cf835b959c057cc47d165f2af0ed22",
 };
 
 /* One atomic read, so value and PTTL describe the same instant. For a
  * reentrant key the value is its owner token; for several keys the value
- * they all hold, with the least PTTL, or nothing and -3 when they differ. */
+ * they all hold, with the least PTTL, or nothing and -3 when they differ.
+ * KEYS[n+1..2n] are the keys' token keys: the fencing token of the hold
+ * that still holds the key, when all agree. */
 const rl_script rl_inspect_script = {
     "inspect",
-    "local value, pttl\n"
-    "for i = 1, #KEYS do\n"
+    RL_LUA_TOKEN_KEYS
+    "local n = #KEYS / 2\n"
+    "local value, pttl, token\n"
+    "for i = 1, n do\n"
     "  local k = KEYS[i]\n"
-    "  local v\n"
+    "  local v, t, held\n"
     "  if redis.call('TYPE', k)['ok'] == 'hash' then\n"
     "    v = redis.call('HGET', k, '')\n"
+    "    t, held = token_of(KEYS[n + i])\n"
+    "    if t and redis.call('HEXISTS', k, held) == 0 then\n"
+    "      t = false\n"
+    "    end\n"
     "  else\n"
     "    v = redis.call('GET', k)\n"
+    "    t = v and token_of(KEYS[n + i], v)\n"
     "  end\n"
     "  local p = redis.call('PTTL', k)\n"
     "  if i == 1 then\n"
-    "    value, pttl = v, p\n"
+    "    value, pttl, token = v, p, t\n"
     "  elseif v ~= value then\n"
-    "    return {false, -3}\n"
-    "  elseif p < pttl then\n"
-    "    pttl = p\n"
+    "    return {false, -3, false}\n"
+    "  else\n"
+    "    if p < pttl then\n"
+    "      pttl = p\n"
+    "    end\n"
+    "    if t ~= token then\n"
+    "      token = false\n"
+    "    end\n"
     "  end\n"
     "end\n"
-    "return {value, pttl}\n",
-    "26b7bff9ea3dc08beff74cd94d240489750bf748",
+    "return {value, pttl, token}\n",
+    "81b29696a0d1cfdd576e3793b9ab393bb9c5d434",
 };
 
 long rl_evalsha_to_eval(const char *cmd, size_t len, const rl_script *script, char **out)

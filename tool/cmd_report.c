@@ -41,9 +41,12 @@ static void print_status_text(const redlock_result *r)
             printf("held  ");
             text_bytes(stdout, m->value, m->value_len);
             if (m->pttl_ms >= 0)
-                printf("  pttl %lld ms\n", (long long)m->pttl_ms);
+                printf("  pttl %lld ms", (long long)m->pttl_ms);
             else
-                printf("  no expiry\n");
+                printf("  no expiry");
+            if (m->fencing_token != 0)
+                printf("  token %llu", (unsigned long long)m->fencing_token);
+            printf("\n");
         }
     }
 }

@@ -196,10 +196,26 @@ static bool reachable(const redlock_master_result *m)
     return m->outcome == REDLOCK_MASTER_OK;
 }
 
+/* The fencing token a quorum of masters show, or 0. */
+static uint64_t token_of_a_quorum(const redlock_result *r)
+{
+    for (unsigned i = 0; i < r->master_count; i++) {
+        uint64_t token = r->masters[i].fencing_token;
+        unsigned shown = 0;
+        for (unsigned j = 0; token != 0 && j < r->master_count; j++)
+            shown += r->masters[j].fencing_token == token;
+        if (shown >= r->quorum)
+            return token;
+    }
+    return 0;
+}
+
 char *cli_json_status(const cli_resources *set, int status, const redlock_result *r)
 {
     json_t *obj = with_status(set, status);
     json_object_set_new(obj, "quorum", json_integer(r->quorum));
+    uint64_t token = token_of_a_quorum(r);
+    json_object_set_new(obj, "fencing_token", number_or_null(token != 0, (json_int_t)token));
     json_t *masters = json_array();
     for (unsigned i = 0; i < r->master_count; i++) {
         const redlock_master_result *m = &r->masters[i];
@@ -215,6 +231,8 @@ char *cli_json_status(const cli_resources *set, int status, const redlock_result
             json_object_set_new(o, "value", json_null());
         /* -2: no key (or no answer), -1: a key without expiry, -3: mixed. */
         json_object_set_new(o, "pttl_ms", number_or_null(m->pttl_ms >= 0, m->pttl_ms));
+        json_object_set_new(o, "fencing_token",
+                            number_or_null(m->fencing_token != 0, (json_int_t)m->fencing_token));
         json_object_set_new(o, "error", master_error(m));
         json_array_append_new(masters, o);
     }

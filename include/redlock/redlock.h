@@ -322,6 +322,9 @@ typedef struct redlock_master_result {
     int64_t pttl_ms;    /* the key's PTTL: -2 absent, -1 no expiry; several
                            resources: the least, or -3 when they do not all
                            hold one value (value NULL then) */
+    /* Inspect only: the fencing token of the lock there, when it was
+     * acquired with one (and, several resources, all keys agree); else 0. */
+    uint64_t fencing_token;
 } redlock_master_result;
 
 /*
@@ -455,6 +458,10 @@ typedef struct redlock_acquire_options {
 /* The name of the key each master keeps its fencing counter in, which no
  * lock may use as its resource. */
 #define REDLOCK_FENCING_KEY "redlock:fence"
+/* A fenced lock's token is kept beside each of its keys, in the key named
+ * this prefix and the resource, for inspection (redlock status); no lock
+ * may use a resource beginning with it. */
+#define REDLOCK_FENCING_TOKEN_PREFIX "redlock:fence:"
 
 /* Sets every number to REDLOCK_DEFAULT and owner to NULL. Always call it
  * before setting fields. */

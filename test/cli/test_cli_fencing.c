@@ -135,3 +135,38 @@ Test(cli_fencing, fencing_init_takes_a_floor_and_leaves_counters_in_use_alone)
     for (size_t i = 1; i < 4; i++)
         cr_assert_eq(fleet_fencing_counter(cli.fleet, i), 0, "a counter in use was changed");
 }
+
+/* status shows a fenced lock's token, the one its holder was given, on
+ * every master that holds it; an unfenced lock shows none. */
+Test(cli_fencing, status_shows_the_token_the_holder_was_given)
+{
+    const cli_result *r = cli_run(
+        CLI_ARGS("--config", cli.config, "run", "job", "--", "sh", "-c",
+                 "echo \"$REDLOCK_FENCING_TOKEN\" && \"$0\" --config \"$1\" status --json job",
+                 REDLOCK_TOOL, cli.config),
+        NULL, T);
+    cli_expect_exit(r, 0);
+    char *end = NULL;
+    unsigned long long token = strtoull(r->out, &end, 10);
+    cr_assert(token > 0 && *end == '\n', "%s", r->out);
+    char top[64];
+    snprintf(top, sizeof(top), "\"quorum\":3,\"fencing_token\":%llu,", token);
+    cr_assert_not_null(strstr(end, top), "%s", r->out);
+    char each[64];
+    unsigned shown = 0;
+    snprintf(each, sizeof(each), ",\"fencing_token\":%llu,\"error\"", token);
+    for (const char *at = strstr(end, each); at != NULL; at = strstr(at + 1, each))
+        shown++;
+    cr_assert_geq(shown, 3, "%s", r->out);
+
+    r = cli_run(CLI_ARGS("--config", cli.config, "run", "--no-fencing", "job", "--", REDLOCK_TOOL,
+                         "--config", cli.config, "status", "job"),
+                NULL, T);
+    cli_expect_exit(r, 0);
+    cr_assert_null(strstr(r->out, "token"), "%s", r->out);
+    r = cli_run(CLI_ARGS("--config", cli.config, "run", "job", "--", REDLOCK_TOOL, "--config",
+                         cli.config, "status", "job"),
+                NULL, T);
+    cli_expect_exit(r, 0);
+    cr_assert_not_null(strstr(r->out, "  token "), "%s", r->out);
+}

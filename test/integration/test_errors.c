@@ -197,7 +197,8 @@ Test(errors, wrongtype_on_the_key_is_an_error_reply_not_a_crash)
     char *on_release = error_text("", fleet_command(h.fleet, 0, "EVAL %s 1 typed some-value",
                                                     rl_release_script.source));
     char *on_inspect =
-        error_text("", fleet_command(h.fleet, 0, "EVAL %s 1 typed", rl_inspect_script.source));
+        error_text("", fleet_command(h.fleet, 0, "EVAL %s 2 typed redlock:fence:typed",
+                                       rl_inspect_script.source));
     cr_assert_eq(strncmp(on_extend, "WRONGTYPE ", 10), 0, "%s", on_extend);
     harness_connect(&h);
     /* SET NX sees an existing key of any type: held by someone else. */

@@ -148,12 +148,105 @@ Test(fencing, the_counter_key_is_never_a_resource)
     redlock_lock *lock = NULL;
     cr_assert_eq(harness_acquire(&h, key, strlen(key), &o, &lock, NULL), REDLOCK_EINVAL);
     cr_assert_eq(redlock_lock_new(&lock, key, strlen(key), "v", 1, 0), REDLOCK_EINVAL);
-    /* A resource that merely begins or ends like it is any other. */
-    cr_assert_eq(harness_acquire(&h, "redlock:fence:x", 15, &o, &lock, NULL), REDLOCK_OK);
+    /* Nor is a token key (the prefix, then a resource). */
+    cr_assert_eq(harness_acquire(&h, "redlock:fence:x", 15, &o, &lock, NULL), REDLOCK_EINVAL);
+    cr_assert_eq(harness_inspect(&h, "redlock:fence:", 14, NULL), REDLOCK_EINVAL);
+    /* A resource that merely begins or ends like them is any other. */
+    cr_assert_eq(harness_acquire(&h, "redlock:fencex", 14, &o, &lock, NULL), REDLOCK_OK);
+    cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
+    redlock_lock_free(lock);
+    cr_assert_eq(harness_acquire(&h, "x:redlock:fence", 15, &o, &lock, NULL), REDLOCK_OK);
     cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
     redlock_lock_free(lock);
     o.fencing = 2;
     cr_assert_eq(harness_acquire(&h, "x", 1, &o, &lock, NULL), REDLOCK_EINVAL);
+}
+
+/* How many masters inspect finds holding resource with token. */
+static unsigned masters_showing(const void *const *res, const size_t *lens, size_t count,
+                                uint64_t token)
+{
+    redlock_result *r = NULL;
+    cr_assert_eq(harness_inspect_many(&h, res, lens, count, &r), REDLOCK_OK);
+    unsigned n = 0;
+    for (unsigned i = 0; i < r->master_count; i++)
+        if (r->masters[i].fencing_token == token && r->masters[i].value != NULL)
+            n++;
+    redlock_result_free(r);
+    return n;
+}
+
+static unsigned token_keys_left(const char *resource)
+{
+    char key[64];
+    snprintf(key, sizeof(key), "%s%s", REDLOCK_FENCING_TOKEN_PREFIX, resource);
+    unsigned n = 0;
+    for (size_t i = 0; i < 5; i++)
+        if (fleet_pttl(h.fleet, i, key, strlen(key)) != -2)
+            n++;
+    return n;
+}
+
+/* Inspection (redlock status) shows a fenced lock's token, kept beside its
+ * keys for as long as they live: extended with them, deleted with them,
+ * and never shown for a later holder of the resource. */
+Test(fencing, inspect_shows_the_token_of_the_lock_held_there)
+{
+    harness_connect(&h);
+    init_counters(0);
+    static const void *const one[] = {"shown"};
+    static const size_t one_len[] = {5};
+    redlock_acquire_options o = fenced(600, 0);
+    redlock_lock *lock = NULL;
+    cr_assert_eq(harness_acquire(&h, "shown", 5, &o, &lock, NULL), REDLOCK_OK);
+    uint64_t token = redlock_lock_fencing_token(lock);
+    cr_assert_geq(masters_showing(one, one_len, 1, token), 3);
+    /* Extended beyond its first TTL, the token stays with the lock. */
+    cr_assert_eq(harness_extend(&h, lock, 10000, NULL), REDLOCK_OK);
+    harness_run_for(&h, 900);
+    cr_assert_geq(masters_showing(one, one_len, 1, token), 3, "the token left before the lock");
+    cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
+    redlock_lock_free(lock);
+    cr_assert_eq(token_keys_left("shown"), 0, "the release left token keys");
+
+    /* An unfenced holder next: no token shown. */
+    redlock_acquire_options plain = fleet_acquire_options(10000, 0);
+    cr_assert_eq(harness_acquire(&h, "shown", 5, &plain, &lock, NULL), REDLOCK_OK);
+    cr_assert_eq(masters_showing(one, one_len, 1, 0), 5);
+    cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
+    redlock_lock_free(lock);
+
+    /* A stale token key (its lock's keys gone some other way) shows
+     * nothing for the next holder. */
+    o = fenced(10000, 0);
+    cr_assert_eq(harness_acquire(&h, "shown", 5, &o, &lock, NULL), REDLOCK_OK);
+    for (size_t i = 0; i < 5; i++)
+        fleet_del(h.fleet, i, "shown", 5);
+    redlock_lock *next = NULL;
+    cr_assert_eq(harness_acquire(&h, "shown", 5, &plain, &next, NULL), REDLOCK_OK);
+    cr_assert_eq(masters_showing(one, one_len, 1, 0), 5, "a stale token was shown");
+    cr_assert_eq(harness_release(&h, next, NULL), REDLOCK_OK);
+    redlock_lock_free(next);
+    redlock_lock_free(lock);
+
+    /* A set shows its token where all its keys agree; a reentrant hold
+     * its own while it is held. */
+    static const void *const set[] = {"s1", "s2"};
+    static const size_t set_lens[] = {2, 2};
+    cr_assert_eq(harness_acquire_many(&h, set, set_lens, 2, &o, &lock, NULL), REDLOCK_OK);
+    token = redlock_lock_fencing_token(lock);
+    cr_assert_geq(masters_showing(set, set_lens, 2, token), 3);
+    cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
+    redlock_lock_free(lock);
+    cr_assert_eq(token_keys_left("s1") + token_keys_left("s2"), 0);
+    o.owner = "worker";
+    o.owner_len = 6;
+    cr_assert_eq(harness_acquire(&h, "shown", 5, &o, &lock, NULL), REDLOCK_OK);
+    token = redlock_lock_fencing_token(lock);
+    cr_assert_geq(masters_showing(one, one_len, 1, token), 3);
+    cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
+    redlock_lock_free(lock);
+    cr_assert_eq(token_keys_left("shown"), 0);
 }
 
 /* kill -9 and a restart without persistence: the counter is lost. The

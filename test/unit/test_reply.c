@@ -176,27 +176,49 @@ Test(reply, ping)
 
 Test(reply, inspect)
 {
-    redisReply *reply = parse("*2\r\n$3\r\nabc\r\n:500\r\n");
+    redisReply *reply = parse("*3\r\n$3\r\nabc\r\n:500\r\n$-1\r\n");
     rl_reply_meaning m;
     rl_reply_read(RL_ROUND_INSPECT, reply, &m);
     cr_assert_eq(m.outcome, REDLOCK_MASTER_OK);
     cr_assert_eq(m.value_len, 3);
     cr_assert_eq(memcmp(m.value, "abc", 3), 0);
     cr_assert_eq(m.pttl_ms, 500);
+    cr_assert_eq(m.counter, -1, "no token");
     freeReplyObject(reply);
 
-    cr_assert_eq(outcome(RL_ROUND_INSPECT, "*2\r\n$-1\r\n:-2\r\n", &m), REDLOCK_MASTER_OK);
+    cr_assert_eq(outcome(RL_ROUND_INSPECT, "*3\r\n$-1\r\n:-2\r\n$-1\r\n", &m),
+                 REDLOCK_MASTER_OK);
     cr_assert_eq(m.pttl_ms, -2);
     cr_assert_eq(m.value_len, 0);
-    cr_assert_eq(outcome(RL_ROUND_INSPECT, "*2\r\n$1\r\nv\r\n:-1\r\n", &m), REDLOCK_MASTER_OK);
+    cr_assert_eq(outcome(RL_ROUND_INSPECT, "*3\r\n$1\r\nv\r\n:-1\r\n$-1\r\n", &m),
+                 REDLOCK_MASTER_OK);
     cr_assert_eq(m.pttl_ms, -1, "no expiry");
+    /* A fenced lock's token. */
+    cr_assert_eq(outcome(RL_ROUND_INSPECT, "*3\r\n$1\r\nv\r\n:9\r\n$2\r\n42\r\n", &m),
+                 REDLOCK_MASTER_OK);
+    cr_assert_eq(m.counter, 42);
+    /* A token key tampered with is no token, and no reason to fail. */
+    static const char *const no_token[] = {
+        "*3\r\n$1\r\nv\r\n:9\r\n$2\r\n4x\r\n",
+        "*3\r\n$1\r\nv\r\n:9\r\n$1\r\n0\r\n",
+        "*3\r\n$1\r\nv\r\n:9\r\n$0\r\n\r\n",
+        "*3\r\n$1\r\nv\r\n:9\r\n$20\r\n12345678901234567890\r\n",
+        "*3\r\n$1\r\nv\r\n:9\r\n*0\r\n",
+    };
+    for (size_t i = 0; i < sizeof(no_token) / sizeof(no_token[0]); i++) {
+        cr_assert_eq(outcome(RL_ROUND_INSPECT, no_token[i], &m), REDLOCK_MASTER_OK, "%s",
+                     no_token[i]);
+        cr_assert_eq(m.counter, -1, "%s", no_token[i]);
+        cr_assert_eq(m.pttl_ms, 9);
+    }
 
     static const char *const bad[] = {
         "*1\r\n$1\r\nv\r\n",                 /* too short */
-        "*3\r\n$1\r\nv\r\n:1\r\n:1\r\n",     /* too long */
-        "*2\r\n:1\r\n:1\r\n",                /* a number for the value */
-        "*2\r\n$1\r\nv\r\n$1\r\n1\r\n",      /* a string for the PTTL */
-        "*2\r\n*0\r\n:1\r\n",                /* a nested array */
+        "*2\r\n$1\r\nv\r\n:1\r\n",           /* too short: no token */
+        "*4\r\n$1\r\nv\r\n:1\r\n:1\r\n:1\r\n", /* too long */
+        "*3\r\n:1\r\n:1\r\n$-1\r\n",         /* a number for the value */
+        "*3\r\n$1\r\nv\r\n$1\r\n1\r\n$-1\r\n", /* a string for the PTTL */
+        "*3\r\n*0\r\n:1\r\n$-1\r\n",         /* a nested array */
         "*-1\r\n",
         "$-1\r\n",
         ":1\r\n",

@@ -60,19 +60,32 @@ Test(scripts, release_extend_inspect_and_ping)
     int len;
 
     rl_keys res = rl_keys_one("res", 3);
-    rl_command_release(&cmd, &res, "val", 3);
+    rl_command_release(&cmd, &res, "val", 3, false);
     len = redisFormatCommand(&expected, "EVALSHA %s 1 res val redlock:released:0:",
                              rl_release_script.sha);
     assert_same_as_hiredis(&cmd, expected, len);
     redisFreeCommand(expected);
 
-    rl_command_extend(&cmd, &res, "val", 3, 2147483647);
+    rl_command_extend(&cmd, &res, "val", 3, 2147483647, false);
     len = redisFormatCommand(&expected, "EVALSHA %s 1 res val 2147483647", rl_extend_script.sha);
     assert_same_as_hiredis(&cmd, expected, len);
     redisFreeCommand(expected);
 
+    /* A fenced lock's token keys follow its keys. */
+    rl_command_release(&cmd, &res, "val", 3, true);
+    len = redisFormatCommand(&expected, "EVALSHA %s 2 res redlock:fence:res val redlock:released:0: 1",
+                             rl_release_script.sha);
+    assert_same_as_hiredis(&cmd, expected, len);
+    redisFreeCommand(expected);
+
+    rl_command_extend(&cmd, &res, "val", 3, 5000, true);
+    len = redisFormatCommand(&expected, "EVALSHA %s 2 res redlock:fence:res val 5000 1",
+                             rl_extend_script.sha);
+    assert_same_as_hiredis(&cmd, expected, len);
+    redisFreeCommand(expected);
+
     rl_command_inspect(&cmd, &res);
-    len = redisFormatCommand(&expected, "EVALSHA %s 1 res", rl_inspect_script.sha);
+    len = redisFormatCommand(&expected, "EVALSHA %s 2 res redlock:fence:res", rl_inspect_script.sha);
     assert_same_as_hiredis(&cmd, expected, len);
     redisFreeCommand(expected);
 
@@ -91,7 +104,7 @@ Test(scripts, lengths_cross_every_digit_boundary)
         rl_command cmd;
         char *expected = NULL;
         rl_keys k = rl_keys_one(big, lengths[i]);
-        rl_command_release(&cmd, &k, "v", 1);
+        rl_command_release(&cmd, &k, "v", 1, false);
         int len = redisFormatCommand(&expected, "EVALSHA %s 1 %b v redlock:released:0:",
                                      rl_release_script.sha, big, lengths[i]);
         assert_same_as_hiredis(&cmd, expected, len);
@@ -107,7 +120,7 @@ Test(scripts, a_release_announces_on_its_masters_database_channel)
     rl_command cmd;
     char *expected = NULL;
     rl_keys k = rl_keys_one(resource, resource_len);
-    rl_command_release(&cmd, &k, "val", 3);
+    rl_command_release(&cmd, &k, "val", 3, false);
     cr_assert(rl_command_db_dependent(&cmd));
     rl_command_set_db(&cmd, 15);
     int len = redisFormatCommand(&expected, "EVALSHA %s 1 %b val redlock:released:15:",
@@ -156,7 +169,7 @@ Test(scripts, eval_fallback_keeps_binary_arguments)
     static const char key[] = {'k', '\0', '\n', 'y'};
     rl_command cmd;
     rl_keys k = rl_keys_one(key, sizeof(key));
-    rl_command_extend(&cmd, &k, "v a l", 5, 1234);
+    rl_command_extend(&cmd, &k, "v a l", 5, 1234, false);
     size_t len;
     char *evalsha = written(&cmd, &len);
     char *eval = NULL;
@@ -185,7 +198,7 @@ Test(scripts, eval_fallback_refuses_other_commands)
     cr_assert_null(eval);
     free(set);
     /* An EVALSHA of the other script is refused too. */
-    rl_command_release(&cmd, &res, "val", 3);
+    rl_command_release(&cmd, &res, "val", 3, false);
     char *release = written(&cmd, &len);
     cr_assert_eq(rl_evalsha_to_eval(release, len, &rl_extend_script, &eval), -1);
     free(release);
@@ -217,7 +230,7 @@ Test(scripts, several_resources_are_sorted_keys_of_one_script_call)
     assert_same_as_hiredis(&cmd, expected, len);
     redisFreeCommand(expected);
 
-    rl_command_release(&cmd, &keys, "val", 3);
+    rl_command_release(&cmd, &keys, "val", 3, false);
     rl_command_set_db(&cmd, 2);
     len = redisFormatCommand(&expected, "EVALSHA %s 4 a %b ab b val redlock:released:2:",
                              rl_release_script.sha, "a\0z", (size_t)3);
@@ -264,7 +277,7 @@ Test(scripts, fencing_requests_name_the_counter_key_last)
     redisFreeCommand(expected);
 
     rl_command_fence_confirm(&cmd, &one, "v", 1, UINT64_C(18446744073709551615));
-    len = redisFormatCommand(&expected, "EVALSHA %s 2 r redlock:fence v 18446744073709551615",
+    len = redisFormatCommand(&expected, "EVALSHA %s 3 r redlock:fence redlock:fence:r v 18446744073709551615",
                              rl_fence_confirm_script.sha);
     assert_same_as_hiredis(&cmd, expected, len);
     redisFreeCommand(expected);

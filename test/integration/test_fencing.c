@@ -249,19 +249,27 @@ Test(fencing, inspect_shows_the_token_of_the_lock_held_there)
     cr_assert_eq(token_keys_left("shown"), 0);
 }
 
+/* Counters in use, three locks of resource, then master 0 killed and
+ * restarted without its data: the last token handed out. */
+static uint64_t tokens_then_master_0_restarted_empty(const char *resource)
+{
+    harness_connect(&h);
+    init_counters(0);
+    uint64_t last = 0;
+    for (int i = 0; i < 3; i++)
+        last = token_of_a_lock(resource);
+    cr_assert_eq(fleet_kill(h.fleet, 0), 0);
+    cr_assert_eq(fleet_restart(h.fleet, 0), 0);
+    cr_assert_eq(counter_in_use(0), -1, "the restarted master kept a counter in use");
+    return last;
+}
+
 /* kill -9 and a restart without persistence: the counter is lost. The
  * master still votes; a fenced acquire that meets it has it seeded again
  * from a majority of the others, never lower than a token they confirmed. */
 Test(fencing, a_master_restarted_empty_is_seeded_again_from_the_others)
 {
-    harness_connect(&h);
-    init_counters(0);
-    uint64_t before = 0;
-    for (int i = 0; i < 3; i++)
-        before = token_of_a_lock("seeded");
-    cr_assert_eq(fleet_kill(h.fleet, 0), 0);
-    cr_assert_eq(fleet_restart(h.fleet, 0), 0);
-    cr_assert_eq(counter_in_use(0), -1, "the restarted master kept a counter in use");
+    uint64_t before = tokens_then_master_0_restarted_empty("seeded");
 
     uint64_t after = 0;
     for (int i = 0; i < 5 && after == 0; i++) {
@@ -382,14 +390,7 @@ Test(fencing, a_user_denied_info_fails_before_the_fenced_acquire_sets_a_key)
  * only after it: that late answer starts its seeding too. */
 Test(fencing, a_restarted_master_that_answers_late_is_seeded_too)
 {
-    harness_connect(&h);
-    init_counters(0);
-    uint64_t before = 0;
-    for (int i = 0; i < 3; i++)
-        before = token_of_a_lock("late");
-    cr_assert_eq(fleet_kill(h.fleet, 0), 0);
-    cr_assert_eq(fleet_restart(h.fleet, 0), 0);
-    cr_assert_eq(counter_in_use(0), -1, "the restarted master kept a counter in use");
+    uint64_t before = tokens_then_master_0_restarted_empty("late");
     harness_run_for(&h, 300); /* reconnected */
     for (int i = 0; i < 10 && counter_in_use(0) < (long long)before; i++) {
         cr_assert_eq(fleet_pause(h.fleet, 0), 0);

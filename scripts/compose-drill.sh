@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # The docker compose failover drill, run for real: docker-compose.yml's five
-# masters (AOF, appendfsync always) and three client containers running the
+# masters (AOF, appendfsync always) and two client containers running the
 # failover program's clients, while this script breaks things through
 # docker: a master killed (SIGKILL) and started again, restarted (SIGTERM),
 # paused (cgroup freezer), or cut off the network; a client container
@@ -50,7 +50,7 @@ while [ $# -gt 0 ]; do
 done
 
 masters=(redis1 redis2 redis3 redis4 redis5)
-clients=3
+clients=2
 project=redlockdrill
 net=${REDLOCK_DRILL_NET:-10.77.38}
 failover=build/test/failover/redlock-failover

@@ -159,7 +159,9 @@ static void on_end(replay *rp, const flog_event *ev)
  * itself when its keys expire. */
 static void on_client_gone(replay *rp, const flog_event *ev)
 {
-    if (ev->type == 'K') {
+    /* A K after the measured period is the stop path's own SIGKILL of a
+     * client that did not stop in time, not an injected fault. */
+    if (ev->type == 'K' && ev->t <= rp->measure_end) {
         rp->r->client_kills++;
         count_fault(rp->r, "client-kill");
     }

@@ -164,6 +164,7 @@ static void acquire_complete(rl_acquire *a, int status, redlock_lock *lock, int6
         a->fence_round = NULL;
     }
     redlock_client *client = a->client;
+    rl_stats_acquired(&client->stats, status);
     rl_result_info info = {
         .status = status,
         .round = a->round,
@@ -363,6 +364,7 @@ static bool acquire_grant(rl_acquire *a, int64_t end_us)
     lock->delay_ms = a->delay_ms;
     lock->fencing_token = a->fencing ? a->token : 0;
     rl_lock_register(client, lock);
+    rl_lock_start_hold(client, lock);
     acquire_complete(a, REDLOCK_OK, lock, validity_ms);
     return true;
 }

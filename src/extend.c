@@ -64,6 +64,8 @@ static void extend_on_decided(rl_round *round, void *owner)
         }
         rl_watchdog_extended(lock, e->base.client, status);
     }
+    rl_count(status == REDLOCK_OK ? &e->base.client->stats.extends
+                                  : &e->base.client->stats.extend_failures);
     rl_round_op_complete(&e->base, status, validity_ms, round->tally.ok);
 }
 

@@ -154,7 +154,8 @@ static void watchdog_lost(rl_watchdog *wd, int status)
            "lock lost (%lld ms of validity left, %lld ms TTL): %s",
            (long long)redlock_lock_validity_ms(lock), (long long)lock_ttl_ms(wd),
            redlock_strerror(status));
-    rl_watchdog_stop(lock);
+    rl_count(&wd->client->stats.locks_lost);
+    rl_watchdog_stop(lock); /* frees wd */
     rl_lock_mark_lost(lock);
     if (on_lost != NULL)
         on_lost(status, lock, arg);
@@ -205,6 +206,7 @@ static void watchdog_handle(rl_watchdog *wd, rl_watchdog_event event, int status
         } else {
             /* Masters unreachable for now: try again while validity
              * lasts; the guard decides when it is too late. */
+            rl_count(&wd->client->stats.auto_extend_failures);
             wd->last_failure = status;
             schedule_retry(wd);
         }

@@ -165,6 +165,14 @@ static void acquire_complete(rl_acquire *a, int status, redlock_lock *lock, int6
     }
     redlock_client *client = a->client;
     rl_stats_acquired(&client->stats, status);
+    if (rl_log_enabled(&client->log, REDLOCK_LOG_INFO)) {
+        char shown[RL_KEYS_DESCRIBED];
+        rl_log(&client->log, REDLOCK_LOG_INFO,
+               "acquire %s: %s (%u attempt%s, %lld ms of validity, fencing token %llu)",
+               rl_keys_describe(&a->keys, shown), redlock_strerror(status), a->attempts,
+               a->attempts == 1 ? "" : "s", (long long)validity_ms,
+               (unsigned long long)(lock != NULL ? lock->fencing_token : 0));
+    }
     rl_result_info info = {
         .status = status,
         .round = a->round,

@@ -43,9 +43,12 @@ static const cli_option opt_verbose = {
     .short_name = 'v',
     .flags = CLI_OPT_REPEATABLE,
     .apply = cli_opt_verbose,
-    .help = "show warnings (`-vv`: also information, `-vvv`: debug)",
-    .details = "They are the library's messages (a master unreachable, reconnects), on "
-               "standard error; by default only errors are shown.",
+    .help = "show warnings (`-vv`: also each acquire, release and connection, `-vvv`: "
+            "debug, extensions included), each line with its UTC time and level",
+    .details = "They are the library's messages (a master unreachable, reconnects, each "
+               "acquire, extension, release and lost lock with its resource), on standard "
+               "error, as `redlock: 2026-11-26T12:40:01.123Z info: acquire job: success ...`; "
+               "by default only errors are shown.",
 };
 
 static const cli_option opt_tool_help = {

@@ -131,8 +131,9 @@ static void print_masters(const redlock_stats *s, const redlock_config *cfg)
 int main(int argc, char **argv)
 {
     const char *path = argc > 1 ? argv[1] : getenv("REDLOCK_CONFIG");
-    int rounds = argc > 2 ? atoi(argv[2]) : 3;
-    if (path == NULL || rounds < 0) {
+    char *end = NULL;
+    long rounds = argc > 2 ? strtol(argv[2], &end, 10) : 3;
+    if (path == NULL || rounds < 0 || rounds > 1000000 || (end != NULL && *end != '\0')) {
         fprintf(stderr, "usage: %s CONFIG [ROUNDS] (or set REDLOCK_CONFIG)\n", argv[0]);
         return 1;
     }
@@ -150,7 +151,7 @@ int main(int argc, char **argv)
         return 1;
     }
     int failed = 0;
-    for (int i = 0; i < rounds; i++) {
+    for (long i = 0; i < rounds; i++) {
         redlock_lock *lock = NULL;
         rc = redlock_sync_acquire(client, "stats-example", 13, NULL, &lock, NULL);
         if (rc == REDLOCK_OK)

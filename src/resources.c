@@ -127,9 +127,10 @@ const char *rl_keys_describe(const rl_keys *keys, char buf[RL_KEYS_DESCRIBED])
 {
     rl_msg_buf msg;
     rl_msg_init(&msg, buf, RL_KEYS_DESCRIBED);
-    size_t len;
+    size_t len = 0;
     const char *first = rl_keys_at(keys, 0, &len);
-    rl_msg_escaped(&msg, first, len, 64);
+    if (first != NULL)
+        rl_msg_escaped(&msg, first, len, 64);
     if (keys->count > 1)
         rl_msg_printf(&msg, " (and %zu more)", keys->count - 1);
     return buf;

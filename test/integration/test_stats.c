@@ -118,7 +118,7 @@ Test(stats, count_what_the_client_did)
         /* The histogram counts every reply, and its sum is theirs. */
         cr_assert_eq(sum(m->latency_us, REDLOCK_STATS_BUCKETS), replied(m));
         cr_assert_gt(m->latency_sum_us, 0);
-        cr_assert_lt(m->latency_sum_us, 6 * 1000000);
+        cr_assert_lt(m->latency_sum_us, UINT64_C(6000000));
     }
     /* The refused acquire and the failed release everywhere (and the
      * cleanup's releases). */

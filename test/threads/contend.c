@@ -159,15 +159,15 @@ void scenario_contention(fleet *masters, redlock_config *cfg)
     static redlock_stats s;
     s.size = sizeof(s);
     CHECK(redlock_sync_stats(shared, &s) == REDLOCK_OK, "redlock_sync_stats");
-    CHECK(s.acquires[0] == THREADS * ROUNDS && s.releases == THREADS * ROUNDS &&
-              s.extends == THREADS * ROUNDS,
+    const uint64_t rounds = (uint64_t)THREADS * ROUNDS;
+    CHECK(s.acquires[0] == rounds && s.releases == rounds && s.extends == rounds,
           "stats: %llu acquires, %llu extends, %llu releases", (unsigned long long)s.acquires[0],
           (unsigned long long)s.extends, (unsigned long long)s.releases);
     CHECK(s.locks_held == 0, "stats: %llu locks held", (unsigned long long)s.locks_held);
     uint64_t holds = 0;
     for (size_t b = 0; b < REDLOCK_STATS_BUCKETS; b++)
         holds += s.hold_ms[b];
-    CHECK(holds == THREADS * ROUNDS, "stats: %llu holds", (unsigned long long)holds);
+    CHECK(holds == rounds, "stats: %llu holds", (unsigned long long)holds);
     redlock_sync_free(shared);
 
     int total = 0;

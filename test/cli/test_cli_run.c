@@ -169,14 +169,20 @@ Test(cli_run, max_hold_stops_cmd_and_exits_80)
  * stays taken for the TTL plus the delay. */
 Test(cli_run, lock_delay_keeps_a_dead_holders_lock_taken)
 {
+    /* The delay is scaled like the tests' timeouts: under valgrind the next
+     * command alone takes a second to start. */
+    char delay[32];
+    snprintf(delay, sizeof(delay), "%lldms", (long long)fleet_scaled_ms(1200));
     const cli_result *r = cli_run(CLI_ARGS("--config", cli.config, "acquire", "--ttl", "300ms",
-                                           "--lock-delay", "1200ms", "delayed"),
+                                           "--lock-delay", delay, "delayed"),
                                   NULL, T);
     cli_expect_exit(r, 0);
     double t0 = tc_now_ms();
     r = cli_run(CLI_ARGS("--config", cli.config, "acquire", "--wait", "0", "delayed"), NULL, T);
     cli_expect_exit(r, 75);
-    r = RUN("--wait", "10s", "delayed", "true");
+    char wait[32];
+    snprintf(wait, sizeof(wait), "%lldms", (long long)fleet_scaled_ms(10000));
+    r = RUN("--wait", wait, "delayed", "true");
     cli_expect_exit(r, 0);
     double taken_ms = tc_now_ms() - t0;
     cr_assert_geq(taken_ms, 1300, "taken again after %.0f ms: before ttl + delay", taken_ms);

@@ -160,15 +160,12 @@ Test(stats, a_master_down_and_back_and_a_lock_lost)
         cr_assert_eq(fleet_resume(h.fleet, i), 0);
     cr_assert_eq(redlock_lock_state(lock), REDLOCK_LOCK_LOST);
     s = snapshot();
+    /* Whether an extension failed first, or the guard gave the lock up
+     * while one was still in flight (a slow run, valgrind), depends on
+     * timing: only the loss itself is certain. */
     cr_assert_eq(s->locks_lost, 1);
     cr_assert_eq(s->locks_held, 0);
-    cr_assert_geq(s->auto_extend_failures, 1);
-    cr_assert_geq(s->extend_failures, 1);
     cr_assert_eq(sum(s->hold_ms, REDLOCK_STATS_BUCKETS), 2);
-    uint64_t timeouts = 0;
-    for (size_t i = 0; i < 3; i++)
-        timeouts += s->masters[i].outcomes[REDLOCK_MASTER_TIMEOUT];
-    cr_assert_gt(timeouts, 0);
     redlock_lock_free(lock);
 
     /* Freeing a held handle ends its hold too. */

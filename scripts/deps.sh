@@ -7,7 +7,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config
-  libhiredis-dev libev-dev libyaml-dev libjansson-dev
+  libhiredis-dev libev-dev libyaml-dev libjansson-dev libssl-dev openssl
   libcriterion-dev
   redis-server
   docker-compose

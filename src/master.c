@@ -437,8 +437,7 @@ static void master_on_disconnect(const redisAsyncContext *cac, int status)
         return; /* we dropped it ourselves */
     /* hiredis frees the context after this callback. */
     char reason[sizeof(m->failure)];
-    snprintf(reason, sizeof(reason), "connection lost: %s",
-             status == REDIS_OK || !ac->c.errstr[0] ? "closed" : ac->c.errstr);
+    rl_connect_lost_reason(ac, status, reason, sizeof(reason));
     ac->data = NULL;
     m->ac = NULL;
     if (m->state == RL_MASTER_DRAINING)
@@ -452,7 +451,8 @@ static void master_connect(rl_master *m)
     redlock_client *client = m->client;
     const rl_node *node = m->node;
     char reason[sizeof(m->failure)];
-    redisAsyncContext *ac = rl_connect_node(client->loop, node, reason, sizeof(reason));
+    redisAsyncContext *ac = rl_connect_node(client->loop, node, rl_client_tls(client, node), reason,
+                                            sizeof(reason));
     if (ac == NULL) {
         master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, reason);
         return;

@@ -75,7 +75,8 @@ static int add_node(cli *c, const char *text, const char *password)
     if (rc == REDLOCK_OK)
         return 0;
     cli_error("--node %s: %s", shown, why[0] != '\0' ? why : redlock_strerror(rc));
-    return rc == REDLOCK_ENOMEM ? EX_SOFTWARE : EX_USAGE;
+    /* ECONFIG: a rediss:// master, and this build has no TLS. */
+    return rc == REDLOCK_ENOMEM ? EX_SOFTWARE : rc == REDLOCK_ECONFIG ? EX_CONFIG : EX_USAGE;
 }
 
 /* Replace the config's masters with the --node list. $REDLOCK_PASSWORD

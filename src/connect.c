@@ -58,13 +58,21 @@ int rl_connect_send_auth(redisAsyncContext *ac, const rl_node *node, rl_reply_fn
     return rc == REDIS_OK ? 1 : -1;
 }
 
-void rl_connect_lost_reason(const redisAsyncContext *ac, int status, char *reason,
-                            size_t reason_size)
+void rl_connect_error(const redisAsyncContext *ac, const char *stage, const char *fallback,
+                      char *reason, size_t reason_size)
 {
     char tls[160];
     if (rl_tls_failure(ac, tls, sizeof(tls)))
-        snprintf(reason, reason_size, "connection lost: %s", tls);
+        snprintf(reason, reason_size, "%s: %s", stage, tls);
     else
-        snprintf(reason, reason_size, "connection lost: %s",
-                 status == REDIS_OK || !ac->c.errstr[0] ? "closed" : ac->c.errstr);
+        snprintf(reason, reason_size, "%s: %s", stage, ac->c.errstr[0] ? ac->c.errstr : fallback);
+}
+
+void rl_connect_lost_reason(const redisAsyncContext *ac, int status, char *reason,
+                            size_t reason_size)
+{
+    if (status == REDIS_OK) /* closed by us or the server, without an error */
+        snprintf(reason, reason_size, "connection lost: closed");
+    else
+        rl_connect_error(ac, "connection lost", "closed", reason, reason_size);
 }

@@ -25,6 +25,12 @@ struct redisAsyncContext *rl_connect_node(struct ev_loop *loop, const rl_node *n
                                           const struct rl_tls_ctx *tls, char *reason,
                                           size_t reason_size);
 
+/* "STAGE: WHY" for a failed connection: a TLS handshake's or
+ * verification's failure (OpenSSL's reason), else hiredis's error, else
+ * fallback. */
+void rl_connect_error(const struct redisAsyncContext *ac, const char *stage,
+                      const char *fallback, char *reason, size_t reason_size);
+
 /* "connection lost: WHY" for ac's disconnect callback with status: a TLS
  * handshake's or verification's failure (OpenSSL's reason), else hiredis's
  * error. */

@@ -365,7 +365,7 @@ static void subscriber_on_connect(const redisAsyncContext *cac, int status)
     if (s == NULL || s->ac != ac || status == REDIS_OK)
         return;
     char reason[sizeof(s->failure)];
-    snprintf(reason, sizeof(reason), "connect: %s", ac->c.errstr[0] ? ac->c.errstr : "failed");
+    rl_connect_error(ac, "connect", "failed", reason, sizeof(reason));
     ac->data = NULL; /* hiredis frees it after this callback */
     s->ac = NULL;
     subscriber_drop(s, reason);

@@ -37,6 +37,25 @@ static const char *last_error(char *buf, size_t len)
     return buf;
 }
 
+/* Why the handshake on ssl failed, when OpenSSL knows: a certificate
+ * refused by verification, or an error of the handshake (OpenSSL's
+ * reason). False when neither. Clears the thread's OpenSSL errors. */
+static bool handshake_failure(const SSL *ssl, char *reason, size_t reason_size)
+{
+    long verify = SSL_get_verify_result(ssl);
+    bool known = true;
+    char err[256];
+    if (verify != X509_V_OK)
+        snprintf(reason, reason_size, "TLS: certificate verify failed: %s",
+                 X509_verify_cert_error_string(verify));
+    else if (!SSL_is_init_finished(ssl) && ERR_peek_last_error() != 0)
+        snprintf(reason, reason_size, "TLS handshake failed: %s", last_error(err, sizeof(err)));
+    else
+        known = false;
+    ERR_clear_error();
+    return known;
+}
+
 /* An encrypted key would make OpenSSL ask for its passphrase on the
  * terminal: the library never prompts, so such a key fails to load. */
 static int no_passphrase(char *buf, int size, int rwflag, void *userdata)
@@ -187,9 +206,11 @@ int rl_tls_start(redisAsyncContext *ac, const rl_tls_ctx *ctx, char *reason, siz
     /* On success hiredis owns ssl; it is kept in the context's user data
      * too, for rl_tls_failure(). */
     if (redisInitiateSSL(&ac->c, ssl) != REDIS_OK) {
-        snprintf(reason, reason_size, "TLS: %s", ac->c.errstr[0] ? ac->c.errstr : "failed");
+        /* On loopback the whole handshake may run within this call. */
+        if (!handshake_failure(ssl, reason, reason_size))
+            snprintf(reason, reason_size, "TLS handshake failed: %s",
+                     ac->c.errstr[0] ? ac->c.errstr : "unknown error");
         SSL_free(ssl);
-        ERR_clear_error();
         return -1;
     }
     ac->c.privdata = ssl;
@@ -201,24 +222,13 @@ bool rl_tls_failure(const redisAsyncContext *ac, char *reason, size_t reason_siz
     const SSL *ssl = ac->c.privdata;
     if (ssl == NULL || ac->c.privctx == NULL)
         return false;
-    long verify = SSL_get_verify_result(ssl);
-    if (verify != X509_V_OK) {
-        snprintf(reason, reason_size, "TLS: certificate verify failed: %s",
-                 X509_verify_cert_error_string(verify));
-        ERR_clear_error();
-        return true;
-    }
-    if (SSL_is_init_finished(ssl)) {
-        ERR_clear_error();
-        return false;
-    }
-    char err[256];
-    if (ERR_peek_last_error() != 0)
-        snprintf(reason, reason_size, "TLS handshake failed: %s", last_error(err, sizeof(err)));
-    else
-        snprintf(reason, reason_size, "TLS handshake failed: %s",
-                 ac->c.errstr[0] ? ac->c.errstr : "the connection was closed");
-    return true;
+    return handshake_failure(ssl, reason, reason_size);
+}
+
+bool rl_tls_handshake_pending(const redisAsyncContext *ac)
+{
+    const SSL *ssl = ac->c.privdata;
+    return ssl != NULL && ac->c.privctx != NULL && !SSL_is_init_finished(ssl);
 }
 
 #else /* no TLS: config_tls.c refuses every config that would need it */
@@ -255,6 +265,12 @@ bool rl_tls_failure(const struct redisAsyncContext *ac, char *reason, size_t rea
     (void)ac;
     (void)reason;
     (void)reason_size;
+    return false;
+}
+
+bool rl_tls_handshake_pending(const struct redisAsyncContext *ac)
+{
+    (void)ac;
     return false;
 }
 

@@ -29,8 +29,11 @@ void rl_tls_contexts_free(rl_tls_ctx **ctxs, size_t n);
 int rl_tls_start(struct redisAsyncContext *ac, const rl_tls_ctx *ctx, char *reason,
                  size_t reason_size);
 
-/* When ac is a TLS connection lost before its handshake completed, or
- * refused by verification: true with OpenSSL's reason in reason. */
+/* When ac is a TLS connection whose handshake failed and OpenSSL knows
+ * why (a certificate refused by verification, a handshake error): true
+ * with OpenSSL's reason in reason. */
 bool rl_tls_failure(const struct redisAsyncContext *ac, char *reason, size_t reason_size);
+/* Whether ac is a TLS connection whose TLS handshake has not completed. */
+bool rl_tls_handshake_pending(const struct redisAsyncContext *ac);
 
 #endif

@@ -52,7 +52,8 @@ static int add_node(cli *c, const char *text, const char *password)
     cli_node node;
     if (cli_parse_node(text, &node) != 0) {
         cli_error("--node %s: expected HOST[:PORT], [IPV6][:PORT], unix:/PATH, "
-                  "redis://[USER[:PASSWORD]@]HOST[:PORT][/DB] or unix:///PATH[?db=N]",
+                  "redis://[USER[:PASSWORD]@]HOST[:PORT][/DB], rediss://... or "
+                  "unix:///PATH[?db=N]",
                   shown);
         return EX_USAGE;
     }

@@ -137,7 +137,8 @@ Test(cli_urls, a_bad_url_is_refused_and_shown_without_its_password)
                    "redlock: --node redis://***@127.0.0.1:6379: a user needs a password\n");
     /* No scheme: then it is no host name either. */
     const char *usage = "expected HOST[:PORT], [IPV6][:PORT], unix:/PATH, "
-                        "redis://[USER[:PASSWORD]@]HOST[:PORT][/DB] or unix:///PATH[?db=N]";
+                        "redis://[USER[:PASSWORD]@]HOST[:PORT][/DB], rediss://... or "
+                        "unix:///PATH[?db=N]";
     expect_refused("u:" SECRET "@127.0.0.1:6379",
                    cli_format("redlock: --node u:***@127.0.0.1:6379: %s\n", usage));
     expect_refused(SECRET "@127.0.0.1:6379",

@@ -106,7 +106,8 @@ int redlock_config_copy(const redlock_config *cfg, redlock_config **out)
     if (cfg->node_count > 0) {
         copy->nodes = calloc(cfg->node_count, sizeof(rl_node));
         if (copy->nodes == NULL) {
-            redlock_config_free(copy);
+            rl_tls_clear(&copy->tls);
+            free(copy);
             return REDLOCK_ENOMEM;
         }
         copy->node_cap = cfg->node_count;

@@ -857,7 +857,7 @@ static int load_top_value(rl_yaml_loader *ld, size_t key, const yaml_node_t *val
         return REDLOCK_OK; /* not set: keep the default */
     if (key >= TOP_TLS)
         return load_top_tls(ld, key - TOP_TLS, value);
-    if (key == TOP_DRIFT_FACTOR) {
+    if (key >= RL_SETTING_COUNT) { /* drift_factor */
         double factor = 0;
         if (!parse_number(ld, value, &factor) ||
             redlock_config_set_drift_factor(ld->cfg, factor) != REDLOCK_OK) {
@@ -868,7 +868,7 @@ static int load_top_value(rl_yaml_loader *ld, size_t key, const yaml_node_t *val
         }
         return REDLOCK_OK;
     }
-    const rl_setting_info *info = &rl_setting_table[key];
+    const rl_setting_info *info = &rl_setting_table[key]; /* a setting */
     int64_t number = 0;
     int rc = read_integer_value(ld, value, info->name, info->min, info->max, &number);
     if (rc == REDLOCK_OK)

@@ -60,8 +60,8 @@ static bool handshake_failure(const SSL *ssl, char *reason, size_t reason_size)
  * terminal: the library never prompts, so such a key fails to load. */
 static int no_passphrase(char *buf, int size, int rwflag, void *userdata)
 {
-    (void)buf;
-    (void)size;
+    if (size > 0)
+        buf[0] = '\0';
     (void)rwflag;
     (void)userdata;
     return 0;
@@ -159,7 +159,7 @@ int rl_tls_contexts_new(const redlock_config *cfg, const rl_logger *log, rl_tls_
         rl_node_tls(cfg, &cfg->nodes[i], &o);
         if (o.enabled != 1)
             continue;
-        if (ctxs == NULL && (ctxs = calloc(cfg->node_count, sizeof(*ctxs))) == NULL)
+        if (ctxs == NULL && (ctxs = calloc(cfg->node_count, sizeof(rl_tls_ctx *))) == NULL)
             return REDLOCK_ENOMEM;
         char why[REDLOCK_ERRBUF_SIZE];
         if ((ctxs[i] = ctx_new(&cfg->nodes[i], &o, why, sizeof(why))) == NULL) {
@@ -233,10 +233,6 @@ bool rl_tls_handshake_pending(const redisAsyncContext *ac)
 
 #else /* no TLS: config_tls.c refuses every config that would need it */
 
-struct rl_tls_ctx {
-    int unused;
-};
-
 int rl_tls_contexts_new(const redlock_config *cfg, const rl_logger *log, rl_tls_ctx ***out)
 {
     (void)cfg;
@@ -263,8 +259,8 @@ int rl_tls_start(struct redisAsyncContext *ac, const rl_tls_ctx *ctx, char *reas
 bool rl_tls_failure(const struct redisAsyncContext *ac, char *reason, size_t reason_size)
 {
     (void)ac;
-    (void)reason;
-    (void)reason_size;
+    if (reason_size > 0)
+        reason[0] = '\0';
     return false;
 }
 

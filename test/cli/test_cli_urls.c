@@ -121,6 +121,22 @@ Test(cli_urls, rediss_without_tls_is_a_config_error)
     expect_refused_with("rediss://u:" SECRET "@127.0.0.1:6380", 78, message);
 }
 
+/* So does a config asking for TLS: the loader's message, exit 78. */
+Test(cli_urls, a_tls_config_without_tls_is_a_config_error)
+{
+    const char *why = NULL;
+    if (redlock_tls_available(&why))
+        cr_skip_test("this build has TLS");
+    const cli_config_options o = {.extra = "tls: true"};
+    const char *config = cli_write_config("tls.yaml", &o);
+    const cli_result *r = cli_run(CLI_ARGS("-c", config, "ping"), NULL, T);
+    cli_expect_exit(r, 78);
+    cli_expect_one_error_line(r);
+    cr_assert_not_null(strstr(r->err, ": tls: TLS is not available in this build"), "%s", r->err);
+    cr_assert_not_null(strstr(r->err, why + strlen("TLS is not available in this build")),
+                       "%s", r->err);
+}
+
 Test(cli_urls, a_bad_url_is_refused_and_shown_without_its_password)
 {
     expect_refused("redis://u:" SECRET "@127.0.0.1:99999",

@@ -95,17 +95,29 @@ static void expect_all_fail(const char *needle)
     expect_all_fail_either(needle, NULL);
 }
 
+/* Acquires res (a string): its value must be on every master. */
+static redlock_lock *acquire_everywhere(const char *res)
+{
+    redlock_lock *lock = NULL;
+    redlock_acquire_options opts = fleet_acquire_options(5000, 0);
+    cr_assert_eq(harness_acquire(&h, res, strlen(res), &opts, &lock, NULL), REDLOCK_OK);
+    const char *value = redlock_lock_value(lock, NULL);
+    cr_assert_eq(fleet_count_value(h.fleet, res, strlen(res), value, strlen(value)), MASTERS);
+    return lock;
+}
+
+static void release_and_free(redlock_lock *lock)
+{
+    cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
+    redlock_lock_free(lock);
+}
+
 Test(tls, every_operation_over_tls)
 {
     start(FLEET_TLS_ON);
     harness_connect(&h);
     expect_all_ok();
-    redlock_lock *lock = NULL;
-    redlock_acquire_options opts = fleet_acquire_options(5000, 0);
-    cr_assert_eq(harness_acquire(&h, "tls-res", 7, &opts, &lock, NULL), REDLOCK_OK);
-    cr_assert_eq(fleet_count_value(h.fleet, "tls-res", 7, redlock_lock_value(lock, NULL),
-                                   strlen(redlock_lock_value(lock, NULL))),
-                 MASTERS);
+    redlock_lock *lock = acquire_everywhere("tls-res");
     cr_assert_eq(harness_extend(&h, lock, 8000, NULL), REDLOCK_OK);
     cr_assert_gt(fleet_pttl(h.fleet, 0, "tls-res", 7), 5000);
     redlock_result *r = NULL;
@@ -113,9 +125,8 @@ Test(tls, every_operation_over_tls)
     cr_assert_eq(fleet_result_count(r, REDLOCK_MASTER_OK), MASTERS);
     cr_assert_str_eq(r->masters[0].value, redlock_lock_value(lock, NULL));
     redlock_result_free(r);
-    cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
+    release_and_free(lock);
     cr_assert(harness_wait_key_gone(&h, "tls-res", 7, 2000));
-    redlock_lock_free(lock);
 }
 
 Test(tls, a_client_certificate_required_and_given)
@@ -123,11 +134,7 @@ Test(tls, a_client_certificate_required_and_given)
     start(FLEET_TLS_CLIENT_CERT);
     harness_connect(&h);
     expect_all_ok();
-    redlock_lock *lock = NULL;
-    redlock_acquire_options opts = fleet_acquire_options(5000, 0);
-    cr_assert_eq(harness_acquire(&h, "cert", 4, &opts, &lock, NULL), REDLOCK_OK);
-    cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
-    redlock_lock_free(lock);
+    release_and_free(acquire_everywhere("cert"));
 }
 
 Test(tls, a_client_certificate_required_and_missing)
@@ -225,12 +232,5 @@ Test(tls, a_master_killed_and_restarted_is_reconnected)
     redlock_result_free(r);
     cr_assert_eq(fleet_restart(h.fleet, 0), 0);
     cr_assert(harness_wait_until(&h, all_answer, NULL, 5000), "%s", h.log);
-    redlock_lock *lock = NULL;
-    redlock_acquire_options opts = fleet_acquire_options(5000, 0);
-    cr_assert_eq(harness_acquire(&h, "again", 5, &opts, &lock, NULL), REDLOCK_OK);
-    cr_assert_eq(fleet_count_value(h.fleet, "again", 5, redlock_lock_value(lock, NULL),
-                                   strlen(redlock_lock_value(lock, NULL))),
-                 MASTERS);
-    cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
-    redlock_lock_free(lock);
+    release_and_free(acquire_everywhere("again"));
 }

@@ -72,7 +72,9 @@ static int write_file(const char *dir, const char *name, const char *text)
 /* A self-signed CA: NAME.crt and NAME.key. */
 static int make_ca(const char *dir, const char *name, const char *cn)
 {
-    char key[64], crt[64], subj[128];
+    char key[64];
+    char crt[64];
+    char subj[128];
     snprintf(key, sizeof(key), "%s.key", name);
     snprintf(crt, sizeof(crt), "%s.crt", name);
     snprintf(subj, sizeof(subj), "/CN=%s", cn);
@@ -86,7 +88,10 @@ static int make_ca(const char *dir, const char *name, const char *cn)
  * in dir). */
 static int make_signed(const char *dir, const char *name, const char *cn, const char *ext)
 {
-    char key[64], csr[64], crt[64], subj[128];
+    char key[64];
+    char csr[64];
+    char crt[64];
+    char subj[128];
     snprintf(key, sizeof(key), "%s.key", name);
     snprintf(csr, sizeof(csr), "%s.csr", name);
     snprintf(crt, sizeof(crt), "%s.crt", name);

@@ -69,18 +69,32 @@ static int write_file(const char *dir, const char *name, const char *text)
     return fclose(f) == 0 && ok ? 0 : -1;
 }
 
+/* The file names of NAME (NAME.key, NAME.csr, NAME.crt) and the subject of
+ * common name cn. */
+typedef struct cert_names {
+    char key[64];
+    char csr[64];
+    char crt[64];
+    char subj[128];
+} cert_names;
+
+static cert_names names_of(const char *name, const char *cn)
+{
+    cert_names n;
+    snprintf(n.key, sizeof(n.key), "%s.key", name);
+    snprintf(n.csr, sizeof(n.csr), "%s.csr", name);
+    snprintf(n.crt, sizeof(n.crt), "%s.crt", name);
+    snprintf(n.subj, sizeof(n.subj), "/CN=%s", cn);
+    return n;
+}
+
 /* A self-signed CA: NAME.crt and NAME.key. */
 static int make_ca(const char *dir, const char *name, const char *cn)
 {
-    char key[64];
-    char crt[64];
-    char subj[128];
-    snprintf(key, sizeof(key), "%s.key", name);
-    snprintf(crt, sizeof(crt), "%s.crt", name);
-    snprintf(subj, sizeof(subj), "/CN=%s", cn);
+    cert_names n = names_of(name, cn);
     const char *args[] = {"req", "-x509", "-newkey", "ec", "-pkeyopt",
-                          "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", crt,
-                          "-days", CERT_DAYS, "-subj", subj, NULL};
+                          "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", n.key, "-out",
+                          n.crt, "-days", CERT_DAYS, "-subj", n.subj, NULL};
     return run_openssl(dir, args);
 }
 
@@ -88,19 +102,12 @@ static int make_ca(const char *dir, const char *name, const char *cn)
  * in dir). */
 static int make_signed(const char *dir, const char *name, const char *cn, const char *ext)
 {
-    char key[64];
-    char csr[64];
-    char crt[64];
-    char subj[128];
-    snprintf(key, sizeof(key), "%s.key", name);
-    snprintf(csr, sizeof(csr), "%s.csr", name);
-    snprintf(crt, sizeof(crt), "%s.crt", name);
-    snprintf(subj, sizeof(subj), "/CN=%s", cn);
+    cert_names n = names_of(name, cn);
     const char *req[] = {"req", "-new", "-newkey", "ec", "-pkeyopt",
-                         "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", csr,
-                         "-subj", subj, NULL};
-    const char *sign[] = {"x509", "-req", "-in", csr, "-CA", "ca.crt", "-CAkey", "ca.key",
-                          "-CAcreateserial", "-out", crt, "-days", CERT_DAYS, "-extfile", ext,
+                         "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", n.key, "-out",
+                         n.csr, "-subj", n.subj, NULL};
+    const char *sign[] = {"x509", "-req", "-in", n.csr, "-CA", "ca.crt", "-CAkey", "ca.key",
+                          "-CAcreateserial", "-out", n.crt, "-days", CERT_DAYS, "-extfile", ext,
                           NULL};
     return run_openssl(dir, req) == 0 && run_openssl(dir, sign) == 0 ? 0 : -1;
 }

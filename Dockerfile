@@ -5,14 +5,20 @@
 #
 #   docker build -t libredlock-client .
 #   docker run --rm libredlock-client redlock --help
-FROM debian:12
+#
+# BASE_IMAGE: any Debian 12 image. scripts/compose-drill.sh gives its own,
+# built without a registry, with the build dependencies already in it.
+ARG BASE_IMAGE=debian:12
+FROM ${BASE_IMAGE}
 
 # The build dependencies, installed by the script CI runs, so the package
-# list lives in one place (scripts/deps.sh). It is copied alone first, so
-# that this layer is rebuilt only when the list changes, not on every source
-# change. The script runs apt-get itself (as root here, so without sudo).
+# list lives in one place (scripts/deps.sh; --build: only what building
+# needs). It is copied alone first, so that this layer is rebuilt only when
+# the list changes, not on every source change. The script runs apt-get
+# itself (as root here, so without sudo), and nothing when every package is
+# there already.
 COPY scripts/deps.sh /src/scripts/deps.sh
-RUN /src/scripts/deps.sh && rm -rf /var/lib/apt/lists/*
+RUN /src/scripts/deps.sh --build && rm -rf /var/lib/apt/lists/*
 
 # The sources (.dockerignore leaves out .git and any build directory from
 # the host), built into /src/build by the project's own build script.

@@ -3,18 +3,44 @@
 # Install what building, testing and checking libredlock needs (compilers,
 # sanitizer and fuzzer runtimes, valgrind, static analysers), from Debian's archive.
 # Idempotent: packages already present are left alone.
+#
+#   scripts/deps.sh                 # everything
+#   scripts/deps.sh --build         # only what scripts/build.sh needs (the Dockerfile)
+#   scripts/deps.sh --build --list  # print that list, one a line, install nothing
 set -euo pipefail
 
-packages=(
+# Enough for scripts/build.sh: the library, the tool, the tests and the
+# failover program. The Dockerfile installs these alone, and the compose
+# drill puts them in its base image, so the client image builds offline.
+build_packages=(
   build-essential cmake pkg-config
   libhiredis-dev libev-dev libyaml-dev libjansson-dev libssl-dev openssl
   libcriterion-dev
+)
+# Running the tests and the checks besides.
+check_packages=(
   redis-server
   docker-compose
   clang libclang-rt-14-dev llvm valgrind clang-tidy cppcheck
   man-db groff-base dpkg-dev
   spin
 )
+
+build_only=0
+list_only=0
+for a in "$@"; do
+  case $a in
+    --build) build_only=1 ;;
+    --list) list_only=1 ;;
+    *) echo "usage: $0 [--build] [--list]" >&2; exit 64 ;;
+  esac
+done
+packages=("${build_packages[@]}")
+[ "$build_only" -eq 1 ] || packages+=("${check_packages[@]}")
+if [ "$list_only" -eq 1 ]; then
+  printf '%s\n' "${packages[@]}"
+  exit 0
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -58,6 +58,9 @@ run_examples() {
     '$dir/blocking' \"\$REDLOCK_CONFIG\" example-blocking
     '$dir/async' \"\$REDLOCK_CONFIG\" example-async
     if [ -x '$dir/blocking-static' ]; then '$dir/blocking-static' \"\$REDLOCK_CONFIG\" example-static; fi
+    '$dir/stats_exporter' \"\$REDLOCK_CONFIG\" 3 >'$work/metrics.txt'
+    grep -q '^redlock_acquires_total{status=.REDLOCK_OK.} 3' '$work/metrics.txt'
+    grep -q '^redlock_hold_seconds_count 3' '$work/metrics.txt'
     # New masters: their fencing counters are put in use once.
     '$tool' fencing-init >/dev/null
     REDLOCK='$tool' '$src/examples/cron-guard.sh'

@@ -164,6 +164,15 @@ static void acquire_complete(rl_acquire *a, int status, redlock_lock *lock, int6
         a->fence_round = NULL;
     }
     redlock_client *client = a->client;
+    rl_stats_acquired(&client->stats, status);
+    if (rl_log_enabled(&client->log, REDLOCK_LOG_INFO)) {
+        char shown[RL_KEYS_DESCRIBED];
+        rl_log(&client->log, REDLOCK_LOG_INFO,
+               "acquire %s: %s (%u attempt%s, %lld ms of validity, fencing token %llu)",
+               rl_keys_describe(&a->keys, shown), redlock_strerror(status), a->attempts,
+               a->attempts == 1 ? "" : "s", (long long)validity_ms,
+               (unsigned long long)(lock != NULL ? lock->fencing_token : 0));
+    }
     rl_result_info info = {
         .status = status,
         .round = a->round,
@@ -363,6 +372,7 @@ static bool acquire_grant(rl_acquire *a, int64_t end_us)
     lock->delay_ms = a->delay_ms;
     lock->fencing_token = a->fencing ? a->token : 0;
     rl_lock_register(client, lock);
+    rl_lock_start_hold(client, lock);
     acquire_complete(a, REDLOCK_OK, lock, validity_ms);
     return true;
 }

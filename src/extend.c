@@ -64,6 +64,14 @@ static void extend_on_decided(rl_round *round, void *owner)
         }
         rl_watchdog_extended(lock, e->base.client, status);
     }
+    redlock_client *client = e->base.client;
+    rl_count(status == REDLOCK_OK ? &client->stats.extends : &client->stats.extend_failures);
+    if (lock != NULL && rl_log_enabled(&client->log, REDLOCK_LOG_DEBUG)) {
+        char shown[RL_KEYS_DESCRIBED];
+        rl_log(&client->log, REDLOCK_LOG_DEBUG, "extend %s: %s (%lld ms of validity)",
+               rl_keys_describe(&lock->keys, shown), redlock_strerror(status),
+               (long long)validity_ms);
+    }
     rl_round_op_complete(&e->base, status, validity_ms, round->tally.ok);
 }
 

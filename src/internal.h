@@ -54,6 +54,7 @@ struct redlock_client {
     rl_courtesy_ring courtesy; /* resources released while others waited */
     struct rl_seeding *seeding; /* n, once a fencing counter needed seeding (fence_seed.h) */
     struct rl_tls_ctx **tls; /* n, NULL for plain nodes; NULL when none uses TLS (tls.h) */
+    rl_client_counters stats;   /* for redlock_client_stats() */
 };
 
 void rl_client_ref(redlock_client *client);
@@ -107,6 +108,9 @@ struct redlock_lock {
     redlock_client *owner;       /* releases it when freed; NULL if none */
     rl_link link;                /* in owner->locks */
     rl_watchdog *watchdog;       /* auto-extension in progress, or NULL */
+    /* Counted in its client's locks_held until released, lost or freed
+     * (rl_lock_end_hold); NULL when not (made from a value). */
+    _Atomic(rl_client_counters *) held_by;
 };
 
 /* A handle for a lock on keys just acquired or extended; NULL when out of
@@ -129,6 +133,10 @@ void rl_lock_disown_all(redlock_client *client, void (*let_go)(redlock_lock *loc
                         void *arg);
 /* Mark the lock lost and wake whoever waits on its lost fd. */
 void rl_lock_mark_lost(redlock_lock *lock);
+/* Count the lock in client's locks_held (just acquired)... */
+void rl_lock_start_hold(redlock_client *client, redlock_lock *lock);
+/* ...until it is released, lost or freed: once, from any thread. */
+void rl_lock_end_hold(redlock_lock *lock);
 /* Free the handle now (on the thread that runs its owner's loop). */
 void rl_lock_destroy(redlock_lock *lock);
 

@@ -41,6 +41,7 @@ redlock_lock *rl_lock_create(const rl_keys *keys, const char *value, size_t valu
     atomic_init(&lock->phase, RL_LOCK_ACTIVE);
     atomic_init(&lock->lost_fd, -1);
     atomic_init(&lock->watched, false);
+    atomic_init(&lock->held_by, NULL);
     lock->delay_ms = -1;
     rl_list_init(&lock->link);
     return lock;
@@ -103,6 +104,7 @@ void rl_lock_disown_all(redlock_client *client, void (*let_go)(redlock_lock *loc
     while ((link = rl_list_pop_front(&client->locks)) != NULL) {
         redlock_lock *lock = rl_container_of(link, redlock_lock, link);
         lock->owner = NULL;
+        rl_lock_end_hold(lock);
         let_go(lock, arg);
     }
     pthread_cond_broadcast(&owners_cv);
@@ -132,6 +134,7 @@ void rl_lock_destroy(redlock_lock *lock)
 {
     pthread_mutex_lock(&owners_mu);
     lock_unregister(lock);
+    rl_lock_end_hold(lock);
     pthread_mutex_unlock(&owners_mu);
     lock_destroy_unowned(lock);
 }
@@ -153,6 +156,7 @@ static void lock_free(redlock_lock *lock)
             pthread_cond_wait(&owners_cv, &owners_mu);
     }
     lock_unregister(lock);
+    rl_lock_end_hold(lock); /* under owners_mu: its client is still there */
     pthread_mutex_unlock(&owners_mu);
     lock_destroy_unowned(lock);
 }
@@ -276,8 +280,24 @@ int redlock_lock_lost_fd(redlock_lock *lock, int *fd_out)
     return REDLOCK_OK;
 }
 
+void rl_lock_start_hold(redlock_client *client, redlock_lock *lock)
+{
+    rl_count(&client->stats.locks_held);
+    atomic_store(&lock->held_by, &client->stats);
+}
+
+/* The client's counters outlive the hold: a client being freed ends the
+ * holds of its locks (rl_lock_disown_all) before it goes. */
+void rl_lock_end_hold(redlock_lock *lock)
+{
+    rl_client_counters *c = atomic_exchange(&lock->held_by, NULL);
+    if (c != NULL)
+        rl_stats_hold_ended(c, rl_now_us() - lock->acquired_us);
+}
+
 void rl_lock_mark_lost(redlock_lock *lock)
 {
+    rl_lock_end_hold(lock);
     atomic_store(&lock->phase, RL_LOCK_LOST);
     int fd = atomic_load(&lock->lost_fd);
     if (fd >= 0)

@@ -117,6 +117,15 @@ static void master_enter(rl_master *m, rl_master_state to)
     struct ev_loop *loop = m->client->loop;
     bool held = master_holds_client(m->state);
     m->state = to;
+    static const int shown[] = {
+        [RL_MASTER_IDLE] = REDLOCK_CONNECTION_DOWN,
+        [RL_MASTER_CONNECTING] = REDLOCK_CONNECTION_CONNECTING,
+        [RL_MASTER_READY] = REDLOCK_CONNECTION_READY,
+        [RL_MASTER_FLUSHING] = REDLOCK_CONNECTION_CLOSING,
+        [RL_MASTER_DRAINING] = REDLOCK_CONNECTION_CLOSING,
+        [RL_MASTER_CLOSED] = REDLOCK_CONNECTION_CLOSING,
+    };
+    atomic_store_explicit(&m->stats.state, shown[to], memory_order_relaxed);
     ev_timer_stop(loop, &m->reconnect_timer);
     ev_timer_stop(loop, &m->deadline_timer);
     ev_timer_stop(loop, &m->stall_timer);
@@ -334,6 +343,7 @@ static void master_on_handshake_done(rl_master *m)
     rl_client_ref(client);
     bool again = m->ever_ready;
     m->ever_ready = true;
+    rl_count(&m->stats.connects);
     m->backoff_ms = rl_client_setting(client, REDLOCK_RECONNECT_MIN_MS);
     if (m->state == RL_MASTER_CONNECTING) {
         master_set_failure(m, REDLOCK_MASTER_NOT_CONNECTED, "connection lost");
@@ -556,6 +566,7 @@ static bool master_send(rl_master *m, rl_slot *slot)
         redisAsyncFormattedCommand(m->ac, master_on_command_reply, slot, cmd, len) != REDIS_OK)
         return false;
     slot->state = RL_SLOT_SENT;
+    rl_count(&m->stats.requests);
     if (m->in_flight++ == 0) {
         m->last_progress_us = rl_now_us();
         if (m->state == RL_MASTER_READY)

@@ -21,6 +21,7 @@
 
 #include "config_internal.h"
 #include "list.h"
+#include "stats.h"
 
 #include <ev.h>
 #include <stdbool.h>
@@ -75,6 +76,7 @@ typedef struct rl_master {
     int failure_outcome;          /* for requests while IDLE: NOT_CONNECTED or AUTH_FAILED */
     char failure[192];            /* why the master is not connected */
     char run_id[41];              /* the server's INFO run_id, "" when unknown */
+    rl_master_counters stats;     /* for redlock_client_stats() */
     ev_timer deadline_timer;      /* CONNECTING, FLUSHING, DRAINING: the state's deadline */
     ev_timer reconnect_timer;     /* IDLE: backoff before the next connect */
     ev_timer stall_timer;         /* READY: watches replies while in_flight > 0 */

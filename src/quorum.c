@@ -139,6 +139,7 @@ static void slot_count(rl_slot *slot, int outcome, const char *detail, size_t de
     rl_tally *t = &round->tally;
     slot->counted = true;
     slot_describe(slot, outcome, detail, detail_len);
+    rl_stats_request_done(&slot->master->stats, outcome, slot->latency_us);
     t->pending--;
     switch (outcome) {
     case REDLOCK_MASTER_OK:
@@ -491,6 +492,7 @@ static void slot_notice_unfenced(const rl_slot *slot, int outcome)
 static void slot_record_late(rl_slot *slot, int outcome, const char *detail, size_t detail_len)
 {
     const redlock_client *client = slot->round->client;
+    rl_stats_late_reply(&slot->master->stats, slot->latency_us);
     rl_log(&client->log, REDLOCK_LOG_DEBUG, "master %s: late reply after %s: %s",
            slot->master->node->name, redlock_master_outcome_name(slot->outcome),
            redlock_master_outcome_name(outcome));

@@ -61,12 +61,20 @@ static void release_on_decided(rl_round *round, void *owner)
         status = round->deleted > 0 ? REDLOCK_OK : REDLOCK_ENOTOWNER;
     else
         status = rl_tally_failure_status(&round->tally, REDLOCK_ENOTOWNER);
+    rl_count(status == REDLOCK_OK ? &op->client->stats.releases
+                                  : &op->client->stats.release_failures);
+    if (rl_log_enabled(&op->client->log, REDLOCK_LOG_INFO)) {
+        char shown[RL_KEYS_DESCRIBED];
+        rl_log(&op->client->log, REDLOCK_LOG_INFO, "release %s: %s",
+               rl_keys_describe(&((rl_release_op *)op)->keys, shown), redlock_strerror(status));
+    }
     rl_round_op_complete(op, status, 0, round->deleted);
 }
 
 /* The handle is given up: no validity left, in state RELEASED. */
 static void lock_mark_released(redlock_lock *lock)
 {
+    rl_lock_end_hold(lock);
     rl_lock_set_deadline(lock, rl_now_us());
     atomic_store(&lock->phase, RL_LOCK_RELEASED);
 }

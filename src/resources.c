@@ -2,6 +2,7 @@
 /* A lock's resources, one or a sorted set. See resources.h. */
 #include "resources.h"
 #include "internal.h"
+#include "message_buffer.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -120,4 +121,17 @@ const char *rl_keys_at(const rl_keys *keys, size_t i, size_t *len)
             return NULL;
     *len = n;
     return resource;
+}
+
+const char *rl_keys_describe(const rl_keys *keys, char buf[RL_KEYS_DESCRIBED])
+{
+    rl_msg_buf msg;
+    rl_msg_init(&msg, buf, RL_KEYS_DESCRIBED);
+    size_t len = 0;
+    const char *first = rl_keys_at(keys, 0, &len);
+    if (first != NULL)
+        rl_msg_escaped(&msg, first, len, 64);
+    if (keys->count > 1)
+        rl_msg_printf(&msg, " (and %zu more)", keys->count - 1);
+    return buf;
 }

@@ -43,4 +43,10 @@ bool rl_keys_next(const rl_keys *keys, size_t *pos, const char **resource, size_
 /* The i-th resource (i < count); NULL otherwise. */
 const char *rl_keys_at(const rl_keys *keys, size_t i, size_t *len);
 
+/* Room for rl_keys_describe(). */
+#define RL_KEYS_DESCRIBED 128
+/* The resources for a log line: the first, escaped and cut short, and how
+ * many more ("a (and 2 more)"). Returns buf. */
+const char *rl_keys_describe(const rl_keys *keys, char buf[RL_KEYS_DESCRIBED]);
+
 #endif

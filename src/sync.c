@@ -896,3 +896,13 @@ int rl_sync_destroy_lock(redlock_sync *s, redlock_lock *lock, pthread_mutex_t *h
     rl_sync_request req = {.kind = RL_SYNC_DESTROY_LOCK, .lock = lock};
     return sync_call(s, &req, NULL, held);
 }
+
+/* Any thread: the counters are atomic, and the client, its masters and
+ * their number stay as they are from redlock_sync_new() to
+ * redlock_sync_free(). */
+int redlock_sync_stats(const redlock_sync *s, redlock_stats *stats)
+{
+    if (s == NULL)
+        return REDLOCK_EINVAL;
+    return redlock_client_stats(s->client, stats);
+}

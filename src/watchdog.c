@@ -150,11 +150,13 @@ static void watchdog_lost(rl_watchdog *wd, int status)
     redlock_lock *lock = wd->lock;
     redlock_lost_cb on_lost = wd->on_lost;
     void *arg = wd->arg;
+    char shown[RL_KEYS_DESCRIBED];
     rl_log(&wd->client->log, REDLOCK_LOG_WARN,
-           "lock lost (%lld ms of validity left, %lld ms TTL): %s",
-           (long long)redlock_lock_validity_ms(lock), (long long)lock_ttl_ms(wd),
-           redlock_strerror(status));
-    rl_watchdog_stop(lock);
+           "lost %s: lock lost (%lld ms of validity left, %lld ms TTL): %s",
+           rl_keys_describe(&lock->keys, shown), (long long)redlock_lock_validity_ms(lock),
+           (long long)lock_ttl_ms(wd), redlock_strerror(status));
+    rl_count(&wd->client->stats.locks_lost);
+    rl_watchdog_stop(lock); /* frees wd */
     rl_lock_mark_lost(lock);
     if (on_lost != NULL)
         on_lost(status, lock, arg);
@@ -205,6 +207,7 @@ static void watchdog_handle(rl_watchdog *wd, rl_watchdog_event event, int status
         } else {
             /* Masters unreachable for now: try again while validity
              * lasts; the guard decides when it is too late. */
+            rl_count(&wd->client->stats.auto_extend_failures);
             wd->last_failure = status;
             schedule_retry(wd);
         }

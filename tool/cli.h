@@ -116,8 +116,10 @@ char *cli_json_acquire(const cli_resources *set, int status, const redlock_lock 
 char *cli_json_release(const cli_resources *set, int status, const redlock_result *r);
 char *cli_json_extend(const cli_resources *set, int status, const redlock_lock *lock,
                       const redlock_result *r);
-char *cli_json_status(const cli_resources *set, int status, const redlock_result *r);
-char *cli_json_ping(int status, const redlock_result *r);
+/* stats (may be NULL): the client's counters, shown per master. */
+char *cli_json_status(const cli_resources *set, int status, const redlock_result *r,
+                      const redlock_stats *stats);
+char *cli_json_ping(int status, const redlock_result *r, const redlock_stats *stats);
 char *cli_json_fencing_init(int status, uint64_t floor, const redlock_result *r);
 void cli_print_json(char *text);
 /* bytes in standard base64 (RFC 4648, padded), to free; NULL when out of memory. */

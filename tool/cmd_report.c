@@ -26,6 +26,14 @@ static void print_problem(const redlock_master_result *m)
     printf("unreachable  (%s)\n", cli_shown(why, sizeof(why), problem(m)));
 }
 
+/* The client's counters after the command, or NULL. */
+static const redlock_stats *client_stats(const cli *c)
+{
+    static redlock_stats stats; /* some 30 KiB: not on the stack */
+    stats.size = sizeof(stats);
+    return redlock_client_stats(c->client, &stats) == REDLOCK_OK ? &stats : NULL;
+}
+
 static void print_status_text(const redlock_result *r)
 {
     for (unsigned i = 0; i < r->master_count; i++) {
@@ -66,7 +74,7 @@ int cmd_status(cli *c, const cli_options *o, char **operands, int count)
         return EX_SOFTWARE;
     }
     if (o->json)
-        cli_print_json(cli_json_status(&set, status, c->result));
+        cli_print_json(cli_json_status(&set, status, c->result, client_stats(c)));
     else
         print_status_text(c->result);
     if (status != REDLOCK_OK)
@@ -86,7 +94,7 @@ int cmd_ping(cli *c, const cli_options *o, char **operands, int count)
         return EX_SOFTWARE;
     }
     if (o->json) {
-        cli_print_json(cli_json_ping(status, r));
+        cli_print_json(cli_json_ping(status, r, client_stats(c)));
     } else {
         for (unsigned i = 0; i < r->master_count; i++) {
             const redlock_master_result *m = &r->masters[i];

@@ -45,9 +45,12 @@ static const cli_option opt_verbose = {
     .short_name = 'v',
     .flags = CLI_OPT_REPEATABLE,
     .apply = cli_opt_verbose,
-    .help = "show warnings (`-vv`: also information, `-vvv`: debug)",
-    .details = "They are the library's messages (a master unreachable, reconnects), on "
-               "standard error; by default only errors are shown.",
+    .help = "show warnings (`-vv`: also each acquire, release and connection, `-vvv`: "
+            "debug, extensions included), each line with its UTC time and level",
+    .details = "They are the library's messages (a master unreachable, reconnects, each "
+               "acquire, extension, release and lost lock with its resource), on standard "
+               "error, as `redlock: 2026-11-26T12:40:01.123Z info: acquire job: success ...`; "
+               "by default only errors are shown.",
 };
 
 static const cli_option opt_tool_help = {
@@ -471,7 +474,8 @@ static const cli_command command_status = {
         "value), `mixed` whether it has some of the keys, or keys holding different\n"
         "values (`held` is false then), `value` is null when `held` is false,\n"
         "`pttl_ms` is null when the key is absent, has no expiry or the master did not\n"
-        "answer, a master's `fencing_token` is the token of the lock held there (null\n"
+        "answer, `stats` the client's counters for that master (as in `ping --json`), a\n"
+        "master's `fencing_token` is the token of the lock held there (null\n"
         "when it was taken without one), the top-level `fencing_token` the one a\n"
         "quorum of masters show (else null), and `error` says why a master is\n"
         "unreachable.\n"
@@ -509,10 +513,17 @@ static const cli_command command_ping = {
         "```json\n"
         "{\"status\":\"REDLOCK_OK\",\"message\":\"success\",\"quorum\":3,\n"
         " \"masters\":[{\"node\":\"127.0.0.1:7001\",\"reachable\":true,\n"
-        " \"latency_us\":210,\"error\":null},...]}\n"
+        " \"latency_us\":210,\"error\":null,\"stats\":{\"requests\":1,\n"
+        " \"outcomes\":{\"ok\":1},\"late\":0,\"connects\":1,\"state\":\"ready\",\n"
+        " \"latency_us_buckets\":[0,0,0,0,0,0,0,0,1,0,...],\"latency_sum_us\":210}},...]}\n"
         "```\n"
         "\n"
-        "where `latency_us` is null for a master that did not answer.",
+        "where `latency_us` is null for a master that did not answer, and `stats` is\n"
+        "the client's counters for that master over the command: requests sent,\n"
+        "their outcomes, replies after their deadline, connections made, the\n"
+        "connection's state, and the replies' latency as a histogram (bucket *b*\n"
+        "counts latencies from 2^(*b*-1) to 2^*b* microseconds) and its sum; the\n"
+        "library's `redlock_client_stats()`. `status --json` shows them too.",
 };
 
 static const cli_option *const fencing_init_options[] = {&opt_json, &opt_command_help};

@@ -7,15 +7,27 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+/* "redlock: 2026-11-26T12:40:01.123Z info: message": the wall clock (UTC,
+ * to the millisecond), to line the tool's lines up with the masters' logs
+ * and other hosts'. */
 static void log_to_stderr(int level, const char *message, void *arg)
 {
-    (void)level;
     (void)arg;
+    static const char *const names[] = {"error", "warn", "info", "debug"};
+    struct timespec now;
+    struct tm utc;
+    char when[32] = "";
+    if (clock_gettime(CLOCK_REALTIME, &now) == 0 && gmtime_r(&now.tv_sec, &utc) != NULL) {
+        size_t n = strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &utc);
+        snprintf(when + n, sizeof(when) - n, ".%03ldZ", now.tv_nsec / 1000000);
+    }
     /* Lines quote servers' replies: any byte but CR and LF. */
     char line[2048];
-    cli_error("%s", cli_shown(line, sizeof(line), message));
+    cli_error("%s %s: %s", when, level >= 0 && level <= 3 ? names[level] : "log",
+              cli_shown(line, sizeof(line), message));
 }
 
 /* The first default file that exists, into path; false if none. Also

@@ -210,7 +210,34 @@ static uint64_t token_of_a_quorum(const redlock_result *r)
     return 0;
 }
 
-char *cli_json_status(const cli_resources *set, int status, const redlock_result *r)
+/* A master's counters (redlock_client_stats()): what this command sent it
+ * and got back, its connection, and the time its replies took. */
+static json_t *master_stats(const redlock_master_stats *m)
+{
+    json_t *outcomes = json_object();
+    for (int o = 0; o < REDLOCK_STATS_OUTCOMES; o++)
+        if (m->outcomes[o] > 0)
+            json_object_set_new(outcomes, redlock_master_outcome_name(o),
+                                json_integer((json_int_t)m->outcomes[o]));
+    json_t *latency = json_array();
+    for (int b = 0; b < REDLOCK_STATS_BUCKETS; b++)
+        json_array_append_new(latency, json_integer((json_int_t)m->latency_us[b]));
+    return json_pack("{s:I, s:o, s:I, s:I, s:s, s:o, s:I}", "requests", (json_int_t)m->requests,
+                     "outcomes", outcomes, "late", (json_int_t)m->late, "connects",
+                     (json_int_t)m->connects, "state", redlock_connection_state_name(m->state),
+                     "latency_us_buckets", latency, "latency_sum_us",
+                     (json_int_t)m->latency_sum_us);
+}
+
+static void set_stats(json_t *o, const redlock_stats *stats, unsigned i)
+{
+    json_object_set_new(o, "stats", stats != NULL && i < stats->master_count
+                                        ? master_stats(&stats->masters[i])
+                                        : json_null());
+}
+
+char *cli_json_status(const cli_resources *set, int status, const redlock_result *r,
+                      const redlock_stats *stats)
 {
     json_t *obj = with_status(set, status);
     json_object_set_new(obj, "quorum", json_integer(r->quorum));
@@ -234,13 +261,14 @@ char *cli_json_status(const cli_resources *set, int status, const redlock_result
         json_object_set_new(o, "fencing_token",
                             number_or_null(m->fencing_token != 0, (json_int_t)m->fencing_token));
         json_object_set_new(o, "error", master_error(m));
+        set_stats(o, stats, i);
         json_array_append_new(masters, o);
     }
     json_object_set_new(obj, "masters", masters);
     return finish(obj);
 }
 
-char *cli_json_ping(int status, const redlock_result *r)
+char *cli_json_ping(int status, const redlock_result *r, const redlock_stats *stats)
 {
     json_t *obj = json_object();
     json_object_set_new(obj, "status", json_string(redlock_status_name(status)));
@@ -249,11 +277,12 @@ char *cli_json_ping(int status, const redlock_result *r)
     json_t *masters = json_array();
     for (unsigned i = 0; i < r->master_count; i++) {
         const redlock_master_result *m = &r->masters[i];
-        json_array_append_new(
-            masters, json_pack("{s:o, s:b, s:o, s:o}", "node", text_or_null(m->name),
-                               "reachable", reachable(m), "latency_us",
-                               number_or_null(m->latency_us >= 0, m->latency_us), "error",
-                               master_error(m)));
+        json_t *o = json_pack("{s:o, s:b, s:o, s:o}", "node", text_or_null(m->name), "reachable",
+                              reachable(m), "latency_us",
+                              number_or_null(m->latency_us >= 0, m->latency_us), "error",
+                              master_error(m));
+        set_stats(o, stats, i);
+        json_array_append_new(masters, o);
     }
     json_object_set_new(obj, "masters", masters);
     return finish(obj);

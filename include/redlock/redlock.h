@@ -698,6 +698,74 @@ REDLOCK_API int redlock_sync_inspect_many(redlock_sync *sync, const void *const 
                                           redlock_result **result_out);
 REDLOCK_API int redlock_sync_ping(redlock_sync *sync, redlock_result **result_out);
 
+/* ------------------------------------------------------------------------ */
+/* Statistics, for an operator to export                                     */
+
+/* Histogram buckets, fixed so that two snapshots can be subtracted: bucket
+ * 0 counts values below 1, bucket b (1 <= b < REDLOCK_STATS_BUCKETS - 1)
+ * values in [2^(b-1), 2^b), and the last one everything from 2^(b-1) up. */
+#define REDLOCK_STATS_BUCKETS 32
+/* Room in the per-outcome and per-status arrays (index: the outcome, or
+ * minus the status), beyond the values that exist today. */
+#define REDLOCK_STATS_OUTCOMES 16
+#define REDLOCK_STATS_STATUSES 32
+
+/* A master's connection, now. */
+typedef enum redlock_connection_state {
+    REDLOCK_CONNECTION_DOWN = 0,       /* none: waiting to reconnect */
+    REDLOCK_CONNECTION_CONNECTING = 1, /* connect and handshake under way */
+    REDLOCK_CONNECTION_READY = 2,      /* requests go straight out */
+    REDLOCK_CONNECTION_CLOSING = 3     /* the client is being freed */
+} redlock_connection_state;
+
+typedef struct redlock_master_stats {
+    uint64_t requests;      /* requests written to the master (a resend counts again) */
+    /* Requests by outcome (index: a redlock_master_outcome), each counted
+     * once, as its operation counted it: a reply after the deadline is a
+     * timeout here, and also counted in late. */
+    uint64_t outcomes[REDLOCK_STATS_OUTCOMES];
+    uint64_t late;          /* replies after their deadline */
+    uint64_t connects;      /* connections made ready (the first, then reconnects) */
+    int state;              /* a redlock_connection_state */
+    /* Reply latency, from send to reply, in microseconds: a histogram
+     * (REDLOCK_STATS_BUCKETS) and the sum of what it counts. */
+    uint64_t latency_us[REDLOCK_STATS_BUCKETS];
+    uint64_t latency_sum_us;
+} redlock_master_stats;
+
+/*
+ * A snapshot of a client's counters since it was created. The caller owns
+ * it and sets size to sizeof(redlock_stats) first: fields may be added at
+ * the end in later versions, and the library fills only the size given.
+ * Each counter is exact; the snapshot is not one instant across counters.
+ */
+typedef struct redlock_stats {
+    size_t size;
+    uint64_t acquires[REDLOCK_STATS_STATUSES]; /* completed acquires by status: index -status */
+    uint64_t extends;          /* extends completed OK (auto-extension's included) */
+    uint64_t extend_failures;  /* extends that failed (auto-extension's included) */
+    uint64_t auto_extend_failures; /* auto-extension attempts that failed; it retries */
+    uint64_t locks_lost;       /* auto-extended locks given up (the lost callback ran) */
+    uint64_t releases;         /* releases completed OK */
+    uint64_t release_failures; /* releases that completed with another status */
+    uint64_t locks_held;       /* acquired and not yet released, lost or freed */
+    /* How long locks were held, in milliseconds, from the start of their
+     * acquire to their release, loss or free: a histogram and its sum. */
+    uint64_t hold_ms[REDLOCK_STATS_BUCKETS];
+    uint64_t hold_sum_ms;
+    unsigned master_count;     /* masters[] filled, in config order */
+    redlock_master_stats masters[REDLOCK_MAX_NODES];
+} redlock_stats;
+
+/* Fill *stats (size set by the caller; at least up to masters[]). Any
+ * thread: the counters are atomic. REDLOCK_EINVAL for NULL or a size too
+ * small. */
+REDLOCK_API int redlock_client_stats(const redlock_client *client, redlock_stats *stats);
+REDLOCK_API int redlock_sync_stats(const redlock_sync *sync, redlock_stats *stats);
+/* The name of a redlock_connection_state: "down", "connecting", "ready",
+ * "closing"; "unknown" otherwise. */
+REDLOCK_API const char *redlock_connection_state_name(int state);
+
 #ifdef __cplusplus
 }
 #endif

@@ -211,6 +211,15 @@ Test(cli_json, absent_numbers_are_null)
     cr_assert(json_is_false(member(m, "reachable")));
     expect_null(m, "latency_us");
     cr_assert(json_is_string(member(m, "error")));
+    /* The client's counters: the one ping each master was sent, or not. */
+    json_t *up = member(json_array_get(masters, 0), "stats");
+    cr_assert_eq(integer(up, "requests"), 1);
+    cr_assert_eq(integer(member(up, "outcomes"), "ok"), 1);
+    cr_assert_str_eq(string(up, "state"), "ready");
+    json_t *down = member(m, "stats");
+    cr_assert_eq(integer(down, "requests"), 0);
+    cr_assert_eq(integer(member(down, "outcomes"), "not-connected"), 1);
+    cr_assert_str_neq(string(down, "state"), "ready");
     json_decref(o);
 
 }

@@ -181,3 +181,26 @@ Test(cli_run, lock_delay_keeps_a_dead_holders_lock_taken)
     double taken_ms = tc_now_ms() - t0;
     cr_assert_geq(taken_ms, 1300, "taken again after %.0f ms: before ttl + delay", taken_ms);
 }
+
+/* -vv: every line has the time (UTC, to the millisecond) and its level,
+ * and the acquire and the release say which resource. */
+Test(cli_run, verbose_lines_say_when_what_and_on_which_resource)
+{
+    const cli_result *r = cli_run(
+        CLI_ARGS("-vv", "--config", cli.config, "run", "--no-fencing", "nightly", "--", "true"),
+        NULL, CLI_RUN_TIMEOUT_MS);
+    cli_expect_exit(r, 0);
+    cr_assert_not_null(strstr(r->err, "Z info: acquire nightly: success (1 attempt, "), "%s",
+                       r->err);
+    cr_assert_not_null(strstr(r->err, "Z info: release nightly: success"), "%s", r->err);
+    /* "redlock: YYYY-MM-DDTHH:MM:SS.mmmZ info: " on every line. */
+    for (const char *line = r->err; *line != '\0'; line = strchr(line, '\n') + 1) {
+        const char *end = strchr(line, '\n');
+        cr_assert_not_null(end, "%s", r->err);
+        cr_assert_eq(strncmp(line, "redlock: ", 9), 0, "%.*s", (int)(end - line), line);
+        const char *t = line + 9;
+        cr_assert(end - t > 25 && t[4] == '-' && t[10] == 'T' && t[19] == '.' && t[23] == 'Z' &&
+                      t[24] == ' ',
+                  "no timestamp: %.*s", (int)(end - line), line);
+    }
+}

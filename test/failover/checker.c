@@ -8,6 +8,10 @@
 #include <string.h>
 
 #define MAX_OPEN 64 /* sections open at once: 1 when all is well */
+/* Pids of the n-th log are counted from n * PID_SPAN: above every pid
+ * (pid_max is at most 2^22), so that clients of different logs (different
+ * containers, each with its own pid namespace) never share a holder id. */
+#define PID_SPAN (1L << 22)
 
 typedef struct open_section {
     long holder;
@@ -127,6 +131,19 @@ static void check_token(replay *rp, const flog_event *ev)
     }
 }
 
+/* One more fault of this kind, by name. */
+static void count_fault(checker_report *r, const char *kind)
+{
+    for (size_t i = 0; i < CHECKER_MAX_FAULT_KINDS; i++) {
+        if (r->faults[i].name[0] == '\0')
+            snprintf(r->faults[i].name, sizeof(r->faults[i].name), "%.31s", kind);
+        if (strcmp(r->faults[i].name, kind) == 0) {
+            r->faults[i].count++;
+            return;
+        }
+    }
+}
+
 static void on_end(replay *rp, const flog_event *ev)
 {
     for (size_t i = 0; i < rp->open_count; i++) {
@@ -138,13 +155,28 @@ static void on_end(replay *rp, const flog_event *ev)
 }
 
 /* A client was killed (K) or ended (X): its sections end with it (a
- * killed run's command dies with it). */
+ * killed run's command dies with it). Its lock, never released, frees
+ * itself when its keys expire. */
 static void on_client_gone(replay *rp, const flog_event *ev)
 {
-    if (ev->type == 'K')
+    /* A K after the measured period is the stop path's own SIGKILL of a
+     * client that did not stop in time, not an injected fault. */
+    if (ev->type == 'K' && ev->t <= rp->measure_end) {
         rp->r->client_kills++;
+        count_fault(rp->r, "client-kill");
+    }
     for (size_t i = rp->open_count; i-- > 0;)
         if (rp->open[i].holder == ev->pid)
+            close_section(rp, i, ev->t);
+}
+
+/* Every client of one log is gone (C; its pid is the log's first pid). */
+static void on_clients_gone(replay *rp, const flog_event *ev)
+{
+    rp->r->container_kills++;
+    count_fault(rp->r, "container-kill");
+    for (size_t i = rp->open_count; i-- > 0;)
+        if (rp->open[i].holder >= ev->pid && rp->open[i].holder < ev->pid + PID_SPAN)
             close_section(rp, i, ev->t);
 }
 
@@ -160,6 +192,7 @@ static void on_available(replay *rp, const flog_event *ev)
 static void on_fault(replay *rp, const flog_event *ev)
 {
     checker_report *r = rp->r;
+    count_fault(r, ev->text);
     if (strcmp(ev->text, "kill-delayed") == 0)
         r->kills_delayed++;
     else if (strcmp(ev->text, "kill-aof") == 0)
@@ -203,50 +236,85 @@ static void on_acquired(replay *rp, const flog_event *ev)
     rp->latencies[rp->latency_count++] = ev->a;
 }
 
-/* Every event of the log, in time order. */
-static flog_event *read_events(const char *path, size_t *count)
+/* The pids of a client event of the log with this index, counted from
+ * the log's first pid. Faults name a master, not a pid. */
+static void place_pid(flog_event *ev, size_t log_index)
+{
+    long first = (long)log_index * PID_SPAN;
+    if (ev->type == 'C')
+        ev->pid = first;
+    else if (strchr("SEANKX", ev->type) != NULL)
+        ev->pid += first;
+}
+
+/* Append every event of one log to *events (n used of *cap); -1 on error. */
+static int read_log(const char *path, size_t log_index, flog_event **events, size_t *n,
+                    size_t *cap)
 {
     FILE *in = fopen(path, "re");
-    if (in == NULL)
-        return NULL;
-    size_t n = 0;
-    size_t cap = 4096;
-    flog_event *events = malloc(cap * sizeof(*events));
+    if (in == NULL) {
+        fprintf(stderr, "checker: cannot open %s\n", path);
+        return -1;
+    }
     char line[512];
-    while (events != NULL && fgets(line, sizeof(line), in) != NULL) {
-        if (n == cap) {
-            flog_event *grown = realloc(events, (cap *= 2) * sizeof(*events));
+    int rc = 0;
+    while (rc == 0 && fgets(line, sizeof(line), in) != NULL) {
+        if (*n == *cap) {
+            size_t grown_cap = *cap ? *cap * 2 : 4096;
+            flog_event *grown = realloc(*events, grown_cap * sizeof(**events));
             if (grown == NULL) {
-                free(events);
-                events = NULL;
+                rc = -1;
                 break;
             }
-            events = grown;
+            *events = grown;
+            *cap = grown_cap;
         }
-        if (flog_parse(line, &events[n]) != 0) {
+        if (flog_parse(line, &(*events)[*n]) != 0) {
             fprintf(stderr, "checker: malformed line in %s: %s", path, line);
-            free(events);
-            events = NULL;
+            rc = -1;
             break;
         }
-        n++;
+        place_pid(&(*events)[(*n)++], log_index);
     }
     fclose(in);
+    return rc;
+}
+
+/* Every event of the logs, in time order. */
+static flog_event *read_events(const char *const *paths, size_t count, size_t *n)
+{
+    flog_event *events = NULL;
+    size_t cap = 0;
+    *n = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (read_log(paths[i], i, &events, n, &cap) != 0) {
+            free(events);
+            return NULL;
+        }
+    }
+    if (events == NULL)
+        events = malloc(sizeof(*events)); /* no event at all: an empty run */
     if (events != NULL)
-        qsort(events, n, sizeof(*events), compare_time);
-    *count = n;
+        qsort(events, *n, sizeof(*events), compare_time);
     return events;
 }
 
 int checker_run(const char *path, unsigned quorum, checker_report *out)
 {
+    return checker_run_files(&path, 1, quorum, out);
+}
+
+int checker_run_files(const char *const *paths, size_t count, unsigned quorum,
+                      checker_report *out)
+{
     memset(out, 0, sizeof(*out));
     size_t n = 0;
-    flog_event *events = read_events(path, &n);
+    flog_event *events = read_events(paths, count, &n);
     if (events == NULL)
         return -1;
     replay rp = {.r = out, .quorum = quorum, .idle_since = -1, .measure_end = INT64_MAX};
-    for (size_t i = 0; i < n; i++)
+    /* The first Z: with several logs, the clients of each stop in turn. */
+    for (size_t i = 0; i < n && rp.measure_end == INT64_MAX; i++)
         if (events[i].type == 'Z')
             rp.measure_end = events[i].t;
     int64_t first = n ? events[0].t : 0;
@@ -263,6 +331,9 @@ int checker_run(const char *path, unsigned quorum, checker_report *out)
         case 'K':
         case 'X':
             on_client_gone(&rp, ev);
+            break;
+        case 'C':
+            on_clients_gone(&rp, ev);
             break;
         case 'U':
             on_available(&rp, ev);
@@ -309,6 +380,10 @@ void checker_print(FILE *out, const checker_report *r)
                  "restarted at once), SIGSTOP %lu, client kill -9 %lu\n",
             r->kills_delayed + r->kills_aof + r->kills_unsafe, r->kills_delayed, r->kills_aof,
             r->kills_unsafe, r->stops, r->client_kills);
+    fprintf(out, "faults by kind:   ");
+    for (size_t i = 0; i < CHECKER_MAX_FAULT_KINDS && r->faults[i].count; i++)
+        fprintf(out, "%s %s %lu", i ? "," : "", r->faults[i].name, r->faults[i].count);
+    fprintf(out, "%s\n", r->faults[0].count ? "" : " none");
     fprintf(out, "violations:        %lu (two holders at once)\n", r->violations);
     if (r->violations)
         fprintf(out, "  first:           %s\n", r->first_violation);
@@ -335,13 +410,46 @@ void checker_print_json(FILE *out, const checker_report *r)
             "{\"measured_s\":%.1f,\"sections\":%lu,\"library_sections\":%lu,"
             "\"not_acquired\":%lu,\"kills_delayed\":%lu,\"kills_aof\":%lu,"
             "\"kills_unsafe\":%lu,\"restarts\":%lu,\"stops\":%lu,"
-            "\"conts\":%lu,\"client_kills\":%lu,\"violations\":%lu,"
+            "\"conts\":%lu,\"client_kills\":%lu,\"container_kills\":%lu,\"violations\":%lu,"
             "\"fenced_sections\":%lu,\"token_violations\":%lu,\"overruns\":%lu,"
             "\"unterminated\":%lu,\"longest_gap_s\":%.3f,\"latency_p50_ms\":%.3f,"
-            "\"latency_p99_ms\":%.3f,\"latency_max_ms\":%.3f}\n",
+            "\"latency_p99_ms\":%.3f,\"latency_max_ms\":%.3f,\"faults\":{",
             r->measured_s, r->sections, r->library_sections, r->not_acquired, r->kills_delayed,
             r->kills_aof, r->kills_unsafe, r->restarts, r->stops, r->conts, r->client_kills,
-            r->violations, r->fenced_sections, r->token_violations, r->overruns,
+            r->container_kills, r->violations, r->fenced_sections, r->token_violations, r->overruns,
             r->unterminated, (double)r->longest_gap_ns / 1e9, (double)r->latency_p50_us / 1000,
             (double)r->latency_p99_us / 1000, (double)r->latency_max_us / 1000);
+    for (size_t i = 0; i < CHECKER_MAX_FAULT_KINDS && r->faults[i].count; i++)
+        fprintf(out, "%s\"%s\":%lu", i ? "," : "", r->faults[i].name, r->faults[i].count);
+    fprintf(out, "}}\n");
+}
+
+int checker_verdict(FILE *out, const checker_report *r, int64_t longest_ttl_ms, bool unsafe)
+{
+    bool safe = r->violations == 0 && r->unterminated == 0 && r->token_violations == 0;
+    /* Live: with a majority up the lock never stands free for long. A
+     * holder killed with it costs one TTL (its keys expire); allow three
+     * and two seconds of retries and reconnects on a slow machine. */
+    int64_t bound_ms = 3 * longest_ttl_ms + 2000;
+    bool live = r->sections > 0 && r->longest_gap_ns <= bound_ms * 1000000LL;
+    if (unsafe) {
+        fprintf(out, "failover: UNSAFE mode: %s%s\n",
+                r->violations ? "the lock was held twice, as this mode is expected to allow"
+                              : "no violation this time (they need unlucky timing)",
+                r->token_violations ? "; fencing tokens out of order" : "");
+        return 0;
+    }
+    if (!live)
+        fprintf(out,
+                "failover: FAIL: the lock stood free for %.2f s with a majority up (at most "
+                "%.1f s expected)\n",
+                (double)r->longest_gap_ns / 1e9, (double)bound_ms / 1000.0);
+    if (r->violations != 0 || r->unterminated != 0)
+        fprintf(out, "failover: FAIL: mutual exclusion was violated\n");
+    if (r->token_violations != 0)
+        fprintf(out, "failover: FAIL: fencing tokens did not grow in lock order\n");
+    if (safe && live)
+        fprintf(out, "failover: PASS: mutual exclusion held, fencing tokens grew in lock order, "
+                     "and the lock stayed live\n");
+    return safe && live ? 0 : 1;
 }

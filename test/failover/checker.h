@@ -4,10 +4,13 @@
 #ifndef REDLOCK_FAILOVER_CHECKER_H
 #define REDLOCK_FAILOVER_CHECKER_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #define CHECKER_MAX_REASONS 8
+#define CHECKER_MAX_FAULT_KINDS 16
 
 typedef struct checker_report {
     unsigned long sections;         /* critical sections started */
@@ -18,6 +21,11 @@ typedef struct checker_report {
         unsigned long count;
     } reasons[CHECKER_MAX_REASONS]; /* why, by status */
     unsigned long kills_delayed, kills_aof, kills_unsafe, restarts, stops, conts, client_kills;
+    unsigned long container_kills;  /* clients gone with their container (C) */
+    struct {
+        char name[32];
+        unsigned long count;
+    } faults[CHECKER_MAX_FAULT_KINDS]; /* every fault event, by kind */
     unsigned long violations;       /* a section started while another holder's
                                        was open within its validity */
     unsigned long overruns;         /* a holder acting past its own validity */
@@ -37,7 +45,18 @@ typedef struct checker_report {
 /* Read the log at path. quorum: masters needed for a majority. 0, or -1
  * if the log cannot be read or has a malformed line. */
 int checker_run(const char *path, unsigned quorum, checker_report *out);
+/* The same over several logs, replayed as one: each from its own clients
+ * (their pids are told apart by log, as each may come from its own pid
+ * namespace), all stamped with the one clock. */
+int checker_run_files(const char *const *paths, size_t count, unsigned quorum,
+                      checker_report *out);
 void checker_print(FILE *out, const checker_report *r);
 void checker_print_json(FILE *out, const checker_report *r);
+/* Print the verdict and return the exit status: 0 when no two holders
+ * overlapped, every section ended, tokens grew in lock order, and the lock
+ * never stood free longer than the liveness bound (three of the longest
+ * TTL plus 2 s) with a majority up; 1 otherwise. unsafe: a run expected to
+ * break the lock; it says what it saw and returns 0. */
+int checker_verdict(FILE *out, const checker_report *r, int64_t longest_ttl_ms, bool unsafe);
 
 #endif

@@ -58,6 +58,9 @@ int flog_parse(const char *line, flog_event *ev)
     case 'X':
         ok = sscanf(line, "X %lld %ld", &t, &pid) == 2;
         break;
+    case 'C':
+        ok = sscanf(line, "C %lld", &t) == 1;
+        break;
     case 'F':
         ok = sscanf(line, "F %lld %79s %ld", &t, ev->text, &pid) == 3;
         break;

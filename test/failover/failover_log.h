@@ -3,7 +3,8 @@
  * The failover suite's event log: one text line per event, appended by
  * every process with a single write(2) on an O_APPEND descriptor, so lines
  * never interleave. Times are CLOCK_MONOTONIC nanoseconds, tc_now_ns() (one
- * clock for every process on the machine).
+ * clock for every process on the machine, containers included: they share
+ * the kernel's clock).
  *
  *   S t holder deadline value token
  *                               a critical section starts (deadline: when
@@ -15,13 +16,18 @@
  *   N t pid reason              an acquire gave up (status name)
  *   K t pid                     the injector killed a client (kill -9)
  *   X t pid                     a client process ended (reaped)
+ *   C t                         every client logging to this file is gone
+ *                               at once (its container was killed)
  *   F t kind master             a fault: kill-delayed (no persistence, back
  *                               after the longest TTL), kill-aof (back at
  *                               once), kill-unsafe (no persistence, back at
- *                               once), restart, stop, cont
+ *                               once), restart, stop, cont; from the
+ *                               compose drill also term (SIGTERM, back at
+ *                               once), pause, unpause, partition (cut off
+ *                               the network), heal
  *   U t count                   masters available (running, not stopped)
  *   Z t                         the measured period ends (clients are
- *                               being stopped)
+ *                               being stopped; the first Z of all logs)
  */
 #ifndef REDLOCK_FAILOVER_LOG_H
 #define REDLOCK_FAILOVER_LOG_H
@@ -39,7 +45,7 @@ int flog_open(const char *path);
 void flog_write(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 typedef struct flog_event {
-    char type;           /* S E A N K X F U Z */
+    char type;           /* S E A N K X C F U Z */
     int64_t t;           /* ns */
     long pid;            /* holder / client pid; master index for F */
     int64_t a;           /* S: deadline; A: elapsed_us; U: count */

@@ -6,6 +6,8 @@
  * extends the lock, inspects the resource (a quorum holds its value),
  * clears the mark and releases. Any overlap of two holders, any failed
  * operation on a held lock, or any key left behind fails the scenario.
+ * The pinger also reads the client's statistics all along, which must
+ * count exactly what the threads did.
  */
 #include "threads.h"
 
@@ -109,10 +111,25 @@ static void *contend(void *arg)
     return NULL;
 }
 
+/* Counters only grow, and never show more locks held than threads. */
+static void check_stats(redlock_stats *last)
+{
+    static redlock_stats now; /* only the pinger reads them */
+    now.size = sizeof(now);
+    CHECK(redlock_sync_stats(shared, &now) == REDLOCK_OK, "redlock_sync_stats");
+    CHECK(now.locks_held <= THREADS, "%llu locks held", (unsigned long long)now.locks_held);
+    CHECK(now.acquires[0] >= last->acquires[0] && now.releases >= last->releases &&
+              now.masters[0].requests >= last->masters[0].requests,
+          "a counter went down");
+    *last = now;
+}
+
 static void *ping_along(void *arg)
 {
     (void)arg;
+    static redlock_stats last;
     while (!atomic_load(&contenders_done) && tc_now_ms() < deadline_ms) {
+        check_stats(&last);
         redlock_result *r = NULL;
         int rc = redlock_sync_ping(shared, &r);
         CHECK(rc == REDLOCK_OK, "ping: %s", redlock_status_name(rc));
@@ -139,6 +156,18 @@ void scenario_contention(fleet *masters, redlock_config *cfg)
     join_threads(threads, THREADS);
     atomic_store(&contenders_done, true);
     join_threads(&pinger, 1);
+    static redlock_stats s;
+    s.size = sizeof(s);
+    CHECK(redlock_sync_stats(shared, &s) == REDLOCK_OK, "redlock_sync_stats");
+    const uint64_t rounds = (uint64_t)THREADS * ROUNDS;
+    CHECK(s.acquires[0] == rounds && s.releases == rounds && s.extends == rounds,
+          "stats: %llu acquires, %llu extends, %llu releases", (unsigned long long)s.acquires[0],
+          (unsigned long long)s.extends, (unsigned long long)s.releases);
+    CHECK(s.locks_held == 0, "stats: %llu locks held", (unsigned long long)s.locks_held);
+    uint64_t holds = 0;
+    for (size_t b = 0; b < REDLOCK_STATS_BUCKETS; b++)
+        holds += s.hold_ms[b];
+    CHECK(holds == rounds, "stats: %llu holds", (unsigned long long)holds);
     redlock_sync_free(shared);
 
     int total = 0;

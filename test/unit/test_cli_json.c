@@ -73,7 +73,7 @@ Test(cli_json, any_bytes_are_valid_utf8_json)
     };
     redlock_result r = {.quorum = 2, .master_count = 3, .masters = m};
     cli_resources set = one(resource);
-    json_t *o = parse(cli_json_status(&set, REDLOCK_OK, &r));
+    json_t *o = parse(cli_json_status(&set, REDLOCK_OK, &r, NULL));
     cr_assert_null(json_object_get(o, "resource"));
     expect_base64_of(json_string_value(json_object_get(o, "resource_base64")), resource, 255);
     cr_assert_null(json_object_get(o, "resources"));
@@ -95,8 +95,32 @@ Test(cli_json, any_bytes_are_valid_utf8_json)
     expect_null(m2, "pttl_ms"); /* no key, no answer */
     json_decref(o);
 
-    o = parse(cli_json_ping(REDLOCK_ENOQUORUM, &r));
+    o = parse(cli_json_ping(REDLOCK_ENOQUORUM, &r, NULL));
     expect_null(json_array_get(json_object_get(o, "masters"), 2), "latency_us");
+    expect_null(json_array_get(json_object_get(o, "masters"), 2), "stats");
+    json_decref(o);
+
+    /* With the client's counters: each master's, by outcome name. */
+    static redlock_stats stats = {.master_count = 2};
+    stats.masters[1].requests = 3;
+    stats.masters[1].outcomes[REDLOCK_MASTER_OK] = 2;
+    stats.masters[1].outcomes[REDLOCK_MASTER_TIMEOUT] = 1;
+    stats.masters[1].state = REDLOCK_CONNECTION_READY;
+    stats.masters[1].latency_us[7] = 2;
+    stats.masters[1].latency_sum_us = 150;
+    o = parse(cli_json_ping(REDLOCK_OK, &r, &stats));
+    json_t *s1 = json_object_get(json_array_get(json_object_get(o, "masters"), 1), "stats");
+    cr_assert_eq(json_integer_value(json_object_get(s1, "requests")), 3);
+    json_t *outcomes = json_object_get(s1, "outcomes");
+    cr_assert_eq(json_object_size(outcomes), 2);
+    cr_assert_eq(json_integer_value(json_object_get(outcomes, "ok")), 2);
+    cr_assert_eq(json_integer_value(json_object_get(outcomes, "timeout")), 1);
+    cr_assert_str_eq(json_string_value(json_object_get(s1, "state")), "ready");
+    json_t *buckets = json_object_get(s1, "latency_us_buckets");
+    cr_assert_eq(json_array_size(buckets), REDLOCK_STATS_BUCKETS);
+    cr_assert_eq(json_integer_value(json_array_get(buckets, 7)), 2);
+    cr_assert_eq(json_integer_value(json_object_get(s1, "latency_sum_us")), 150);
+    expect_null(json_array_get(json_object_get(o, "masters"), 2), "stats"); /* beyond count */
     json_decref(o);
 
     o = parse(cli_json_release(&set, REDLOCK_ENOTOWNER, &r));
@@ -133,7 +157,7 @@ Test(cli_json, several_resources_and_a_mixed_master)
     };
     redlock_result r = {.quorum = 2, .master_count = 2, .masters = m};
     cli_resources set = {.names = {"b", "a"}, .lens = {1, 1}, .count = 2};
-    json_t *o = parse(cli_json_status(&set, REDLOCK_OK, &r));
+    json_t *o = parse(cli_json_status(&set, REDLOCK_OK, &r, NULL));
     cr_assert_str_eq(json_string_value(json_object_get(o, "resource")), "b");
     json_t *all = json_object_get(o, "resources");
     cr_assert_eq(json_array_size(all), 2);

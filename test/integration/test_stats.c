@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* redlock_client_stats(): the counters say what the tests did, the
+ * histograms add up, and a master's connection state and reconnects are
+ * seen. */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+#include <string.h>
+
+static harness h;
+
+static void five_masters(void)
+{
+    harness_start(&h, 5, NULL);
+}
+
+static void teardown(void)
+{
+    harness_stop(&h);
+}
+
+TestSuite(stats, .init = five_masters, .fini = teardown, .timeout = 90);
+
+/* The client's counters now (static: the struct is some 28 KiB). */
+static const redlock_stats *snapshot(void)
+{
+    static redlock_stats s;
+    memset(&s, 0xab, sizeof(s)); /* every field must be written */
+    s.size = sizeof(s);
+    cr_assert_eq(redlock_client_stats(h.client, &s), REDLOCK_OK);
+    cr_assert_eq(s.size, sizeof(s));
+    cr_assert_eq(s.master_count, 5);
+    return &s;
+}
+
+static uint64_t sum(const uint64_t *v, size_t n)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += v[i];
+    return total;
+}
+
+/* Requests with a reply: everything but timeouts and no connection. */
+static uint64_t replied(const redlock_master_stats *m)
+{
+    return sum(m->outcomes, REDLOCK_STATS_OUTCOMES) - m->outcomes[REDLOCK_MASTER_TIMEOUT] -
+           m->outcomes[REDLOCK_MASTER_NOT_CONNECTED] + m->late;
+}
+
+Test(stats, refuses_what_it_cannot_fill)
+{
+    harness_connect(&h);
+    redlock_stats s = {.size = sizeof(s) - 1};
+    cr_assert_eq(redlock_client_stats(h.client, &s), REDLOCK_EINVAL);
+    s.size = sizeof(s);
+    cr_assert_eq(redlock_client_stats(NULL, &s), REDLOCK_EINVAL);
+    cr_assert_eq(redlock_client_stats(h.client, NULL), REDLOCK_EINVAL);
+    cr_assert_eq(redlock_sync_stats(NULL, &s), REDLOCK_EINVAL);
+    cr_assert_str_eq(redlock_connection_state_name(REDLOCK_CONNECTION_READY), "ready");
+    cr_assert_str_eq(redlock_connection_state_name(42), "unknown");
+}
+
+Test(stats, count_what_the_client_did)
+{
+    harness_connect(&h);
+    cr_assert_eq(harness_ping(&h, NULL), REDLOCK_OK);
+    const redlock_stats *s = snapshot();
+    for (unsigned i = 0; i < 5; i++) {
+        cr_assert_eq(s->masters[i].state, REDLOCK_CONNECTION_READY, "master %u", i);
+        cr_assert_eq(s->masters[i].connects, 1);
+        cr_assert_eq(s->masters[i].requests, 1, "the ping alone");
+        cr_assert_eq(s->masters[i].outcomes[REDLOCK_MASTER_OK], 1);
+    }
+    cr_assert_eq(sum(s->acquires, REDLOCK_STATS_STATUSES), 0);
+
+    redlock_acquire_options o = fleet_acquire_options(10000, 0);
+    redlock_lock *lock = NULL;
+    cr_assert_eq(harness_acquire(&h, "counted", 7, &o, &lock, NULL), REDLOCK_OK);
+    cr_assert_eq(snapshot()->locks_held, 1);
+    redlock_lock *refused = NULL;
+    cr_assert_eq(harness_acquire(&h, "counted", 7, &o, &refused, NULL), REDLOCK_ECONFLICT);
+    cr_assert_eq(harness_extend(&h, lock, 10000, NULL), REDLOCK_OK);
+    harness_run_for(&h, 130);
+    cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
+    redlock_lock_free(lock);
+    /* A release of a lock no longer held fails. */
+    cr_assert_eq(redlock_lock_new(&lock, "counted", 7, "not-mine", 8, 0), REDLOCK_OK);
+    cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_ENOTOWNER);
+    redlock_lock_free(lock);
+    harness_run_for(&h, 100); /* the last masters' replies */
+
+    s = snapshot();
+    cr_assert_eq(s->acquires[0], 1);
+    cr_assert_eq(s->acquires[-REDLOCK_ECONFLICT], 1);
+    cr_assert_eq(sum(s->acquires, REDLOCK_STATS_STATUSES), 2);
+    cr_assert_eq(s->extends, 1);
+    cr_assert_eq(s->extend_failures, 0);
+    cr_assert_eq(s->releases, 1);
+    cr_assert_eq(s->release_failures, 1);
+    cr_assert_eq(s->locks_held, 0);
+    cr_assert_eq(s->locks_lost, 0);
+    /* One hold, of at least the 130 ms waited: bucket [128, 256) or above. */
+    cr_assert_eq(sum(s->hold_ms, REDLOCK_STATS_BUCKETS), 1);
+    cr_assert_geq(s->hold_sum_ms, 130);
+    cr_assert_eq(sum(s->hold_ms, 8), 0, "a hold of %llu ms below 128", (unsigned long long)s->hold_sum_ms);
+    uint64_t held_elsewhere = 0;
+    for (unsigned i = 0; i < 5; i++) {
+        const redlock_master_stats *m = &s->masters[i];
+        /* ping, acquire, refused acquire, extend, release, failed release,
+         * and where the refused acquire's SET was still in flight when
+         * it was decided, its cleanup's release: each counted once. */
+        cr_assert(m->requests == 6 || m->requests == 7, "master %u: %llu requests", i,
+                  (unsigned long long)m->requests);
+        cr_assert_eq(sum(m->outcomes, REDLOCK_STATS_OUTCOMES), m->requests);
+        cr_assert_eq(m->outcomes[REDLOCK_MASTER_OK], 4, "master %u", i);
+        held_elsewhere += m->outcomes[REDLOCK_MASTER_HELD] + m->outcomes[REDLOCK_MASTER_ABSENT];
+        /* The histogram counts every reply, and its sum is theirs. */
+        cr_assert_eq(sum(m->latency_us, REDLOCK_STATS_BUCKETS), replied(m));
+        cr_assert_gt(m->latency_sum_us, 0);
+        cr_assert_lt(m->latency_sum_us, UINT64_C(6000000));
+    }
+    /* The refused acquire and the failed release everywhere (and the
+     * cleanup's releases). */
+    cr_assert_geq(held_elsewhere, 10);
+}
+
+/* A master killed shows down, its requests not connected; back, it counts
+ * a second connect. A lock lost to a stopped majority is counted lost. */
+Test(stats, a_master_down_and_back_and_a_lock_lost)
+{
+    harness_connect(&h);
+    cr_assert_eq(harness_ping(&h, NULL), REDLOCK_OK);
+    cr_assert_eq(fleet_kill(h.fleet, 4), 0);
+    harness_run_for(&h, 100);
+    const redlock_stats *s = snapshot();
+    cr_assert_neq(s->masters[4].state, REDLOCK_CONNECTION_READY);
+    redlock_acquire_options o = fleet_acquire_options(1000, 0);
+    redlock_lock *lock = NULL;
+    cr_assert_eq(harness_acquire(&h, "lost", 4, &o, &lock, NULL), REDLOCK_OK);
+    s = snapshot();
+    cr_assert_eq(s->masters[4].outcomes[REDLOCK_MASTER_NOT_CONNECTED], 1);
+    cr_assert_eq(s->masters[4].requests, 1, "only the ping went out");
+    cr_assert_eq(fleet_restart(h.fleet, 4), 0);
+    for (int i = 0; i < 50 && snapshot()->masters[4].state != REDLOCK_CONNECTION_READY; i++)
+        harness_run_for(&h, 100);
+    s = snapshot();
+    cr_assert_eq(s->masters[4].state, REDLOCK_CONNECTION_READY);
+    cr_assert_eq(s->masters[4].connects, 2);
+    cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
+    redlock_lock_free(lock);
+
+    cr_assert_eq(harness_acquire(&h, "lost", 4, &o, &lock, NULL), REDLOCK_OK);
+    cr_assert_eq(redlock_auto_extend_async(h.client, lock, NULL, NULL), REDLOCK_OK);
+    for (size_t i = 0; i < 3; i++)
+        cr_assert_eq(fleet_pause(h.fleet, i), 0);
+    for (int i = 0; i < 40 && redlock_lock_state(lock) != REDLOCK_LOCK_LOST; i++)
+        harness_run_for(&h, 100);
+    for (size_t i = 0; i < 3; i++)
+        cr_assert_eq(fleet_resume(h.fleet, i), 0);
+    cr_assert_eq(redlock_lock_state(lock), REDLOCK_LOCK_LOST);
+    s = snapshot();
+    cr_assert_eq(s->locks_lost, 1);
+    cr_assert_eq(s->locks_held, 0);
+    cr_assert_geq(s->auto_extend_failures, 1);
+    cr_assert_geq(s->extend_failures, 1);
+    cr_assert_eq(sum(s->hold_ms, REDLOCK_STATS_BUCKETS), 2);
+    uint64_t timeouts = 0;
+    for (size_t i = 0; i < 3; i++)
+        timeouts += s->masters[i].outcomes[REDLOCK_MASTER_TIMEOUT];
+    cr_assert_gt(timeouts, 0);
+    redlock_lock_free(lock);
+
+    /* Freeing a held handle ends its hold too. */
+    cr_assert_eq(harness_acquire(&h, "freed", 5, &o, &lock, NULL), REDLOCK_OK);
+    cr_assert_eq(snapshot()->locks_held, 1);
+    redlock_lock_free(lock);
+    cr_assert_eq(snapshot()->locks_held, 0);
+}

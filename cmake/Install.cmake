@@ -27,6 +27,11 @@ install(EXPORT redlockTargets
   NAMESPACE redlock::
   FILE redlockTargets.cmake
   DESTINATION "${REDLOCK_CMAKE_DIR}" COMPONENT development)
+# The package config says whether the library has TLS (redlock_TLS).
+set(REDLOCK_CONFIG_TLS OFF)
+if(REDLOCK_TLS)
+  set(REDLOCK_CONFIG_TLS ON)
+endif()
 configure_package_config_file(cmake/redlockConfig.cmake.in
   "${PROJECT_BINARY_DIR}/redlockConfig.cmake"
   INSTALL_DESTINATION "${REDLOCK_CMAKE_DIR}")
@@ -68,6 +73,14 @@ _redlock_pc_link(REDLOCK_PC_LIBEV "${Libev_LIBRARY}" ev)
 _redlock_pc_link(_redlock_pc_hiredis "${Hiredis_LIBRARY}" hiredis)
 _redlock_pc_link(_redlock_pc_yaml "${LibYAML_LIBRARY}" yaml)
 set(REDLOCK_PC_LIBS_PRIVATE "${_redlock_pc_hiredis} ${_redlock_pc_yaml} -pthread")
+# With TLS, hiredis_ssl and OpenSSL too; `pkg-config --variable=tls redlock`
+# says whether this build has TLS.
+set(REDLOCK_PC_TLS no)
+if(REDLOCK_TLS)
+  set(REDLOCK_PC_TLS yes)
+  _redlock_pc_link(_redlock_pc_hiredis_ssl "${Hiredis_SSL_LIBRARY}" hiredis_ssl)
+  set(REDLOCK_PC_LIBS_PRIVATE "${_redlock_pc_hiredis_ssl} ${REDLOCK_PC_LIBS_PRIVATE} -lssl -lcrypto")
+endif()
 set(REDLOCK_PC_LIBEV_CFLAGS "")
 if(NOT Libev_INCLUDE_DIR IN_LIST CMAKE_C_IMPLICIT_INCLUDE_DIRECTORIES)
   set(REDLOCK_PC_LIBEV_CFLAGS " -I${Libev_INCLUDE_DIR}")

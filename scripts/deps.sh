@@ -14,7 +14,7 @@ set -euo pipefail
 # drill puts them in its base image, so the client image builds offline.
 build_packages=(
   build-essential cmake pkg-config
-  libhiredis-dev libev-dev libyaml-dev libjansson-dev
+  libhiredis-dev libev-dev libyaml-dev libjansson-dev libssl-dev openssl
   libcriterion-dev
 )
 # Running the tests and the checks besides.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Build libredlock against hiredis 1.x and run the whole test suite with it.
+# Build libredlock against hiredis 1.x, with TLS (hiredis_ssl), and run the
+# whole test suite with it, the TLS tests included.
 #
 # Debian 12 ships hiredis 0.14; the library must also work with hiredis 1.x.
 # This downloads Debian 13's hiredis packages with apt, from the Debian
@@ -94,6 +95,18 @@ Version: $version
 Libs: -L$libdir -lhiredis
 Cflags: -I$abs_root/usr/include
 PC
+# Its TLS support, hiredis_ssl, is in the same packages (with OpenSSL from
+# the system): the TLS tests (ctest label tls) run in this build.
+if [ -e "$libdir/libhiredis_ssl.so" ]; then
+  cat > "$work/pkgconfig/hiredis_ssl.pc" <<PC
+Name: hiredis_ssl
+Description: hiredis_ssl $version unpacked for testing
+Version: $version
+Requires: hiredis
+Libs: -L$libdir -lhiredis_ssl
+Libs.private: -lssl -lcrypto
+PC
+fi
 case "$version" in
   1.*) ;;
   *) echo "expected hiredis 1.x, got $version" >&2; exit 1 ;;
@@ -103,6 +116,10 @@ echo "Building against hiredis $version"
 PKG_CONFIG_PATH="$(cd "$work/pkgconfig" && pwd)" \
   cmake -S . -B "$work/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
 cmake --build "$work/build" -j "$(nproc)"
+if ! grep -q '^REDLOCK_TLS:BOOL=ON' "$work/build/CMakeCache.txt"; then
+  echo "the hiredis $version build has no TLS: is libssl-dev installed?" >&2
+  exit 1
+fi
 # The tests must run with this hiredis, not the system's 0.14.
 LD_LIBRARY_PATH="$libdir" ldd "$work/build/test/integration_tests" | grep -q "$libdir/libhiredis"
 # The model checks run spin, not our code: the main suite runs them.

@@ -4,6 +4,7 @@
  * rounds still settling and connections still draining). */
 #include "fence_seed.h"
 #include "internal.h"
+#include "tls.h"
 
 #include <stdlib.h>
 
@@ -20,6 +21,7 @@ void rl_client_unref(redlock_client *client)
     rl_fence_seed_free(client);
     free(client->subscribers);
     free(client->masters);
+    rl_tls_contexts_free(client->tls, client->n);
     redlock_config_free(client->cfg);
     rl_random_pool_clear(&client->random);
     free(client);
@@ -33,6 +35,11 @@ void rl_client_add_op(redlock_client *client, rl_op *op)
 void rl_client_remove_op(rl_op *op)
 {
     rl_list_remove(&op->link);
+}
+
+const struct rl_tls_ctx *rl_client_tls(const redlock_client *client, const rl_node *node)
+{
+    return client->tls != NULL ? client->tls[node - client->cfg->nodes] : NULL;
 }
 
 int64_t rl_client_setting(const redlock_client *client, redlock_setting key)
@@ -73,6 +80,11 @@ int redlock_client_new(redlock_client **out, const redlock_config *cfg, struct e
     rl_list_init(&client->locks);
     rl_random_pool_init(&client->random);
 
+    int rc = rl_tls_contexts_new(client->cfg, &log, &client->tls);
+    if (rc != REDLOCK_OK) {
+        rl_client_unref(client);
+        return rc;
+    }
     rl_config_warn(cfg, &log);
     for (size_t i = 0; i < client->n; i++)
         rl_master_init(&client->masters[i], client, &client->cfg->nodes[i]);

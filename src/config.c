@@ -43,7 +43,9 @@ static void node_clear(rl_node *node)
     free(node->username);
     rl_free_secret(node->password);
     free(node->name);
+    rl_tls_clear(&node->tls);
     memset(node, 0, sizeof(*node));
+    node->tls.enabled = RL_TLS_INHERIT;
 }
 
 void redlock_config_clear_nodes(redlock_config *cfg)
@@ -61,6 +63,7 @@ void redlock_config_free(redlock_config *cfg)
         return;
     redlock_config_clear_nodes(cfg);
     free(cfg->nodes);
+    rl_tls_clear(&cfg->tls);
     free(cfg);
 }
 
@@ -75,7 +78,7 @@ static int node_copy(rl_node *dst, const rl_node *src)
         (src->unix_path && !(dst->unix_path = strdup(src->unix_path))) ||
         (src->username && !(dst->username = strdup(src->username))) ||
         (src->password && !(dst->password = strdup(src->password))) ||
-        !(dst->name = strdup(src->name))) {
+        !(dst->name = strdup(src->name)) || rl_tls_copy(&dst->tls, &src->tls) != REDLOCK_OK) {
         node_clear(dst);
         return REDLOCK_ENOMEM;
     }
@@ -96,9 +99,14 @@ int redlock_config_copy(const redlock_config *cfg, redlock_config **out)
     copy->nodes = NULL;
     copy->node_count = 0;
     copy->node_cap = 0;
+    if (rl_tls_copy(&copy->tls, &cfg->tls) != REDLOCK_OK) {
+        free(copy);
+        return REDLOCK_ENOMEM;
+    }
     if (cfg->node_count > 0) {
         copy->nodes = calloc(cfg->node_count, sizeof(rl_node));
         if (copy->nodes == NULL) {
+            rl_tls_clear(&copy->tls);
             free(copy);
             return REDLOCK_ENOMEM;
         }
@@ -214,7 +222,7 @@ int redlock_config_add_tcp_node(redlock_config *cfg, const char *host, int port,
         !text_is_clean(host) || port < 1 || port > RL_PORT_MAX ||
         cfg->node_count >= REDLOCK_MAX_NODES || rl_config_find_node(cfg, host, port, NULL) >= 0)
         return REDLOCK_EINVAL;
-    rl_node node = {.port = port};
+    rl_node node = {.port = port, .tls.enabled = RL_TLS_INHERIT};
     node.host = strdup(host);
     /* IPv6 literals get brackets so the port stays readable. */
     node.name = strchr(host, ':') ? rl_strprintf("[%s]:%d", host, port)
@@ -232,7 +240,7 @@ int redlock_config_add_unix_node(redlock_config *cfg, const char *path, size_t *
         !text_is_clean(path) || cfg->node_count >= REDLOCK_MAX_NODES ||
         rl_config_find_node(cfg, NULL, 0, path) >= 0)
         return REDLOCK_EINVAL;
-    rl_node node = {0};
+    rl_node node = {.tls.enabled = RL_TLS_INHERIT};
     node.unix_path = strdup(path);
     node.name = rl_strprintf("unix:%s", path);
     if (node.unix_path == NULL || node.name == NULL ||

@@ -40,6 +40,19 @@ bool rl_setting_in_range(redlock_setting key, int64_t value);
 #define RL_UNIX_PATH_MAX 107 /* bytes in a socket path: sizeof(sun_path) - 1 */
 #define RL_AUTH_MAX 4096     /* bytes in a username or password */
 
+#define RL_TLS_PATH_MAX 4096 /* bytes in a TLS file or directory name */
+#define RL_TLS_INHERIT (-1)  /* a node's rl_tls.enabled: as the config's */
+
+/* TLS options as set (config_tls.c); strings owned, NULL when not set. */
+typedef struct rl_tls {
+    int enabled; /* 1, 0, or RL_TLS_INHERIT (nodes only) */
+    char *ca_file;
+    char *ca_dir;
+    char *cert_file;
+    char *key_file;
+    char *server_name;
+} rl_tls;
+
 typedef struct rl_node {
     char *host;                 /* TCP host, or NULL for a unix socket */
     int port;                   /* TCP port */
@@ -50,6 +63,7 @@ typedef struct rl_node {
     int64_t connect_timeout_ms; /* 0: the config-wide value */
     int64_t command_timeout_ms; /* 0: the config-wide value */
     char *name;                 /* "host:port" or "unix:/path" */
+    rl_tls tls;                 /* the node's own; enabled RL_TLS_INHERIT by default */
 } rl_node;
 
 struct redlock_config {
@@ -61,11 +75,22 @@ struct redlock_config {
     redlock_log_fn log_fn;
     void *log_arg;
     int log_level;
+    rl_tls tls; /* config-wide: enabled 0 by default */
 };
 
 /* Effective per-node timeouts (the node's own, else the config's). */
 int64_t rl_node_connect_timeout_ms(const redlock_config *cfg, const rl_node *node);
 int64_t rl_node_command_timeout_ms(const redlock_config *cfg, const rl_node *node);
+
+/* The TLS a node uses: its own options, each NULL one (and enabled -1)
+ * from the config-wide ones; enabled is 0 or 1, and always 0 for a unix
+ * socket. Strings point into cfg. */
+void rl_node_tls(const redlock_config *cfg, const rl_node *node, redlock_tls_options *out);
+/* Deep copy (ENOMEM leaves dst cleared), and free. */
+int rl_tls_copy(rl_tls *dst, const rl_tls *src);
+void rl_tls_clear(rl_tls *tls);
+/* NULL when this build has TLS, else why not (one sentence). */
+const char *rl_tls_missing(void);
 
 /* Index of the node with the same address as host:port or path, or -1. */
 long rl_config_find_node(const redlock_config *cfg, const char *host, int port,

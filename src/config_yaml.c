@@ -33,7 +33,13 @@
 #define RL_YAML_MAX_DEPTH 32
 
 /* Top-level keys: the integer settings (indexed like redlock_setting), then: */
-enum { TOP_DRIFT_FACTOR = RL_SETTING_COUNT, TOP_NODES, TOP_KEY_COUNT };
+enum { TOP_DRIFT_FACTOR = RL_SETTING_COUNT, TOP_NODES, TOP_TLS, TOP_TLS_CA_FILE, TOP_TLS_CA_DIR, TOP_TLS_CERT_FILE, TOP_TLS_KEY_FILE, TOP_TLS_SERVER_NAME, TOP_KEY_COUNT };
+
+/* The TLS keys (docs/tls.md), config-wide and per node in the same order:
+ * TK_* is a TLS key's offset from TOP_TLS and from NK_TLS. */
+enum tls_key { TK_TLS, TK_CA_FILE, TK_CA_DIR, TK_CERT_FILE, TK_KEY_FILE, TK_SERVER_NAME, TK_COUNT };
+_Static_assert(TOP_KEY_COUNT - TOP_TLS == TK_COUNT && TOP_TLS_SERVER_NAME - TOP_TLS == TK_SERVER_NAME,
+               "the config-wide TLS keys are in tls_key order");
 _Static_assert((int)TOP_DRIFT_FACTOR == (int)RL_KEY_DRIFT_FACTOR, "problems name drift_factor so");
 
 /* Keys of one node mapping. */
@@ -48,8 +54,16 @@ enum node_key {
     NK_DB,
     NK_CONNECT_TIMEOUT,
     NK_COMMAND_TIMEOUT,
+    NK_TLS,
+    NK_TLS_CA_FILE,
+    NK_TLS_CA_DIR,
+    NK_TLS_CERT_FILE,
+    NK_TLS_KEY_FILE,
+    NK_TLS_SERVER_NAME,
     NK_COUNT
 };
+_Static_assert(NK_COUNT - NK_TLS == TK_COUNT && NK_TLS_SERVER_NAME - NK_TLS == TK_SERVER_NAME,
+               "the node's TLS keys are in tls_key order");
 
 static const char *const node_key_names[NK_COUNT] = {
     [NK_HOST] = "host",
@@ -62,6 +76,12 @@ static const char *const node_key_names[NK_COUNT] = {
     [NK_DB] = "db",
     [NK_CONNECT_TIMEOUT] = "connect_timeout_ms",
     [NK_COMMAND_TIMEOUT] = "command_timeout_ms",
+    [NK_TLS] = "tls",
+    [NK_TLS_CA_FILE] = "tls_ca_file",
+    [NK_TLS_CA_DIR] = "tls_ca_dir",
+    [NK_TLS_CERT_FILE] = "tls_cert_file",
+    [NK_TLS_KEY_FILE] = "tls_key_file",
+    [NK_TLS_SERVER_NAME] = "tls_server_name",
 };
 
 typedef struct rl_yaml_loader {
@@ -75,6 +95,7 @@ typedef struct rl_yaml_loader {
     size_t node_lines[REDLOCK_MAX_NODES];       /* 1-based line of each node added */
     /* key nodes of each added node's own connect and command timeouts */
     const yaml_node_t *node_timeout_keys[REDLOCK_MAX_NODES][2];
+    redlock_tls_options tls; /* the config-wide TLS keys; strings point into the document */
 } rl_yaml_loader;
 
 /* What one node mapping says, before anything is added to the config. */
@@ -85,6 +106,7 @@ typedef struct node_spec {
     const char *strings[NK_COUNT];       /* for string keys; point into the document */
     int64_t ints[NK_COUNT];              /* for integer keys */
     rl_url url;                          /* the url, parsed; zeroed without one */
+    bool rediss;                         /* the url was rediss:// */
 } node_spec;
 
 /* ------------------------------------------------------------------------ */
@@ -383,6 +405,10 @@ static bool node_int_range(enum node_key key, int64_t *min, int64_t *max)
         *min = 0;
         *max = RL_DB_MAX;
         return true;
+    case NK_TLS:
+        *min = 0;
+        *max = 1;
+        return true;
     case NK_CONNECT_TIMEOUT:
         timeout = &rl_setting_table[REDLOCK_CONNECT_TIMEOUT_MS];
         break;
@@ -518,8 +544,9 @@ static int read_node_url(const rl_yaml_loader *ld, node_spec *spec, size_t index
     if (status != RL_URL_OK)
         return report(ld, REDLOCK_ECONFIG, mark, path, "%s", rl_url_problem(status));
     const rl_url *url = &spec->url;
-    if (url->scheme == RL_URL_REDISS)
-        return report(ld, REDLOCK_ECONFIG, mark, path, "rediss:// (TLS) is not supported yet");
+    if (url->scheme == RL_URL_REDISS && spec->set[NK_TLS] &&
+        spec->ints[NK_TLS] == 0)
+        return report_given_by_url(ld, spec, index, NK_TLS, "TLS (rediss://)");
     if (url->password != NULL && spec->set[NK_PASSWORD])
         return report_given_by_url(ld, spec, index, NK_PASSWORD, "a password");
     if (url->password != NULL && spec->set[NK_PASSWORD_ENV])
@@ -657,6 +684,61 @@ static int set_node_auth(const rl_yaml_loader *ld, const node_spec *spec, size_t
     return REDLOCK_OK;
 }
 
+/* Reports what redlock_config_set_tls() or redlock_config_node_set_tls()
+ * refused (rc), at mark and path. */
+static int report_tls(const rl_yaml_loader *ld, int rc, const yaml_mark_t *mark, const char *path)
+{
+    if (rc == REDLOCK_ENOMEM)
+        return report_nomem(ld);
+    if (rc == REDLOCK_ECONFIG)
+        return report(ld, REDLOCK_ECONFIG, mark, path, "%s", rl_tls_missing());
+    return report(ld, REDLOCK_ECONFIG, mark, path,
+                  "a TLS path longer than %d bytes, or a server name longer than %d bytes or "
+                  "with spaces",
+                  RL_TLS_PATH_MAX, RL_HOST_MAX);
+}
+
+/* The TLS options of the TLS keys read: strings[k] and the switch. */
+static redlock_tls_options tls_options(const bool *set, const char *const *strings,
+                                       const int64_t *tls_switch, int unset)
+{
+    redlock_tls_options o = {.enabled = set[TK_TLS] ? (int)*tls_switch : unset};
+    o.ca_file = set[TK_CA_FILE] ? strings[TK_CA_FILE] : NULL;
+    o.ca_dir = set[TK_CA_DIR] ? strings[TK_CA_DIR] : NULL;
+    o.cert_file = set[TK_CERT_FILE] ? strings[TK_CERT_FILE] : NULL;
+    o.key_file = set[TK_KEY_FILE] ? strings[TK_KEY_FILE] : NULL;
+    o.server_name = set[TK_SERVER_NAME] ? strings[TK_SERVER_NAME] : NULL;
+    return o;
+}
+
+/* Sets the node's own TLS options, from its TLS keys and a rediss:// url. */
+static int set_node_tls(const rl_yaml_loader *ld, const node_spec *spec, size_t index,
+                        size_t added)
+{
+    const yaml_node_t *first = spec->rediss ? spec->values[NK_URL] : NULL;
+    enum node_key first_key = NK_URL;
+    for (int k = NK_TLS; k < NK_COUNT; k++) {
+        if (spec->set[k] && (first == NULL || spec->keys[k]->start_mark.index <
+                                                  first->start_mark.index)) {
+            first = spec->keys[k];
+            first_key = (enum node_key)k;
+        }
+    }
+    if (first == NULL)
+        return REDLOCK_OK;
+    redlock_tls_options o = tls_options(&spec->set[NK_TLS], &spec->strings[NK_TLS],
+                                        &spec->ints[NK_TLS], RL_TLS_INHERIT);
+    if (spec->rediss)
+        o.enabled = 1;
+    char path[RL_YAML_PATH_BUF];
+    node_key_path(path, sizeof(path), index, first_key);
+    if (o.enabled == 1 && spec->set[NK_SOCKET])
+        return report(ld, REDLOCK_ECONFIG, &first->start_mark, path,
+                      "TLS is for TCP masters (host or url), not socket");
+    int rc = redlock_config_node_set_tls(ld->cfg, added, &o);
+    return rc == REDLOCK_OK ? rc : report_tls(ld, rc, &first->start_mark, path);
+}
+
 /* Loads nodes[index] and adds it to the config. */
 static int load_node(rl_yaml_loader *ld, const yaml_node_t *node, size_t index)
 {
@@ -681,6 +763,7 @@ static int load_node(rl_yaml_loader *ld, const yaml_node_t *node, size_t index)
         rc = set_node_auth(ld, &spec, index, added);
     bool has_db = spec.url.has_db || spec.set[NK_DB];
     int db = spec.url.has_db ? spec.url.db : (int)spec.ints[NK_DB];
+    spec.rediss = spec.url.scheme == RL_URL_REDISS && spec.set[NK_URL];
     rl_url_clear(&spec.url);
     if (rc != REDLOCK_OK)
         return rc;
@@ -690,6 +773,9 @@ static int load_node(rl_yaml_loader *ld, const yaml_node_t *node, size_t index)
     int64_t connect_ms = spec.set[NK_CONNECT_TIMEOUT] ? spec.ints[NK_CONNECT_TIMEOUT] : 0;
     int64_t command_ms = spec.set[NK_COMMAND_TIMEOUT] ? spec.ints[NK_COMMAND_TIMEOUT] : 0;
     redlock_config_node_set_timeouts(ld->cfg, added, connect_ms, command_ms); /* 0: unset */
+    rc = set_node_tls(ld, &spec, index, added);
+    if (rc != REDLOCK_OK)
+        return rc;
     ld->node_timeout_keys[added][0] = spec.keys[NK_CONNECT_TIMEOUT];
     ld->node_timeout_keys[added][1] = spec.keys[NK_COMMAND_TIMEOUT];
     return REDLOCK_OK;
@@ -724,14 +810,54 @@ static int load_nodes(rl_yaml_loader *ld, const yaml_node_t *value)
 /* ------------------------------------------------------------------------ */
 /* The top level                                                             */
 
-/* One top-level key's value: a setting, drift_factor or nodes. */
+/* One config-wide TLS key's value into ld->tls, set on the config once
+ * every top-level key is read. */
+static int load_top_tls(rl_yaml_loader *ld, size_t k, const yaml_node_t *value)
+{
+    const char *name = node_key_names[NK_TLS + k];
+    if (k == TK_TLS) {
+        int64_t on = 0;
+        int rc = read_integer_value(ld, value, name, 0, 1, &on);
+        ld->tls.enabled = (int)on;
+        return rc;
+    }
+    const char *text = NULL;
+    int rc = read_string_value(ld, value, name, &text);
+    const char **fields[TK_COUNT] = {NULL,           &ld->tls.ca_file,  &ld->tls.ca_dir,
+                                     &ld->tls.cert_file, &ld->tls.key_file, &ld->tls.server_name};
+    *fields[k] = text;
+    return rc;
+}
+
+/* Sets the config-wide TLS options of the file, if it has any. */
+static int set_top_tls(const rl_yaml_loader *ld)
+{
+    const yaml_node_t *first = NULL;
+    size_t first_key = 0;
+    for (size_t k = 0; k < TK_COUNT; k++) {
+        const yaml_node_t *key = ld->top_keys[TOP_TLS + k];
+        if (key != NULL && (first == NULL || key->start_mark.index < first->start_mark.index)) {
+            first = key;
+            first_key = k;
+        }
+    }
+    if (first == NULL)
+        return REDLOCK_OK;
+    int rc = redlock_config_set_tls(ld->cfg, &ld->tls);
+    return rc == REDLOCK_OK ? rc
+                            : report_tls(ld, rc, &first->start_mark, node_key_names[NK_TLS + first_key]);
+}
+
+/* One top-level key's value: a setting, drift_factor, nodes or a TLS key. */
 static int load_top_value(rl_yaml_loader *ld, size_t key, const yaml_node_t *value)
 {
     if (key == TOP_NODES)
         return load_nodes(ld, value);
     if (is_null_scalar(value))
         return REDLOCK_OK; /* not set: keep the default */
-    if (key == TOP_DRIFT_FACTOR) {
+    if (key >= TOP_TLS)
+        return load_top_tls(ld, key - TOP_TLS, value);
+    if (key >= RL_SETTING_COUNT) { /* drift_factor */
         double factor = 0;
         if (!parse_number(ld, value, &factor) ||
             redlock_config_set_drift_factor(ld->cfg, factor) != REDLOCK_OK) {
@@ -742,7 +868,7 @@ static int load_top_value(rl_yaml_loader *ld, size_t key, const yaml_node_t *val
         }
         return REDLOCK_OK;
     }
-    const rl_setting_info *info = &rl_setting_table[key];
+    const rl_setting_info *info = &rl_setting_table[key]; /* a setting */
     int64_t number = 0;
     int rc = read_integer_value(ld, value, info->name, info->min, info->max, &number);
     if (rc == REDLOCK_OK)
@@ -787,6 +913,12 @@ static int load_root(rl_yaml_loader *ld)
         names[i] = rl_setting_table[i].name;
     names[TOP_DRIFT_FACTOR] = "drift_factor";
     names[TOP_NODES] = "nodes";
+    names[TOP_TLS] = "tls";
+    names[TOP_TLS_CA_FILE] = "tls_ca_file";
+    names[TOP_TLS_CA_DIR] = "tls_ca_dir";
+    names[TOP_TLS_CERT_FILE] = "tls_cert_file";
+    names[TOP_TLS_KEY_FILE] = "tls_key_file";
+    names[TOP_TLS_SERVER_NAME] = "tls_server_name";
 
     for (yaml_node_pair_t *pair = root->data.mapping.pairs.start;
          pair < root->data.mapping.pairs.top; pair++) {
@@ -801,6 +933,9 @@ static int load_root(rl_yaml_loader *ld)
     if (ld->top_keys[TOP_NODES] == NULL)
         return report(ld, REDLOCK_ECONFIG, &root->start_mark, "nodes",
                       "at least one node is required");
+    int rc = set_top_tls(ld);
+    if (rc != REDLOCK_OK)
+        return rc;
     rl_config_problem problem;
     if (rl_config_find_problem(ld->cfg, &problem))
         return report_problem(ld, root, &problem);

@@ -2,6 +2,7 @@
 /* Opening a connection to a node. See connect.h. */
 #include "connect.h"
 #include "reader_bounds.h"
+#include "tls.h"
 
 #include <fcntl.h>
 #include <hiredis/adapters/libev.h>
@@ -9,8 +10,8 @@
 #include <hiredis/hiredis.h>
 #include <stdio.h>
 
-redisAsyncContext *rl_connect_node(struct ev_loop *loop, const rl_node *node, char *reason,
-                                   size_t reason_size)
+redisAsyncContext *rl_connect_node(struct ev_loop *loop, const rl_node *node,
+                                   const rl_tls_ctx *tls, char *reason, size_t reason_size)
 {
     redisAsyncContext *ac = node->unix_path ? redisAsyncConnectUnix(node->unix_path)
                                             : redisAsyncConnect(node->host, node->port);
@@ -33,6 +34,10 @@ redisAsyncContext *rl_connect_node(struct ev_loop *loop, const rl_node *node, ch
     int flags = fcntl(ac->c.fd, F_GETFD);
     if (flags >= 0)
         fcntl(ac->c.fd, F_SETFD, flags | FD_CLOEXEC);
+    if (tls != NULL && rl_tls_start(ac, tls, reason, reason_size) != 0) {
+        redisAsyncFree(ac);
+        return NULL;
+    }
     if (redisLibevAttach(loop, ac) != REDIS_OK) {
         snprintf(reason, reason_size, "connect: cannot attach to the loop");
         redisAsyncFree(ac);
@@ -51,4 +56,23 @@ int rl_connect_send_auth(redisAsyncContext *ac, const rl_node *node, rl_reply_fn
                                      node->password)
                  : redisAsyncCommand(ac, fn, privdata, "AUTH %s", node->password);
     return rc == REDIS_OK ? 1 : -1;
+}
+
+void rl_connect_error(const redisAsyncContext *ac, const char *stage, const char *fallback,
+                      char *reason, size_t reason_size)
+{
+    char tls[160];
+    if (rl_tls_failure(ac, tls, sizeof(tls)))
+        snprintf(reason, reason_size, "%s: %s", stage, tls);
+    else
+        snprintf(reason, reason_size, "%s: %s", stage, ac->c.errstr[0] ? ac->c.errstr : fallback);
+}
+
+void rl_connect_lost_reason(const redisAsyncContext *ac, int status, char *reason,
+                            size_t reason_size)
+{
+    if (status == REDIS_OK) /* closed by us or the server, without an error */
+        snprintf(reason, reason_size, "connection lost: closed");
+    else
+        rl_connect_error(ac, "connection lost", "closed", reason, reason_size);
 }

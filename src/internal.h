@@ -53,6 +53,7 @@ struct redlock_client {
     rl_random_pool random; /* lock values, drawn on the loop's thread */
     rl_courtesy_ring courtesy; /* resources released while others waited */
     struct rl_seeding *seeding; /* n, once a fencing counter needed seeding (fence_seed.h) */
+    struct rl_tls_ctx **tls; /* n, NULL for plain nodes; NULL when none uses TLS (tls.h) */
     rl_client_counters stats;   /* for redlock_client_stats() */
 };
 
@@ -61,6 +62,8 @@ void rl_client_ref(redlock_client *client);
 void rl_client_unref(redlock_client *client);
 void rl_client_add_op(redlock_client *client, rl_op *op);
 void rl_client_remove_op(rl_op *op);
+/* The TLS context of node (in the client's config), or NULL: plain. */
+const struct rl_tls_ctx *rl_client_tls(const redlock_client *client, const rl_node *node);
 /* The config's default for key. */
 int64_t rl_client_setting(const redlock_client *client, redlock_setting key);
 

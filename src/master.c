@@ -58,6 +58,7 @@
 #include "reply.h"
 #include "scripts.h"
 #include "timer.h"
+#include "tls.h"
 
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
@@ -433,7 +434,7 @@ static void master_on_connect(const redisAsyncContext *cac, int status)
         return; /* connected: the handshake replies decide readiness */
     /* hiredis frees the context after this callback. */
     char reason[sizeof(m->failure)];
-    snprintf(reason, sizeof(reason), "connect: %s", ac->c.errstr[0] ? ac->c.errstr : "failed");
+    rl_connect_error(ac, "connect", "failed", reason, sizeof(reason));
     ac->data = NULL;
     m->ac = NULL;
     master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, reason);
@@ -447,8 +448,7 @@ static void master_on_disconnect(const redisAsyncContext *cac, int status)
         return; /* we dropped it ourselves */
     /* hiredis frees the context after this callback. */
     char reason[sizeof(m->failure)];
-    snprintf(reason, sizeof(reason), "connection lost: %s",
-             status == REDIS_OK || !ac->c.errstr[0] ? "closed" : ac->c.errstr);
+    rl_connect_lost_reason(ac, status, reason, sizeof(reason));
     ac->data = NULL;
     m->ac = NULL;
     if (m->state == RL_MASTER_DRAINING)
@@ -462,7 +462,8 @@ static void master_connect(rl_master *m)
     redlock_client *client = m->client;
     const rl_node *node = m->node;
     char reason[sizeof(m->failure)];
-    redisAsyncContext *ac = rl_connect_node(client->loop, node, reason, sizeof(reason));
+    redisAsyncContext *ac = rl_connect_node(client->loop, node, rl_client_tls(client, node), reason,
+                                            sizeof(reason));
     if (ac == NULL) {
         master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, reason);
         return;
@@ -498,7 +499,10 @@ static void master_on_deadline(struct ev_loop *loop, ev_timer *w, int revents)
     }
     char reason[sizeof(m->failure)];
     bool tcp_up = m->ac != NULL && (m->ac->c.flags & REDIS_CONNECTED);
-    snprintf(reason, sizeof(reason), "%s timed out after %lld ms", tcp_up ? "handshake" : "connect",
+    const char *stage = !tcp_up                             ? "connect"
+                        : rl_tls_handshake_pending(m->ac) ? "TLS handshake"
+                                                          : "handshake";
+    snprintf(reason, sizeof(reason), "%s timed out after %lld ms", stage,
              (long long)(m->connect_timeout_us / 1000));
     master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, reason);
 }

@@ -371,8 +371,8 @@ static int fail(char *errbuf, size_t errlen, int status, const char *fmt, ...)
 static int check_node(const redlock_config *cfg, const rl_url *url, const char *user,
                       const char *password, char *errbuf, size_t errlen)
 {
-    if (url->scheme == RL_URL_REDISS)
-        return fail(errbuf, errlen, REDLOCK_ENOTSUP, "rediss:// (TLS) is not supported yet");
+    if (url->scheme == RL_URL_REDISS && rl_tls_missing() != NULL)
+        return fail(errbuf, errlen, REDLOCK_ECONFIG, "rediss://: %s", rl_tls_missing());
     if (user != NULL && password == NULL)
         return fail(errbuf, errlen, REDLOCK_EINVAL, "a user needs a password");
     if (user != NULL && (user[0] == '\0' || strlen(user) > RL_AUTH_MAX))
@@ -415,6 +415,10 @@ static int add_parsed(redlock_config *cfg, const rl_url *url, const char *userna
         rc = redlock_config_node_set_auth(cfg, added, user, pass);
     if (rc == REDLOCK_OK && url->has_db)
         rc = redlock_config_node_set_db(cfg, added, url->db);
+    if (rc == REDLOCK_OK && url->scheme == RL_URL_REDISS) {
+        const redlock_tls_options tls = {.enabled = 1};
+        rc = redlock_config_node_set_tls(cfg, added, &tls);
+    }
     if (rc != REDLOCK_OK) { /* checked above: only out of memory */
         rl_config_drop_last_node(cfg);
         return fail(errbuf, errlen, rc, "%s", rc == REDLOCK_ENOMEM ? "out of memory"

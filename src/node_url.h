@@ -20,8 +20,8 @@
 
 #define RL_URL_DEFAULT_PORT 6379
 
-/* What a URL names. rediss:// parses like redis://; adding such a node is
- * refused (REDLOCK_ENOTSUP) until TLS is supported. */
+/* What a URL names. rediss:// parses like redis:// and means TLS; adding
+ * such a node is refused (REDLOCK_ECONFIG) by a build without TLS. */
 typedef enum rl_url_scheme { RL_URL_REDIS, RL_URL_REDISS, RL_URL_UNIX } rl_url_scheme;
 
 /* Why a URL does not parse; rl_url_problem() says it in words. */

@@ -365,7 +365,7 @@ static void subscriber_on_connect(const redisAsyncContext *cac, int status)
     if (s == NULL || s->ac != ac || status == REDIS_OK)
         return;
     char reason[sizeof(s->failure)];
-    snprintf(reason, sizeof(reason), "connect: %s", ac->c.errstr[0] ? ac->c.errstr : "failed");
+    rl_connect_error(ac, "connect", "failed", reason, sizeof(reason));
     ac->data = NULL; /* hiredis frees it after this callback */
     s->ac = NULL;
     subscriber_drop(s, reason);
@@ -378,8 +378,7 @@ static void subscriber_on_disconnect(const redisAsyncContext *cac, int status)
     if (s == NULL || s->ac != ac)
         return; /* we let it go ourselves */
     char reason[sizeof(s->failure)];
-    snprintf(reason, sizeof(reason), "connection lost: %s",
-             status == REDIS_OK || !ac->c.errstr[0] ? "closed" : ac->c.errstr);
+    rl_connect_lost_reason(ac, status, reason, sizeof(reason));
     ac->data = NULL; /* hiredis frees it after this callback */
     s->ac = NULL;
     subscriber_drop(s, reason);
@@ -391,7 +390,8 @@ static void subscriber_connect(rl_subscriber *s)
 {
     redlock_client *client = s->client;
     char reason[sizeof(s->failure)];
-    redisAsyncContext *ac = rl_connect_node(client->loop, s->node, reason, sizeof(reason));
+    redisAsyncContext *ac = rl_connect_node(client->loop, s->node, rl_client_tls(client, s->node),
+                                            reason, sizeof(reason));
     s->state = RL_SUBSCRIBER_CONNECTING; /* so that a failure below backs off */
     if (ac == NULL) {
         subscriber_drop(s, reason);

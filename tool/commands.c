@@ -31,9 +31,11 @@ static const cli_option opt_node = {
     .apply = cli_opt_node,
     .help = "a master (repeatable); replaces the config's masters. *MASTER* is "
             "`HOST[:PORT]`, `[IPV6][:PORT]`, `unix:/PATH`, "
-            "`redis://[USER[:PASSWORD]@]HOST[:PORT][/DB]` or `unix:///PATH[?db=N]`.",
+            "`redis://[USER[:PASSWORD]@]HOST[:PORT][/DB]`, `rediss://...` (TLS) or "
+            "`unix:///PATH[?db=N]`.",
     .details = "Repeat it for each master, at most 64 times. The configuration keeps its "
-               "other settings (see [Configuration](#configuration)). Without a port, 6379; "
+               "other settings (see [Configuration](#configuration)), its `tls_*` keys "
+               "included, which `rediss://` masters use. Without a port, 6379; "
                "a bare IPv6 address is a *HOST* too. A password is safer in "
                "`REDLOCK_PASSWORD` than in a URI (see [Environment](#environment)).",
 };

@@ -64,7 +64,8 @@ static int add_node(cli *c, const char *text, const char *password)
     cli_node node;
     if (cli_parse_node(text, &node) != 0) {
         cli_error("--node %s: expected HOST[:PORT], [IPV6][:PORT], unix:/PATH, "
-                  "redis://[USER[:PASSWORD]@]HOST[:PORT][/DB] or unix:///PATH[?db=N]",
+                  "redis://[USER[:PASSWORD]@]HOST[:PORT][/DB], rediss://... or "
+                  "unix:///PATH[?db=N]",
                   shown);
         return EX_USAGE;
     }
@@ -87,7 +88,8 @@ static int add_node(cli *c, const char *text, const char *password)
     if (rc == REDLOCK_OK)
         return 0;
     cli_error("--node %s: %s", shown, why[0] != '\0' ? why : redlock_strerror(rc));
-    return rc == REDLOCK_ENOMEM ? EX_SOFTWARE : EX_USAGE;
+    /* ECONFIG: a rediss:// master, and this build has no TLS. */
+    return rc == REDLOCK_ENOMEM ? EX_SOFTWARE : rc == REDLOCK_ECONFIG ? EX_CONFIG : EX_USAGE;
 }
 
 /* Replace the config's masters with the --node list. $REDLOCK_PASSWORD

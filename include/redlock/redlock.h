@@ -235,6 +235,39 @@ REDLOCK_API int redlock_config_node_set_db(redlock_config *cfg, size_t index, in
 REDLOCK_API int redlock_config_node_set_timeouts(redlock_config *cfg, size_t index,
                                                  int64_t connect_timeout_ms,
                                                  int64_t command_timeout_ms);
+/*
+ * TLS to a master (docs/tls.md). The server's certificate is always
+ * verified: it must chain to a CA of ca_file or ca_dir (the system's CAs
+ * when both are NULL) and name server_name (the node's host when NULL: a
+ * DNS name, or an IP address, which must be in the certificate's IP SANs).
+ */
+typedef struct redlock_tls_options {
+    int enabled;             /* 1: TLS; 0: plain TCP; -1 (a node's only): as
+                                the config-wide setting */
+    const char *ca_file;     /* PEM file of the CAs to trust; NULL: none */
+    const char *ca_dir;      /* directory of hashed CA certificates (c_rehash) */
+    const char *cert_file;   /* client certificate chain (PEM), for servers with
+                                tls-auth-clients; needs key_file */
+    const char *key_file;    /* its private key (PEM, not encrypted) */
+    const char *server_name; /* SNI and the name verified; NULL: the node's host */
+} redlock_tls_options;
+
+/* Whether this build has TLS. When not, why (may be NULL) receives a
+ * sentence saying why not, e.g. that its hiredis has no hiredis_ssl. */
+REDLOCK_API bool redlock_tls_available(const char **why);
+/*
+ * Config-wide TLS: enabled is the default of every TCP node, and the files
+ * and server_name fill in what a node's own options leave NULL. NULL opts:
+ * plain, nothing set. A node's own: enabled -1 keeps the config-wide
+ * choice; NULL opts forgets the node's own options. Strings are copied.
+ * REDLOCK_ECONFIG when the build has no TLS (redlock_tls_available()) and
+ * opts enable it or name a file; REDLOCK_EINVAL for enabled out of range
+ * (-1 config-wide), an empty or over-long string, TLS on a unix-socket
+ * node, a bad index; REDLOCK_ENOMEM. Nothing changes on failure.
+ */
+REDLOCK_API int redlock_config_set_tls(redlock_config *cfg, const redlock_tls_options *opts);
+REDLOCK_API int redlock_config_node_set_tls(redlock_config *cfg, size_t index,
+                                            const redlock_tls_options *opts);
 /* Remove every node (settings are kept). */
 REDLOCK_API void redlock_config_clear_nodes(redlock_config *cfg);
 REDLOCK_API size_t redlock_config_node_count(const redlock_config *cfg);
@@ -248,14 +281,17 @@ REDLOCK_API const char *redlock_config_node_name(const redlock_config *cfg, size
  * Add a master written as a URL (docs/config.md, "Masters as URLs"):
  *   redis://[USER[:PASSWORD]@]HOST[:PORT][/DB]  HOST: a name, an IPv4 address
  *                                               or [IPV6]; PORT 6379, DB 0
+ *   rediss://...                                the same over TLS
  *   unix://[USER[:PASSWORD]@]/PATH[?db=N]       a unix socket
  * The scheme is case-insensitive. USER, PASSWORD and PATH are
  * percent-decoded (%40 is '@'), so any password can be written;
  * redis://:PASSWORD@HOST is a password without a user. The credentials go
  * through redlock_config_node_set_auth(), the db through
  * redlock_config_node_set_db(); index (may be NULL) receives the node's
- * position. Returns REDLOCK_ENOTSUP for rediss:// (TLS is not supported
- * yet), REDLOCK_EINVAL for anything else that is not such a URL, a USER
+ * position. rediss:// turns TLS on for the node (redlock_config_node_set_tls()
+ * with enabled 1: the files are the config-wide ones). Returns
+ * REDLOCK_ECONFIG for rediss:// on a build without TLS, REDLOCK_EINVAL for
+ * anything else that is not such a URL, a USER
  * without a PASSWORD, or what redlock_config_add_tcp_node() and
  * redlock_config_add_unix_node() refuse, REDLOCK_ENOMEM. Nothing is added
  * on failure.

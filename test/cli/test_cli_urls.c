@@ -94,14 +94,47 @@ Test(cli_urls, a_unix_url_is_a_master)
 }
 
 /* One error line, exit 64, naming the master without its password. */
-static void expect_refused(const char *node, const char *message)
+static void expect_refused_with(const char *node, int status, const char *message)
 {
     const cli_result *r = cli_run(CLI_ARGS("-vvv", "-n", node, "ping"), NULL, T);
-    cli_expect_exit(r, 64);
+    cli_expect_exit(r, status);
     cli_expect_one_error_line(r);
     cr_assert_str_eq(r->err, message);
     cr_assert_null(strstr(r->err, SECRET), "%s", r->err);
     cr_assert_str_empty(r->out);
+}
+
+static void expect_refused(const char *node, const char *message)
+{
+    expect_refused_with(node, 64, message);
+}
+
+/* A build without TLS refuses rediss:// as a config it cannot use. */
+Test(cli_urls, rediss_without_tls_is_a_config_error)
+{
+    const char *why = NULL;
+    if (redlock_tls_available(&why))
+        cr_skip_test("this build has TLS");
+    char message[REDLOCK_ERRBUF_SIZE + 100];
+    snprintf(message, sizeof(message),
+             "redlock: --node rediss://u:***@127.0.0.1:6380: rediss://: %s\n", why);
+    expect_refused_with("rediss://u:" SECRET "@127.0.0.1:6380", 78, message);
+}
+
+/* So does a config asking for TLS: the loader's message, exit 78. */
+Test(cli_urls, a_tls_config_without_tls_is_a_config_error)
+{
+    const char *why = NULL;
+    if (redlock_tls_available(&why))
+        cr_skip_test("this build has TLS");
+    const cli_config_options o = {.extra = "tls: true"};
+    const char *config = cli_write_config("tls.yaml", &o);
+    const cli_result *r = cli_run(CLI_ARGS("-c", config, "ping"), NULL, T);
+    cli_expect_exit(r, 78);
+    cli_expect_one_error_line(r);
+    cr_assert_not_null(strstr(r->err, ": tls: TLS is not available in this build"), "%s", r->err);
+    cr_assert_not_null(strstr(r->err, why + strlen("TLS is not available in this build")),
+                       "%s", r->err);
 }
 
 Test(cli_urls, a_bad_url_is_refused_and_shown_without_its_password)
@@ -115,15 +148,13 @@ Test(cli_urls, a_bad_url_is_refused_and_shown_without_its_password)
     expect_refused("http://u:" SECRET "@127.0.0.1",
                    "redlock: --node http://u:***@127.0.0.1: expected redis://, rediss:// or "
                    "unix://\n");
-    expect_refused("rediss://u:" SECRET "@127.0.0.1:6380",
-                   "redlock: --node rediss://u:***@127.0.0.1:6380: rediss:// (TLS) is not "
-                   "supported yet\n");
     /* A user without a password (and none in REDLOCK_PASSWORD). */
     expect_refused("redis://" SECRET "@127.0.0.1:6379",
                    "redlock: --node redis://***@127.0.0.1:6379: a user needs a password\n");
     /* No scheme: then it is no host name either. */
     const char *usage = "expected HOST[:PORT], [IPV6][:PORT], unix:/PATH, "
-                        "redis://[USER[:PASSWORD]@]HOST[:PORT][/DB] or unix:///PATH[?db=N]";
+                        "redis://[USER[:PASSWORD]@]HOST[:PORT][/DB], rediss://... or "
+                        "unix:///PATH[?db=N]";
     expect_refused("u:" SECRET "@127.0.0.1:6379",
                    cli_format("redlock: --node u:***@127.0.0.1:6379: %s\n", usage));
     expect_refused(SECRET "@127.0.0.1:6379",

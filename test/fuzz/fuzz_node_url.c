@@ -10,7 +10,8 @@
  * written without ':'): the hidden text parses the same, with "***" or as
  * many '*' in its place; redlock_config_add_node_url_auth() adds one master
  * or nothing, agrees with the parser, refuses rediss:// with
- * REDLOCK_ENOTSUP, and says why in one line when it fails.
+ * REDLOCK_ECONFIG on a build without TLS, and says why in one line when it
+ * fails.
  */
 #include "config_internal.h"
 #include "fuzz.h"
@@ -107,13 +108,14 @@ static void check_add(const char *text, rl_url_status parsed, const rl_url *url,
     char err[REDLOCK_ERRBUF_SIZE];
     size_t index = 99;
     int rc = redlock_config_add_node_url_auth(cfg, text, NULL, password, &index, err, sizeof(err));
-    FUZZ_CHECK(rc == REDLOCK_OK || rc == REDLOCK_EINVAL || rc == REDLOCK_ENOTSUP ||
+    FUZZ_CHECK(rc == REDLOCK_OK || rc == REDLOCK_EINVAL || rc == REDLOCK_ECONFIG ||
                rc == REDLOCK_ENOMEM);
     FUZZ_CHECK(strchr(err, '\n') == NULL && (rc == REDLOCK_OK) == (err[0] == '\0'));
     if (parsed != RL_URL_OK)
         FUZZ_CHECK(rc == REDLOCK_EINVAL || rc == REDLOCK_ENOMEM);
-    else if (url->scheme == RL_URL_REDISS)
-        FUZZ_CHECK(rc == REDLOCK_ENOTSUP);
+    else if (url->scheme == RL_URL_REDISS && !redlock_tls_available(NULL))
+        FUZZ_CHECK(rc == REDLOCK_ECONFIG);
+    FUZZ_CHECK(rc != REDLOCK_ECONFIG || url->scheme == RL_URL_REDISS);
     if (rc == REDLOCK_OK) {
         FUZZ_CHECK(index == 0 && redlock_config_node_count(cfg) == 1);
         const rl_node *n = &cfg->nodes[0];

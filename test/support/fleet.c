@@ -5,6 +5,7 @@
  * contract. Every wait here is bounded in time.
  */
 #include "fleet.h"
+#include "fleet_tls.h"
 #include "testclock.h"
 
 #include <arpa/inet.h>
@@ -65,6 +66,9 @@ struct fleet {
     char *auth_conf;   /* config file with requirepass/masterauth, or NULL */
     int appendonly;
     int unix_socket;   /* servers also listen on DIR/i/redis.sock */
+    int tls;           /* an enum fleet_tls */
+    char *tls_dir;     /* DIR/tls: the certificates; NULL without TLS */
+    char *tls_args[3]; /* its server.crt, server.key and ca.crt */
     char **extra_args;
     size_t extra_count;
     long max_fd;       /* fds to close in a child when close_range is missing */
@@ -513,8 +517,23 @@ static int spawn_server(fleet *f, fleet_server *s, int replica_of_port)
         "--repl-diskless-sync-delay", "0"};
     for (size_t j = 0; j < sizeof(fixed) / sizeof(fixed[0]); j++)
         argv[k++] = fixed[j];
-    argv[k++] = "--port";
-    argv[k++] = port_arg;
+    if (f->tls != FLEET_TLS_OFF) {
+        static const char *const tls_fixed[] = {"--port", "0", "--tls-port"};
+        for (size_t j = 0; j < 3; j++)
+            argv[k++] = tls_fixed[j];
+        argv[k++] = port_arg;
+        argv[k++] = "--tls-cert-file";
+        argv[k++] = f->tls_args[0];
+        argv[k++] = "--tls-key-file";
+        argv[k++] = f->tls_args[1];
+        argv[k++] = "--tls-ca-cert-file";
+        argv[k++] = f->tls_args[2];
+        argv[k++] = "--tls-auth-clients";
+        argv[k++] = f->tls == FLEET_TLS_CLIENT_CERT ? "yes" : "optional";
+    } else {
+        argv[k++] = "--port";
+        argv[k++] = port_arg;
+    }
     argv[k++] = "--dir";
     argv[k++] = s->dir;
     argv[k++] = "--logfile";
@@ -655,12 +674,22 @@ static int await_stop_or_continue(fleet_server *s, int event)
 
 /* ---- Readiness ------------------------------------------------------------ */
 
-/* A blocking context to 127.0.0.1:port with connect and command timeouts
- * of timeout_ms, authenticated when password is not NULL. NULL on failure. */
-static redisContext *connect_port(int port, const char *password, int timeout_ms)
+/* A blocking, plain connection to server s: 127.0.0.1:port, or for a TLS
+ * fleet its unix socket. NULL when out of memory. */
+static redisContext *open_server(const fleet *f, const fleet_server *s, struct timeval tv)
 {
+    return f->tls != FLEET_TLS_OFF ? redisConnectUnixWithTimeout(s->socket_path, tv)
+                                   : redisConnectWithTimeout("127.0.0.1", s->port, tv);
+}
+
+/* A blocking context to server s with connect and command timeouts of
+ * timeout_ms, authenticated when the fleet has a password. NULL on
+ * failure. */
+static redisContext *connect_port(const fleet *f, const fleet_server *s, int timeout_ms)
+{
+    const char *password = f->password;
     struct timeval tv = timeval_ms(timeout_ms);
-    redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
+    redisContext *c = open_server(f, s, tv);
     if (c == NULL)
         return NULL;
     if (c->err != 0 || redisSetTimeout(c, tv) != REDIS_OK) {
@@ -692,7 +721,7 @@ static long info_process_id(const char *info)
  * first does not count: our child will exit on its bind error instead. */
 static int server_ready(const fleet *f, const fleet_server *s)
 {
-    redisContext *c = connect_port(s->port, f->password, (int)fleet_scaled_ms(PROBE_TIMEOUT_MS));
+    redisContext *c = connect_port(f, s, (int)fleet_scaled_ms(PROBE_TIMEOUT_MS));
     if (c == NULL)
         return 0;
     int ready = 0;
@@ -810,7 +839,9 @@ static int relaunch(fleet *f, size_t i, int replica_of_port)
 static int copy_options(fleet *f, const fleet_options *opts)
 {
     f->appendonly = opts->appendonly != 0;
-    f->unix_socket = opts->unix_socket != 0;
+    f->tls = opts->tls;
+    /* A TLS fleet's own connections go through its unix sockets. */
+    f->unix_socket = opts->unix_socket != 0 || f->tls != FLEET_TLS_OFF;
     if (opts->requirepass != NULL && *opts->requirepass != '\0' &&
         (f->password = strdup(opts->requirepass)) == NULL)
         return -1;
@@ -832,6 +863,21 @@ static int copy_options(fleet *f, const fleet_options *opts)
     return 0;
 }
 
+/* Make DIR/tls and the certificates in it (fleet_tls.h). */
+static int prepare_tls(fleet *f)
+{
+    if ((f->tls_dir = str_printf("%s/tls", f->dir)) == NULL ||
+        (f->tls_args[0] = str_printf("%s/server.crt", f->tls_dir)) == NULL ||
+        (f->tls_args[1] = str_printf("%s/server.key", f->tls_dir)) == NULL ||
+        (f->tls_args[2] = str_printf("%s/ca.crt", f->tls_dir)) == NULL)
+        return -1;
+    if (mkdir(f->tls_dir, 0700) != 0) {
+        fprintf(stderr, "fleet: mkdir %s: %s\n", f->tls_dir, strerror(errno));
+        return -1;
+    }
+    return fleet_tls_make_certs(f->tls_dir);
+}
+
 /* Create DIR/i with its log paths and reserve a port for server i. */
 static int prepare_server(fleet *f, size_t i)
 {
@@ -851,7 +897,7 @@ static int prepare_server(fleet *f, size_t i)
 
 fleet *fleet_start(size_t n, const fleet_options *opts)
 {
-    static const fleet_options defaults = {NULL, 0, NULL, 0};
+    static const fleet_options defaults = {0};
     if (opts == NULL)
         opts = &defaults;
     if (n == 0 || n > FLEET_MAX_SERVERS) {
@@ -885,6 +931,8 @@ fleet *fleet_start(size_t n, const fleet_options *opts)
         start_janitor(f) != 0)
         goto fail;
     if (f->password != NULL && (f->auth_conf = write_auth_conf(f->dir, f->password)) == NULL)
+        goto fail;
+    if (f->tls != FLEET_TLS_OFF && prepare_tls(f) != 0)
         goto fail;
     for (size_t i = 0; i < n; i++) {
         if (prepare_server(f, i) != 0)
@@ -935,6 +983,9 @@ void fleet_stop(fleet *f)
     free(f->dir);
     free(f->redis_bin);
     free(f->auth_conf);
+    free(f->tls_dir);
+    for (size_t j = 0; j < 3; j++)
+        free(f->tls_args[j]);
     free_secret(f->password);
     free(f);
 }
@@ -970,6 +1021,11 @@ int fleet_is_paused(const fleet *f, size_t i)
 const char *fleet_dir(const fleet *f)
 {
     return f == NULL ? NULL : f->dir;
+}
+
+const char *fleet_tls_dir(const fleet *f)
+{
+    return f == NULL ? NULL : f->tls_dir;
 }
 
 const char *fleet_unix_socket(const fleet *f, size_t i)
@@ -1044,7 +1100,7 @@ redisContext *fleet_connect_timeout(const fleet *f, size_t i, int timeout_ms)
 {
     if (!valid_index(f, i) || timeout_ms <= 0)
         return NULL;
-    return connect_port(f->servers[i].port, f->password, timeout_ms);
+    return connect_port(f, &f->servers[i], timeout_ms);
 }
 
 redisContext *fleet_connect(const fleet *f, size_t i)
@@ -1087,14 +1143,16 @@ int fleet_ping(const fleet *f, size_t i, int timeout_ms)
     int port = f->servers[i].port;
     struct timeval tv = timeval_ms(timeout_ms);
     errno = 0;
-    redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
+    redisContext *c = open_server(f, &f->servers[i], tv);
     int saved_errno = errno;
     if (c == NULL)
         return FLEET_PING_ERROR;
     int result = FLEET_PING_ERROR;
+    /* A TLS fleet's server that is down has no socket to connect to. */
+    int refused = f->tls != FLEET_TLS_OFF ? f->servers[i].pid == 0 : port_refuses(port);
     if (c->err != 0) {
         result = timed_out(c, saved_errno) ? FLEET_PING_TIMEOUT
-                 : port_refuses(port)      ? FLEET_PING_REFUSED
+                 : refused                 ? FLEET_PING_REFUSED
                                            : FLEET_PING_ERROR;
     } else if (redisSetTimeout(c, tv) == REDIS_OK) {
         result = f->password == NULL ? FLEET_PING_OK
@@ -1245,6 +1303,25 @@ size_t fleet_count_value(const fleet *f, const void *key, size_t keylen, const v
 
 /* ---- Library configuration ---------------------------------------------- */
 
+/* TLS for every node of cfg, trusting the fleet's CA, with its client
+ * certificate. */
+static int config_tls(const fleet *f, redlock_config *cfg)
+{
+    char *ca = str_printf("%s/ca.crt", f->tls_dir);
+    char *cert = str_printf("%s/client.crt", f->tls_dir);
+    char *key = str_printf("%s/client.key", f->tls_dir);
+    int rc = -1;
+    if (ca != NULL && cert != NULL && key != NULL) {
+        const redlock_tls_options tls = {
+            .enabled = 1, .ca_file = ca, .cert_file = cert, .key_file = key};
+        rc = redlock_config_set_tls(cfg, &tls) == REDLOCK_OK ? 0 : -1;
+    }
+    free(ca);
+    free(cert);
+    free(key);
+    return rc;
+}
+
 redlock_config *fleet_config(const fleet *f)
 {
     if (f == NULL)
@@ -1276,6 +1353,8 @@ redlock_config *fleet_config(const fleet *f)
              redlock_config_node_set_auth(cfg, index, NULL, f->password) != REDLOCK_OK))
             goto fail;
     }
+    if (f->tls != FLEET_TLS_OFF && config_tls(f, cfg) != 0)
+        goto fail;
     return cfg;
 
 fail:

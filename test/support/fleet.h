@@ -92,7 +92,24 @@ typedef struct fleet_options {
     int unix_socket;                /* 1: each server also listens on a unix
                                        socket in its directory, mode 0700
                                        (fleet_unix_socket()) */
+    int tls;                        /* a fleet_tls: TLS only on each port */
 } fleet_options;
+
+/*
+ * TLS fleets: each server listens with TLS only on its port (--port 0
+ * --tls-port P), with the certificates of fleet_tls.h made in
+ * fleet_tls_dir() (server.crt for 127.0.0.1 and localhost, signed by
+ * ca.crt), and on a plain unix socket, which the fleet's own connections,
+ * probes and data helpers use (fleet_connect, fleet_command, fleet_ping,
+ * ...). fleet_config() then turns TLS on, trusting ca.crt, with client.crt
+ * as the client certificate.
+ */
+enum fleet_tls {
+    FLEET_TLS_OFF = 0,
+    FLEET_TLS_ON = 1,         /* --tls-auth-clients optional */
+    FLEET_TLS_CLIENT_CERT = 2 /* --tls-auth-clients yes: a client certificate
+                                 signed by ca.crt is required */
+};
 
 /* ---- Time scale ------------------------------------------------------ */
 
@@ -126,6 +143,9 @@ const char *fleet_dir(const fleet *f);
 /* The path of server i's unix socket (DIR/i/redis.sock); NULL without
  * fleet_options.unix_socket, or for a bad index. */
 const char *fleet_unix_socket(const fleet *f, size_t i);
+/* The directory of a TLS fleet's certificates (fleet_tls.h); NULL when the
+ * fleet has no TLS. */
+const char *fleet_tls_dir(const fleet *f);
 
 /* ---- Faults ------------------------------------------------------------
  * Each returns 0 on success, -1 on failure (bad index, or the server is not
@@ -222,7 +242,8 @@ size_t fleet_count_value(const fleet *f, const void *key, size_t keylen, const v
 /* ---- Library configuration ---------------------------------------------- */
 
 /* A config listing every server, running or not, in index order as
- * "127.0.0.1:port", with the fleet's password, and test-friendly settings:
+ * "127.0.0.1:port", with the fleet's password (and for a TLS fleet, TLS:
+ * see enum fleet_tls), and test-friendly settings:
  * connect_timeout_ms 200, command_timeout_ms 100 (both times the time
  * scale), reconnect_min_ms 20,
  * reconnect_max_ms 200, retry_delay_ms 20, retry_jitter_ms 20 (the rest at

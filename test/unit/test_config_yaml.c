@@ -405,7 +405,8 @@ Test(config_yaml, unknown_node_key)
                  "    prot: 2\n",
                  "c.yaml:5:5: nodes[0].prot: unknown key (expected host, port, socket, "
                  "url, password, password_env, username, db, connect_timeout_ms, "
-                 "command_timeout_ms)");
+                 "command_timeout_ms, tls, tls_ca_file, tls_ca_dir, tls_cert_file, tls_key_file, "
+                 "tls_server_name)");
 }
 
 Test(config_yaml, unknown_top_level_key)
@@ -414,7 +415,8 @@ Test(config_yaml, unknown_top_level_key)
                  "c.yaml:4:1: ttl: unknown key (expected connect_timeout_ms, command_timeout_ms, "
                  "ttl_ms, retry_count, retry_delay_ms, retry_jitter_ms, reconnect_min_ms, "
                  "reconnect_max_ms, wait_by_notification, max_hold_ms, lock_delay_ms, "
-                 "fencing, drift_factor, nodes)");
+                 "fencing, drift_factor, nodes, "
+                 "tls, tls_ca_file, tls_ca_dir, tls_cert_file, tls_key_file, tls_server_name)");
 }
 
 Test(config_yaml, keys_are_case_sensitive)
@@ -423,7 +425,8 @@ Test(config_yaml, keys_are_case_sensitive)
                  "c.yaml:1:1: TTL_MS: unknown key (expected connect_timeout_ms, "
                  "command_timeout_ms, ttl_ms, retry_count, retry_delay_ms, retry_jitter_ms, "
                  "reconnect_min_ms, reconnect_max_ms, wait_by_notification, max_hold_ms, "
-                 "lock_delay_ms, fencing, drift_factor, nodes)");
+                 "lock_delay_ms, fencing, drift_factor, nodes, "
+                 "tls, tls_ca_file, tls_ca_dir, tls_cert_file, tls_key_file, tls_server_name)");
 }
 
 Test(config_yaml, duplicate_top_level_key)
@@ -452,16 +455,19 @@ Test(config_yaml, unknown_key_is_escaped_and_truncated)
                  "c.yaml:1:1: bad\\tkey\\xc3\\xa9: unknown key (expected connect_timeout_ms, "
                  "command_timeout_ms, ttl_ms, retry_count, retry_delay_ms, retry_jitter_ms, "
                  "reconnect_min_ms, reconnect_max_ms, wait_by_notification, max_hold_ms, "
-                 "lock_delay_ms, fencing, drift_factor, nodes)");
+                 "lock_delay_ms, fencing, drift_factor, nodes, "
+                 "tls, tls_ca_file, tls_ca_dir, tls_cert_file, tls_key_file, tls_server_name)");
     expect_error("nodes:\n  - kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk: 1\n",
                  "c.yaml:2:5: nodes[0].kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk...: unknown key "
                  "(expected host, port, socket, url, password, password_env, username, db, "
-                 "connect_timeout_ms, command_timeout_ms)");
+                 "connect_timeout_ms, command_timeout_ms, tls, tls_ca_file, tls_ca_dir, tls_cert_file, "
+                 "tls_key_file, tls_server_name)");
     expect_error("\"\": 1\n",
                  "c.yaml:1:1: \"\": unknown key (expected connect_timeout_ms, "
                  "command_timeout_ms, ttl_ms, retry_count, retry_delay_ms, retry_jitter_ms, "
                  "reconnect_min_ms, reconnect_max_ms, wait_by_notification, max_hold_ms, "
-                 "lock_delay_ms, fencing, drift_factor, nodes)");
+                 "lock_delay_ms, fencing, drift_factor, nodes, "
+                 "tls, tls_ca_file, tls_ca_dir, tls_cert_file, tls_key_file, tls_server_name)");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1106,7 +1112,6 @@ Test(config_yaml, a_bad_url_is_explained_without_being_shown)
     } cases[] = {
         {"http://u:urlSecret@a", "expected redis://, rediss:// or unix://"},
         {"127.0.0.1:6379", "expected redis://, rediss:// or unix://"},
-        {"rediss://u:urlSecret@a", "rediss:// (TLS) is not supported yet"},
         {"redis://u:urlSecret@", "expected a host: a name, an IPv4 address or [IPV6]"},
         {"redis://u:urlSecret@a:0", "expected a port from 1 to 65535"},
         {"redis://u:urlSecret@a:x", "expected a port from 1 to 65535"},

@@ -184,16 +184,28 @@ Test(node_url, bad_forms_add_nothing)
         expect_refused(bad[i], REDLOCK_EINVAL);
 }
 
-Test(node_url, rediss_is_refused_until_tls_is_supported)
+/* rediss:// is TLS: on for the node in a build with TLS, else refused
+ * with ECONFIG and nothing added. */
+Test(node_url, rediss_means_tls)
 {
-    expect_refused("rediss://h:6380", REDLOCK_ENOTSUP);
-    expect_refused("REDISS://u:p@h", REDLOCK_ENOTSUP);
-    expect_refused("rediss://[::1]:6380/2", REDLOCK_ENOTSUP);
+    static const char *const urls[] = {"rediss://h:6380", "REDISS://u:p@h",
+                                       "rediss://[::1]:6380/2"};
+    for (size_t i = 0; i < sizeof(urls) / sizeof(urls[0]); i++) {
+        if (!redlock_tls_available(NULL)) {
+            expect_refused(urls[i], REDLOCK_ECONFIG);
+            continue;
+        }
+        redlock_config *cfg = NULL;
+        const rl_node *node = added(&cfg, urls[i]);
+        redlock_tls_options tls;
+        rl_node_tls(cfg, node, &tls);
+        cr_assert_eq(tls.enabled, 1, "%s", urls[i]);
+        cr_assert_null(tls.ca_file);
+        redlock_config_free(cfg);
+    }
     /* It parses like redis://: a bad one is as invalid. */
     expect_refused("rediss://h:0", REDLOCK_EINVAL);
     expect_refused("rediss://", REDLOCK_EINVAL);
-    cr_assert_str_neq(redlock_strerror(REDLOCK_ENOTSUP), "unknown status");
-    cr_assert_str_eq(redlock_status_name(REDLOCK_ENOTSUP), "REDLOCK_ENOTSUP");
 }
 
 Test(node_url, what_the_config_refuses_adds_nothing)
@@ -400,8 +412,13 @@ Test(node_url, errbuf_says_why_without_the_url)
                "expected an absolute socket path: unix:///PATH");
     expect_why(cfg, "unix:///with%20space", NULL, REDLOCK_EINVAL,
                "invalid socket path (no spaces or control characters, and not too long)");
-    expect_why(cfg, "rediss://u:uSecret@h", NULL, REDLOCK_ENOTSUP,
-               "rediss:// (TLS) is not supported yet");
+    const char *why = NULL;
+    if (!redlock_tls_available(&why)) {
+        char message[REDLOCK_ERRBUF_SIZE];
+        snprintf(message, sizeof(message), "rediss://: %s", why);
+        cr_assert_not_null(strstr(why, "TLS is not available in this build"));
+        expect_why(cfg, "rediss://u:uSecret@h", NULL, REDLOCK_ECONFIG, message);
+    }
     expect_why(cfg, "redis://uSecret@h", NULL, REDLOCK_EINVAL, "a user needs a password");
     expect_why(cfg, "redis://uSecret@h", "pw", REDLOCK_OK, "");
     expect_why(cfg, "redis://:uSecret@H:7001/1", NULL, REDLOCK_EINVAL,

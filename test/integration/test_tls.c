@@ -11,6 +11,7 @@
 #include "harness.h"
 
 #include <criterion/criterion.h>
+#include <hiredis/hiredis.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -95,14 +96,27 @@ static void expect_all_fail(const char *needle)
     expect_all_fail_either(needle, NULL);
 }
 
+typedef struct value_probe {
+    const char *res;
+    const char *value;
+} value_probe;
+
+static bool value_everywhere(harness *hh, void *arg)
+{
+    const value_probe *p = arg;
+    return fleet_count_value(hh->fleet, p->res, strlen(p->res), p->value, strlen(p->value)) ==
+           MASTERS;
+}
+
 /* Acquires res (a string): its value must be on every master. */
 static redlock_lock *acquire_everywhere(const char *res)
 {
     redlock_lock *lock = NULL;
     redlock_acquire_options opts = fleet_acquire_options(5000, 0);
     cr_assert_eq(harness_acquire(&h, res, strlen(res), &opts, &lock, NULL), REDLOCK_OK);
-    const char *value = redlock_lock_value(lock, NULL);
-    cr_assert_eq(fleet_count_value(h.fleet, res, strlen(res), value, strlen(value)), MASTERS);
+    /* Decided at a quorum: the last master's reply may still be on its way. */
+    value_probe p = {res, redlock_lock_value(lock, NULL)};
+    cr_assert(harness_wait_until(&h, value_everywhere, &p, 2000), "%s", h.log);
     return lock;
 }
 
@@ -155,6 +169,13 @@ Test(tls, a_server_certificate_from_another_ca)
     /* redis-server sends its CA along: a self-signed one the client does not
      * trust. */
     expect_all_fail("TLS: certificate verify failed: self-signed certificate in certificate chain");
+}
+
+Test(tls, an_expired_server_certificate)
+{
+    start(FLEET_TLS_EXPIRED);
+    set_tls(&(redlock_tls_options){.enabled = 1, .ca_file = cert("ca.crt")});
+    expect_all_fail("TLS: certificate verify failed: certificate has expired");
 }
 
 Test(tls, a_server_name_that_does_not_match)
@@ -233,4 +254,73 @@ Test(tls, a_master_killed_and_restarted_is_reconnected)
     cr_assert_eq(fleet_restart(h.fleet, 0), 0);
     cr_assert(harness_wait_until(&h, all_answer, NULL, 5000), "%s", h.log);
     release_and_free(acquire_everywhere("again"));
+}
+
+/* Waiting by notification: the subscriber connections are TLS too. */
+typedef struct waiter {
+    bool done;
+    int status;
+    redlock_lock *lock;
+    double done_ms;
+} waiter;
+
+static waiter w; /* not on the stack: the acquire may outlive a failed test */
+
+static void waiter_on_acquired(int status, redlock_lock *lock, const redlock_result *r, void *arg)
+{
+    (void)r;
+    waiter *one = arg;
+    one->done = true;
+    one->status = status;
+    one->lock = lock;
+    one->done_ms = tc_now_ms();
+}
+
+static bool waiter_done(harness *hh, void *arg)
+{
+    (void)hh;
+    return ((waiter *)arg)->done;
+}
+
+static const char channel[] = "redlock:released:0:waited";
+
+static bool subscribed_everywhere(harness *hh, void *arg)
+{
+    (void)arg;
+    for (size_t i = 0; i < MASTERS; i++) {
+        redisReply *r = fleet_command(hh->fleet, i, "PUBSUB NUMSUB %s", channel);
+        bool one = r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+                   r->element[1]->integer == 1;
+        freeReplyObject(r);
+        if (!one)
+            return false;
+    }
+    return true;
+}
+
+Test(tls, a_waiter_hears_the_release_over_tls)
+{
+    enum { SLOW_RETRY_MS = 4000 };
+    start(FLEET_TLS_ON);
+    harness_connect(&h);
+    expect_all_ok();
+    redlock_lock *held = acquire_everywhere("waited");
+    redlock_acquire_options slow = fleet_acquire_options(10000, 5);
+    slow.retry_delay_ms = fleet_scaled_ms(SLOW_RETRY_MS);
+    slow.retry_jitter_ms = 0;
+    cr_assert_eq(redlock_acquire_async(h.client, "waited", 6, &slow, waiter_on_acquired, &w),
+                 REDLOCK_OK);
+    cr_assert(harness_wait_until(&h, subscribed_everywhere, NULL, 5000),
+              "the waiter never subscribed on every master:\n%s", h.log);
+    cr_assert_not(w.done, "the waiter got the lock while it was held");
+    double released_ms = tc_now_ms();
+    release_and_free(held);
+    cr_assert(harness_wait_until(&h, waiter_done, &w, 3 * SLOW_RETRY_MS), "never acquired");
+    cr_assert_eq(w.status, REDLOCK_OK, "%s", redlock_strerror(w.status));
+    double gap = w.done_ms - released_ms;
+    cr_assert_lt(gap, (double)fleet_scaled_ms(SLOW_RETRY_MS / 4),
+                 "the waiter took the lock %.0f ms after the release: the timer, not the "
+                 "announcement",
+                 gap);
+    release_and_free(w.lock);
 }

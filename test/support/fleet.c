@@ -866,9 +866,10 @@ static int copy_options(fleet *f, const fleet_options *opts)
 /* Make DIR/tls and the certificates in it (fleet_tls.h). */
 static int prepare_tls(fleet *f)
 {
+    const char *server = f->tls == FLEET_TLS_EXPIRED ? "expired" : "server";
     if ((f->tls_dir = str_printf("%s/tls", f->dir)) == NULL ||
-        (f->tls_args[0] = str_printf("%s/server.crt", f->tls_dir)) == NULL ||
-        (f->tls_args[1] = str_printf("%s/server.key", f->tls_dir)) == NULL ||
+        (f->tls_args[0] = str_printf("%s/%s.crt", f->tls_dir, server)) == NULL ||
+        (f->tls_args[1] = str_printf("%s/%s.key", f->tls_dir, server)) == NULL ||
         (f->tls_args[2] = str_printf("%s/ca.crt", f->tls_dir)) == NULL)
         return -1;
     if (mkdir(f->tls_dir, 0700) != 0) {

@@ -107,8 +107,10 @@ typedef struct fleet_options {
 enum fleet_tls {
     FLEET_TLS_OFF = 0,
     FLEET_TLS_ON = 1,         /* --tls-auth-clients optional */
-    FLEET_TLS_CLIENT_CERT = 2 /* --tls-auth-clients yes: a client certificate
-                                 signed by ca.crt is required */
+    FLEET_TLS_CLIENT_CERT = 2, /* --tls-auth-clients yes: a client certificate
+                                  signed by ca.crt is required */
+    FLEET_TLS_EXPIRED = 3      /* as ON, but the servers present expired.crt,
+                                  whose validity ended before it began */
 };
 
 /* ---- Time scale ------------------------------------------------------ */

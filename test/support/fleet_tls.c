@@ -99,15 +99,17 @@ static int make_ca(const char *dir, const char *name, const char *cn)
 }
 
 /* NAME.crt and NAME.key, signed by ca, with the extensions of ext (a file
- * in dir). */
-static int make_signed(const char *dir, const char *name, const char *cn, const char *ext)
+ * in dir), valid for days days from now ("-1": expired at once, its end
+ * before its start). */
+static int make_signed(const char *dir, const char *name, const char *cn, const char *ext,
+                       const char *days)
 {
     cert_names n = names_of(name, cn);
     const char *req[] = {"req", "-new", "-newkey", "ec", "-pkeyopt",
                          "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", n.key, "-out",
                          n.csr, "-subj", n.subj, NULL};
     const char *sign[] = {"x509", "-req", "-in", n.csr, "-CA", "ca.crt", "-CAkey", "ca.key",
-                          "-CAcreateserial", "-out", n.crt, "-days", CERT_DAYS, "-extfile", ext,
+                          "-CAcreateserial", "-out", n.crt, "-days", days, "-extfile", ext,
                           NULL};
     return run_openssl(dir, req) == 0 && run_openssl(dir, sign) == 0 ? 0 : -1;
 }
@@ -120,8 +122,9 @@ int fleet_tls_make_certs(const char *dir)
         write_file(dir, "client.ext", "extendedKeyUsage = clientAuth\n") != 0 ||
         make_ca(dir, "ca", "redlock test CA") != 0 ||
         make_ca(dir, "other-ca", "redlock other CA") != 0 ||
-        make_signed(dir, "server", "localhost", "server.ext") != 0 ||
-        make_signed(dir, "client", "redlock test client", "client.ext") != 0) {
+        make_signed(dir, "server", "localhost", "server.ext", CERT_DAYS) != 0 ||
+        make_signed(dir, "expired", "localhost", "server.ext", "-1") != 0 ||
+        make_signed(dir, "client", "redlock test client", "client.ext", CERT_DAYS) != 0) {
         fprintf(stderr, "fleet: openssl could not make the test certificates (see %s/openssl.log)\n",
                 dir);
         return -1;

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Script mode: run EXE --list and write add_test() calls to OUT.
 # Criterion prints "suite: N tests" followed by "├── name" / "└── name".
-# WRAPPER and LABELS are lists with '|' for ';'; TIMEOUT is already scaled.
+# WRAPPER and LABELS are lists with '|' for ';'; TIMEOUT is already scaled;
+# SERIAL true: each test runs alone (RUN_SERIAL).
 execute_process(COMMAND "${EXE}" --list
   OUTPUT_VARIABLE listing RESULT_VARIABLE rc ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
@@ -17,6 +18,10 @@ if(NOT TIME_SCALE)
   set(TIME_SCALE 1)
 endif()
 string(REPLACE "\n" ";" lines "${listing}")
+set(serial "")
+if(SERIAL)
+  set(serial " RUN_SERIAL TRUE")
+endif()
 set(content "")
 set(suite "")
 set(count 0)
@@ -28,7 +33,7 @@ foreach(line IN LISTS lines)
     string(APPEND content
       "add_test([=[${suite}.${test}]=] ${prefix}[=[${EXE}]=] --filter [=[${suite}/${test}]=] --jobs 1 --full-stats)\n"
       "set_tests_properties([=[${suite}.${test}]=] PROPERTIES TIMEOUT ${TIMEOUT} LABELS [=[${labels}]=]"
-      " ENVIRONMENT [=[REDLOCK_TEST_TIME_SCALE=${TIME_SCALE}]=])\n")
+      " ENVIRONMENT [=[REDLOCK_TEST_TIME_SCALE=${TIME_SCALE}]=]${serial})\n")
     math(EXPR count "${count} + 1")
   endif()
 endforeach()

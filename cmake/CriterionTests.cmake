@@ -12,7 +12,7 @@
 # memory, so most runs abort with "Could not initialize inheritable arena".
 # The blocking API's multi-threaded tests (test/threads) run there instead.
 function(redlock_add_criterion_tests target)
-  cmake_parse_arguments(ARG "" "TIMEOUT" "LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "SERIAL" "TIMEOUT" "LABELS" ${ARGN})
   if("thread" IN_LIST REDLOCK_SANITIZERS)
     message(STATUS "${target}: not registered with ctest under ThreadSanitizer")
     return()
@@ -34,6 +34,7 @@ function(redlock_add_criterion_tests target)
       -D "LABELS=${labels}"
       -D "WRAPPER=${wrapper}"
       -D "TIME_SCALE=${REDLOCK_TEST_TIME_SCALE}"
+      -D "SERIAL=${ARG_SERIAL}"
       -P "${PROJECT_SOURCE_DIR}/cmake/CriterionDiscover.cmake"
     VERBATIM)
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${include_file}")

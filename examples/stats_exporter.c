@@ -122,6 +122,18 @@ static void print_masters(const redlock_stats *s, const redlock_config *cfg)
         printf("\",state=\"%s\"} %d\n", redlock_connection_state_name(s->masters[i].state),
                s->masters[i].state == REDLOCK_CONNECTION_READY);
     }
+    print_help("redlock_master_in_flight", "gauge", "Requests sent and not answered.");
+    for (unsigned i = 0; i < s->master_count; i++) {
+        printf("redlock_master_in_flight{master=\"");
+        print_label(redlock_config_node_name(cfg, i));
+        printf("\"} %llu\n", (unsigned long long)s->masters[i].in_flight);
+    }
+    print_help("redlock_master_queued", "gauge", "Requests waiting in the client to be sent.");
+    for (unsigned i = 0; i < s->master_count; i++) {
+        printf("redlock_master_queued{master=\"");
+        print_label(redlock_config_node_name(cfg, i));
+        printf("\"} %llu\n", (unsigned long long)s->masters[i].queued);
+    }
     print_help("redlock_master_latency_seconds", "histogram", "Reply latency.");
     for (unsigned i = 0; i < s->master_count; i++)
         print_histogram("redlock_master_latency_seconds", redlock_config_node_name(cfg, i),

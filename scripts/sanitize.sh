@@ -64,7 +64,8 @@ if [ "$mode" = asan ]; then
   export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:log_path=$logs/asan:log_exe_name=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
   export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$logs/ubsan:log_exe_name=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
   # The model checks run spin, not our code: the main suite runs them.
-  labels=(-LE model)
+  # The load tests (many locks at once) are too heavy under ASan.
+  labels=(-LE 'model|load')
 else
   export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:log_path=$logs/tsan:log_exe_name=1${TSAN_OPTIONS:+:$TSAN_OPTIONS}"
   # Only these are registered in a TSan build; named to say so.

@@ -17,6 +17,17 @@ static void arg(rl_command *c, const void *p, size_t len)
 
 #define RL_TOKEN_PREFIX_LEN (sizeof(REDLOCK_FENCING_TOKEN_PREFIX) - 1)
 
+/* The lock's value, which also tags the request as that lock's (FNV-1a:
+ * the values are random, so this tells locks apart). */
+static void arg_value(rl_command *c, const void *value, size_t len)
+{
+    uint64_t tag = 14695981039346656037ULL;
+    for (size_t i = 0; i < len; i++)
+        tag = (tag ^ ((const unsigned char *)value)[i]) * 1099511628211ULL;
+    c->lock_tag = tag | 1; /* never 0, which means no lock */
+    arg(c, value, len);
+}
+
 static void arg_text(rl_command *c, const char *s)
 {
     arg(c, s, strlen(s));
@@ -33,6 +44,8 @@ static void command_begin(rl_command *c)
     c->argc = 0;
     c->channel_arg = 0;
     c->script = NULL;
+    c->urgent_by_us = 0;
+    c->lock_tag = 0;
 }
 
 /* Which keys a script call names after the lock's. */
@@ -82,14 +95,14 @@ void rl_command_acquire(rl_command *c, const rl_keys *keys, const void *value, s
         command_begin(c);
         arg_text(c, "SET");
         arg(c, keys->data, keys->len);
-        arg(c, value, value_len);
+        arg_value(c, value, value_len);
         arg_text(c, "NX");
         arg_text(c, "PX");
         arg_number(c, ttl_ms);
         return;
     }
     script_call(c, &rl_acquire_script, keys);
-    arg(c, value, value_len);
+    arg_value(c, value, value_len);
     arg_number(c, ttl_ms);
     if (owner != NULL)
         arg(c, owner, owner_len);
@@ -100,7 +113,7 @@ void rl_command_fenced_acquire(rl_command *c, const rl_keys *keys, const void *v
                                size_t owner_len)
 {
     script_call_keys(c, &rl_fenced_acquire_script, keys, RL_COUNTER_KEY);
-    arg(c, value, value_len);
+    arg_value(c, value, value_len);
     arg_number(c, ttl_ms);
     if (owner != NULL)
         arg(c, owner, owner_len);
@@ -110,7 +123,7 @@ void rl_command_fence_confirm(rl_command *c, const rl_keys *keys, const void *va
                               size_t value_len, uint64_t token)
 {
     script_call_keys(c, &rl_fence_confirm_script, keys, RL_COUNTER_AND_TOKENS);
-    arg(c, value, value_len);
+    arg_value(c, value, value_len);
     int len = snprintf(c->number, sizeof(c->number), "%llu", (unsigned long long)token);
     arg(c, c->number, (size_t)len);
 }
@@ -133,7 +146,7 @@ void rl_command_release(rl_command *c, const rl_keys *keys, const void *value, s
                         bool fenced)
 {
     script_call_keys(c, &rl_release_script, keys, fenced ? RL_TOKEN_KEYS : RL_LOCK_KEYS);
-    arg(c, value, value_len);
+    arg_value(c, value, value_len);
     c->channel_arg = c->argc;
     arg(c, c->channel_prefix, 0);
     if (fenced)
@@ -159,7 +172,7 @@ void rl_command_extend(rl_command *c, const rl_keys *keys, const void *value, si
                        int64_t ttl_ms, bool fenced)
 {
     script_call_keys(c, &rl_extend_script, keys, fenced ? RL_TOKEN_KEYS : RL_LOCK_KEYS);
-    arg(c, value, value_len);
+    arg_value(c, value, value_len);
     arg_number(c, ttl_ms);
     if (fenced)
         arg_text(c, "1");

@@ -28,6 +28,9 @@ typedef struct rl_command {
      * (written as one, with no copy made here). */
     bool token_key[RL_COMMAND_MAX_ARGS];
     const rl_script *script; /* the script an EVALSHA runs; NULL for SET, PING */
+    int64_t urgent_by_us;    /* an extension: when the lock runs out (rl_now_us()
+                                time), which orders it in a send queue; 0 otherwise */
+    uint64_t lock_tag;       /* the lock whose value it carries; 0: none */
     size_t channel_arg;  /* the argument naming a channel prefix, 0 for none */
     int channel_db;      /* the database that channel is for */
     char numkeys[24];    /* the text of EVALSHA's key count */

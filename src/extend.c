@@ -114,6 +114,9 @@ int redlock_extend_async(redlock_client *client, redlock_lock *lock, int64_t ttl
     rl_command cmd;
     rl_command_extend(&cmd, &lock->keys, lock->value, lock->value_len, e->ttl_ms + delay_ms,
                       lock->fencing_token != 0);
+    /* Waiting for room to be sent is of use until the lock runs out. */
+    if (known)
+        cmd.urgent_by_us = deadline;
     return rl_round_op_start(&e->base, client, lock, RL_ROUND_EXTEND, &cmd, extend_on_decided, cb,
                              arg);
 }

@@ -33,13 +33,23 @@
  * to it fail at once, so a stopped master costs a bounded amount of memory,
  * not one request per operation for as long as it is stopped.
  *
+ * While READY, at most `window` (max_in_flight) requests are sent and not
+ * answered; the others wait in the send queue, most urgent first, and go
+ * out as replies make room. Their deadlines start when they go out, so a
+ * burst does not time out for having waited behind itself, and a request
+ * no longer wanted (its round decided, its lock released or lost) is taken
+ * out of the queue, never sent. When the connection goes, what is queued
+ * fails with it; when the client is freed, it is all sent (the releases
+ * the free sends among it).
+ *
  * Timers belong to states. master_enter(), the one place the state changes,
  * stops all three and starts the deadline of the state it enters:
  *   reconnect_timer  IDLE: the backoff before the next connect
  *   deadline_timer   CONNECTING: the connect timeout; FLUSHING: that plus
  *                    one command timeout; DRAINING: one command timeout
  *   stall_timer      READY, while requests are in flight
- * CLOSED has none. Each handler checks the monotonic clock itself and waits
+ * CLOSED has none. The deadline and stall timers run after I/O
+ * (RL_DEADLINE_PRIORITY). Each handler checks the monotonic clock itself and waits
  * on if it fired early. FLUSHING and DRAINING hold a client reference,
  * dropped last when they reach CLOSED (master_close).
  *
@@ -82,6 +92,13 @@ static void master_on_stall_timer(struct ev_loop *loop, ev_timer *w, int revents
 static rl_logger *master_log(rl_master *m)
 {
     return &m->client->log;
+}
+
+/* The stats' view of in_flight and of the queues: after every change. */
+static void master_gauge(rl_master *m)
+{
+    rl_gauge_set(&m->stats.in_flight, m->in_flight);
+    rl_gauge_set(&m->stats.queued, m->queued + m->queue.count);
 }
 
 /* The states a freed client's master finishes in, holding the client. */
@@ -168,6 +185,10 @@ void rl_master_init(rl_master *m, redlock_client *client, const rl_node *node)
     ev_timer_init(&m->deadline_timer, master_on_deadline, 0., 0.);
     ev_timer_init(&m->reconnect_timer, master_on_reconnect_timer, 0., 0.);
     ev_timer_init(&m->stall_timer, master_on_stall_timer, 0., 0.);
+    ev_set_priority(&m->deadline_timer, RL_DEADLINE_PRIORITY);
+    ev_set_priority(&m->stall_timer, RL_DEADLINE_PRIORITY);
+    rl_send_queue_init(&m->queue);
+    m->window = (size_t)rl_client_setting(client, REDLOCK_MAX_IN_FLIGHT);
     m->deadline_timer.data = m->reconnect_timer.data = m->stall_timer.data = m;
 }
 
@@ -189,8 +210,9 @@ static void master_set_failure(rl_master *m, int outcome, const char *reason)
     snprintf(m->failure, sizeof(m->failure), "%s", reason);
 }
 
-/* Fail every queued slot with the current failure. A slot's owner may run
- * user code; new requests then see IDLE/CLOSED and fail at once. */
+/* Fail every slot waiting for the handshake or for room with the current
+ * failure. A slot's owner may run user code; new requests then see
+ * IDLE/CLOSED and fail at once. */
 static void master_fail_waiting(rl_master *m)
 {
     rl_link *link;
@@ -199,6 +221,10 @@ static void master_fail_waiting(rl_master *m)
         rl_slot *slot = rl_container_of(link, rl_slot, link);
         rl_slot_on_failure(slot, m->failure_outcome, m->failure);
     }
+    rl_slot *slot;
+    while ((slot = rl_send_queue_pop(&m->queue)) != NULL)
+        rl_slot_on_failure(slot, m->failure_outcome, m->failure);
+    master_gauge(m);
 }
 
 /* Close for good (CLOSED): free the context if we still hold it, fail what
@@ -219,14 +245,34 @@ static void master_close(rl_master *m)
         redisAsyncFree(ac); /* requests still pending complete with no reply */
     }
     master_fail_waiting(m);
+    rl_send_queue_free(&m->queue);
     if (held)
         rl_client_unref(client);
+}
+
+/* Send what waits for room, while there is room; everything with all
+ * (the client is freed: what it submitted goes out before the close). A
+ * slot that cannot be sent fails, and its owner may free the client: the
+ * loop stops when the state changes. */
+static void master_send_queued(rl_master *m, bool all)
+{
+    rl_slot *slot;
+    while ((m->state == RL_MASTER_READY || m->state == RL_MASTER_FLUSHING) &&
+           (all || m->in_flight < m->window) && (slot = rl_send_queue_pop(&m->queue)) != NULL) {
+        if (!master_send(m, slot))
+            rl_slot_on_failure(slot, REDLOCK_MASTER_NOT_CONNECTED, "the request could not be sent");
+    }
+    master_gauge(m);
 }
 
 /* The client was freed while m is connected: wait for the replies in flight
  * (DRAINING), or close at once when there are none. */
 static void master_finish(rl_master *m)
 {
+    rl_master_state before = m->state;
+    master_send_queued(m, true);
+    if (m->state != before)
+        return; /* closed by a failure meanwhile */
     if (m->in_flight == 0) {
         master_close(m);
         return;
@@ -323,6 +369,7 @@ static void master_send_waiting(rl_master *m)
         if (!master_send(m, slot))
             rl_slot_on_failure(slot, REDLOCK_MASTER_NOT_CONNECTED, "the request could not be sent");
     }
+    master_gauge(m);
 }
 
 /* The last handshake reply is in: READY, with the queue sent. FLUSHING
@@ -351,6 +398,7 @@ static void master_on_handshake_done(rl_master *m)
         rl_owed_release_on_ready(m);
     }
     master_send_waiting(m);
+    master_send_queued(m, false);
     rl_log(master_log(m), REDLOCK_LOG_INFO, "master %s: %s", m->node->name,
            again ? "reconnected" : "connected");
     if (m->state == RL_MASTER_FLUSHING)
@@ -539,7 +587,9 @@ static void master_on_command_reply(redisAsyncContext *ac, void *r, void *privda
 {
     rl_slot *slot = privdata;
     rl_master *m = slot->master;
+    redlock_client *client = m->client;
     const char *lost_reason = NULL;
+    rl_client_ref(client); /* the owners of the requests may free it */
     if (ac->data == m) {
         /* The current connection: account for progress. */
         if (m->in_flight > 0)
@@ -547,13 +597,17 @@ static void master_on_command_reply(redisAsyncContext *ac, void *r, void *privda
         if (r != NULL)
             m->last_progress_us = rl_now_us();
         if (m->in_flight == 0)
-            ev_timer_stop(m->client->loop, &m->stall_timer);
+            ev_timer_stop(client->loop, &m->stall_timer);
+        master_gauge(m);
         if (r == NULL)
             lost_reason = ac->c.errstr[0] ? ac->c.errstr : "connection lost";
+        else
+            master_send_queued(m, false); /* the room this reply made */
     } else if (r == NULL) {
         lost_reason = m->failure; /* we dropped it, and said why */
     }
     rl_slot_on_reply(slot, r, lost_reason);
+    rl_client_unref(client);
 }
 
 /* Hand slot's command to hiredis. Replies are watched for a stall while
@@ -565,30 +619,53 @@ static bool master_send(rl_master *m, rl_slot *slot)
     if (m->ac == NULL ||
         redisAsyncFormattedCommand(m->ac, master_on_command_reply, slot, cmd, len) != REDIS_OK)
         return false;
-    slot->state = RL_SLOT_SENT;
+    int64_t now = rl_now_us();
+    rl_slot_on_sent(slot, now, now + m->command_timeout_us);
     rl_count(&m->stats.requests);
     if (m->in_flight++ == 0) {
-        m->last_progress_us = rl_now_us();
+        m->last_progress_us = now;
         if (m->state == RL_MASTER_READY)
             rl_timer_arm_in(m->client->loop, &m->stall_timer, m->stall_timeout_us);
     }
+    master_gauge(m);
     return true;
+}
+
+/* Into the send queue (QUEUED). It may wait as long as it is of use
+ * (quorum.h). */
+static int master_enqueue(rl_master *m, rl_slot *slot)
+{
+    if (!rl_send_queue_push(&m->queue, slot))
+        return REDLOCK_MASTER_NOT_CONNECTED;
+    slot->state = RL_SLOT_QUEUED;
+    if (slot->round->urgent_by_us > slot->deadline_us)
+        slot->deadline_us = slot->round->urgent_by_us;
+    master_gauge(m);
+    return -1;
 }
 
 int rl_master_submit(rl_master *m, rl_slot *slot)
 {
     switch (m->state) {
     case RL_MASTER_READY:
-        if (!master_full(m, slot) && master_send(m, slot))
-            return -1;
-        return REDLOCK_MASTER_NOT_CONNECTED;
+        if (master_full(m, slot))
+            return REDLOCK_MASTER_NOT_CONNECTED;
+        if (m->in_flight < m->window && m->queue.count == 0)
+            return master_send(m, slot) ? -1 : REDLOCK_MASTER_NOT_CONNECTED;
+        return master_enqueue(m, slot);
     case RL_MASTER_CONNECTING:
     case RL_MASTER_FLUSHING:
         if (master_full(m, slot))
             return REDLOCK_MASTER_NOT_CONNECTED;
+        /* A window's worth goes out with the handshake, in order; the rest
+         * waits for room like any other (never behind a stopped master's
+         * handshake after its rounds are decided). */
+        if (m->queued >= m->window && m->state == RL_MASTER_CONNECTING)
+            return master_enqueue(m, slot);
         slot->state = RL_SLOT_WAITING;
         rl_list_push_back(&m->waiting, &slot->link);
         m->queued++;
+        master_gauge(m);
         return -1;
     default:
         return m->failure_outcome;
@@ -597,8 +674,21 @@ int rl_master_submit(rl_master *m, rl_slot *slot)
 
 void rl_master_withdraw(rl_master *m, rl_slot *slot)
 {
-    rl_list_remove(&slot->link);
-    m->queued--;
+    if (slot->state == RL_SLOT_QUEUED) {
+        rl_send_queue_remove(&m->queue, slot);
+    } else {
+        rl_list_remove(&slot->link);
+        m->queued--;
+    }
+    master_gauge(m);
+}
+
+bool rl_master_answering(const rl_master *m, int64_t now_us)
+{
+    /* Half the stall timeout: far longer than a loop held up by the program
+     * (replies not read yet are not the master's silence). */
+    return m->state == RL_MASTER_READY &&
+           (m->in_flight < m->window || now_us - m->last_progress_us < m->stall_timeout_us / 2);
 }
 
 int64_t rl_master_reply_deadline(const rl_master *m, int64_t now_us)

@@ -2,6 +2,10 @@
 /* One master's connection: connect with a timeout, handshake (AUTH, SELECT,
  * SCRIPT LOAD), reconnect with capped exponential backoff, and close a
  * connection whose replies stall. Requests are quorum slots (quorum.h).
+ * At most max_in_flight of them are sent and unanswered at once; the rest
+ * wait in the master's send queue (send_queue.h), so a burst waits where
+ * its deadlines do not run and where what is no longer wanted is dropped
+ * before it is sent.
  *
  *   IDLE --connect--> CONNECTING --handshake done--> READY
  *     ^                   |                            |
@@ -21,6 +25,7 @@
 
 #include "config_internal.h"
 #include "list.h"
+#include "send_queue.h"
 #include "stats.h"
 
 #include <ev.h>
@@ -29,7 +34,7 @@
 
 /*
  * Requests one master may hold at once: sent and not answered yet, or
- * queued behind its handshake. A stopped master answers none, and each of
+ * queued behind its handshake or its window. A stopped master answers none, and each of
  * them keeps its round, hiredis's copy and callback until the connection is
  * dropped as stalled; this bounds them. Beyond it, requests to that master
  * fail at once as NOT_CONNECTED with RL_MASTER_FULL_DETAIL, never sent,
@@ -69,6 +74,8 @@ typedef struct rl_master {
     bool ever_ready;              /* to log "reconnected" rather than "connected" */
     rl_link waiting;              /* slots queued until the handshake is done */
     size_t queued;                /* slots in waiting */
+    rl_send_queue queue;          /* READY: slots waiting for room in the window */
+    size_t window;                /* max_in_flight */
     size_t in_flight;             /* our requests sent on ac, not yet answered */
     unsigned owed_dropped;        /* releases owed to it but not kept since it was last
                                      ready (owed_release.c: told once, when it is back) */
@@ -96,18 +103,22 @@ void rl_master_start(rl_master *m);
 void rl_master_close(rl_master *m);
 
 /*
- * Send slot's command, or queue it while the handshake runs. Returns -1 when
- * sent or queued (the slot will be completed later), else the outcome to
- * record at once (NOT_CONNECTED or AUTH_FAILED; NOT_CONNECTED too beyond
- * RL_MASTER_MAX_OUTSTANDING); never calls back
- * synchronously.
+ * Send slot's command, or queue it: while the handshake runs (WAITING), or
+ * while the window is full or others wait for room (QUEUED; its deadline
+ * then becomes the time it may wait: quorum.h). Returns -1 when sent or
+ * queued (the slot will be completed later), else the outcome to record at
+ * once (NOT_CONNECTED or AUTH_FAILED; NOT_CONNECTED too beyond
+ * RL_MASTER_MAX_OUTSTANDING); never calls back synchronously.
  */
 int rl_master_submit(rl_master *m, rl_slot *slot);
-/* Take a queued slot back: it will not be sent. */
+/* Take a WAITING or QUEUED slot back: it will not be sent. */
 void rl_master_withdraw(rl_master *m, rl_slot *slot);
 /* When a request submitted now must be answered by. A request waiting for a
  * handshake in progress gets the rest of the connect timeout on top. */
 int64_t rl_master_reply_deadline(const rl_master *m, int64_t now_us);
+/* Whether m is ready and has answered lately (within half its stall
+ * timeout), or has room for more requests. */
+bool rl_master_answering(const rl_master *m, int64_t now_us);
 /* Why a request failed to go out, for results and logs. */
 const char *rl_master_failure(const rl_master *m);
 

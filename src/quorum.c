@@ -187,7 +187,8 @@ static void round_arm_timer(rl_round *round)
     } else {
         for (size_t i = 0; i < round->n; i++) {
             const rl_slot *slot = &round->slots[i];
-            if ((slot->state == RL_SLOT_WAITING || slot->state == RL_SLOT_SENT) &&
+            if ((slot->state == RL_SLOT_WAITING || slot->state == RL_SLOT_QUEUED ||
+                 slot->state == RL_SLOT_SENT) &&
                 !slot->counted && slot->deadline_us < next)
                 next = slot->deadline_us;
         }
@@ -224,9 +225,10 @@ void rl_round_withdraw_unsent(rl_round *round)
 {
     round->withdrawn = true;
     for (size_t i = 0; i < round->n; i++)
-        if (round->slots[i].state == RL_SLOT_WAITING)
+        if (round->slots[i].state == RL_SLOT_WAITING || round->slots[i].state == RL_SLOT_QUEUED)
             slot_withdraw(&round->slots[i]);
 }
+
 
 bool rl_slot_may_have_acted(const rl_slot *slot)
 {
@@ -243,6 +245,20 @@ bool rl_slot_may_have_acted(const rl_slot *slot)
     }
 }
 
+/* Decided with a quorum: a request still waiting for room at a master that
+ * answers nothing (stopped, or still in its handshake) would only hold its
+ * round there; one at a master that is merely busy goes out in its turn,
+ * so that one more master holds the key. */
+static void round_withdraw_stuck(rl_round *round)
+{
+    int64_t now = rl_now_us();
+    for (size_t i = 0; i < round->n; i++) {
+        rl_slot *slot = &round->slots[i];
+        if (slot->state == RL_SLOT_QUEUED && !rl_master_answering(slot->master, now))
+            slot_withdraw(slot);
+    }
+}
+
 /* Decide if the tally allows it, and tell the owner. Callers hold a
  * reference: the owner may run user code that frees anything. */
 static void round_evaluate(rl_round *round)
@@ -255,11 +271,13 @@ static void round_evaluate(rl_round *round)
     round->decided = true;
     round->decided_us = rl_now_us();
     ev_timer_stop(round->client->loop, &round->timer);
-    /* A failed acquire or extend no longer needs the requests still queued
-     * behind a handshake. A success lets them go out (more masters holding
-     * the key), and a release should reach every master it can anyway. */
+    /* A failed acquire or extend no longer needs the requests still queued.
+     * A success lets them go out (more masters holding the key), and a
+     * release should reach every master it can anyway. */
     if (round->kind != RL_ROUND_RELEASE && rl_tally_verdict(&round->tally) == RL_NO_QUORUM)
         rl_round_withdraw_unsent(round);
+    else if (round->kind != RL_ROUND_RELEASE)
+        round_withdraw_stuck(round);
     round->on_decided(round, round->owner);
 }
 
@@ -277,6 +295,11 @@ static void round_on_timer(struct ev_loop *loop, ev_timer *w, int revents)
                        strlen("still connecting"));
             /* Never sent: drop it rather than send a stale request later.
              * A release stays: it may follow a request it must undo. */
+            if (round->kind != RL_ROUND_RELEASE)
+                slot_withdraw(slot);
+        } else if (slot->state == RL_SLOT_QUEUED) {
+            slot_count(slot, REDLOCK_MASTER_TIMEOUT, RL_QUEUED_DETAIL,
+                       strlen(RL_QUEUED_DETAIL));
             if (round->kind != RL_ROUND_RELEASE)
                 slot_withdraw(slot);
         } else if (slot->state == RL_SLOT_SENT) {
@@ -340,6 +363,8 @@ static rl_round *round_start(redlock_client *client, rl_round_kind kind, const r
     round->client = client;
     round->kind = kind;
     round->script = cmd->script;
+    round->urgent_by_us = cmd->urgent_by_us;
+    round->lock_tag = cmd->lock_tag;
     round->refs = 1;
     round->cmd = (char *)&round->slots[n];
     round->cmd_len = cmd_len;
@@ -350,6 +375,7 @@ static rl_round *round_start(redlock_client *client, rl_round_kind kind, const r
     round->tally.quorum = client->quorum;
     round->tally.need_fence = cmd->script == &rl_fenced_acquire_script;
     ev_timer_init(&round->timer, round_on_timer, 0., 0.);
+    ev_set_priority(&round->timer, RL_DEADLINE_PRIORITY);
     round->timer.data = round;
 
     for (size_t i = 0; i < n; i++) {
@@ -548,4 +574,18 @@ void rl_slot_on_failure(rl_slot *slot, int outcome, const char *detail)
     /* The analyzer loses count of the reference taken above. */
     round_evaluate(round); // NOLINT(clang-analyzer-unix.Malloc)
     rl_round_unref(round);
+}
+
+void rl_slot_on_sent(rl_slot *slot, int64_t now_us, int64_t deadline_us)
+{
+    rl_round *round = slot->round;
+    bool sooner = deadline_us < slot->deadline_us;
+    slot->state = RL_SLOT_SENT;
+    slot->sent_us = now_us;
+    if (slot->counted)
+        return; /* counted at its deadline while it waited: a reply is late */
+    slot->deadline_us = deadline_us;
+    /* The round's timer may be armed for the deadline it waited with. */
+    if (sooner && !round->decided && round->on_decided != NULL)
+        round_arm_timer(round);
 }

@@ -10,18 +10,29 @@
  *
  *   UNUSED (not asked)
  *   WAITING --handshake done--> SENT --reply--> DONE
- *      |                          |--reply after it was counted--> LATE
- *      |                          +--connection lost--> LOST
- *      +--withdrawn, or the master failed--> DONE
+ *      |                       ^  |--reply after it was counted--> LATE
+ *      |       QUEUED --room---+  +--connection lost--> LOST
+ *      |         |
+ *      +---------+--withdrawn, or the master failed--> DONE
+ *
+ * WAITING is the wait for a connection's handshake, in order; QUEUED the
+ * wait for room in the window of requests in flight to a ready master
+ * (master.h), by priority (send_queue.h). A request's deadline starts when
+ * it is sent: one command timeout from then. A queued request's is the
+ * time it may wait: an extension until its lock runs out, anything else
+ * one command timeout from its submission.
  *
  * A slot is counted in the tally once: by its reply, its failure, or its
- * deadline (TIMEOUT while SENT, NOT_CONNECTED while WAITING). A deadline
- * does not end the request: a SENT slot stays SENT, and its reply, when it
- * comes, is LATE -- shown in the result as what the master said, never
- * counted. WAITING slots are withdrawn at their deadline, except a
- * release's: it may have to undo a request queued before it on the same
- * master, so it goes out whenever that one does. LOST requests may have
- * taken effect. DONE, LATE and LOST are final.
+ * deadline (TIMEOUT while SENT or QUEUED, NOT_CONNECTED while WAITING). A
+ * deadline does not end a request sent: a SENT slot stays SENT, and its
+ * reply, when it comes, is LATE -- shown in the result as what the master
+ * said, never counted. WAITING and QUEUED slots are withdrawn at their
+ * deadline, except a release's: it may have to undo a request queued before
+ * it on the same master, so it goes out whenever that one does (and never
+ * ahead of it: send_queue.h). Once a round is decided with a quorum, its
+ * QUEUED slots at masters that answer nothing are withdrawn; at a busy
+ * master they go out in their turn. LOST requests may have taken effect. DONE,
+ * LATE and LOST are final.
  *
  * Round lifecycle: collecting -> decided -> settled (freed).
  */
@@ -96,12 +107,15 @@ int64_t rl_drift_us(int64_t ttl_ms, double drift_factor);
 typedef enum rl_slot_state {
     RL_SLOT_UNUSED,  /* not asked */
     RL_SLOT_WAITING, /* queued behind a handshake, in master->waiting */
+    RL_SLOT_QUEUED,  /* waiting for room in the window, in master->queue */
     RL_SLOT_SENT,    /* hiredis holds its callback */
     RL_SLOT_DONE,    /* answered in time, failed, or withdrawn */
     RL_SLOT_LATE,    /* answered after it was counted at its deadline */
     RL_SLOT_LOST     /* sent, and the connection was lost before the reply */
 } rl_slot_state;
 
+/* The detail of a request that waited for room until its deadline. */
+#define RL_QUEUED_DETAIL "not sent: waited for room among the requests in flight"
 /* The detail of a reply that came after its slot was counted. */
 #define RL_LATE_DETAIL "late reply, not counted"
 
@@ -111,7 +125,10 @@ typedef struct rl_owed_release rl_owed_release;
 typedef struct rl_slot {
     rl_round *round;
     rl_master *master;
-    rl_link link;           /* in master->waiting while WAITING */
+    rl_link link;           /* in master->waiting while WAITING; in a FIFO of
+                               master->queue while QUEUED */
+    size_t queue_index;     /* QUEUED extension: its place in the queue's heap */
+    uint64_t queue_seq;     /* QUEUED: order of arrival in the queue */
     rl_slot_state state;
     bool counted;           /* in the tally (outcome may be a later, LATE reply) */
     bool use_eval;          /* NOSCRIPT seen: resend with EVAL */
@@ -147,6 +164,8 @@ struct rl_round {
     bool withdrawn;         /* rl_round_withdraw_unsent() was called: nothing more
                                goes out, not even an EVAL after NOSCRIPT */
     int64_t t0_us;          /* before the first send */
+    int64_t urgent_by_us;   /* an extension: when its lock runs out; 0 otherwise */
+    uint64_t lock_tag;      /* the lock its request is for (command.h); 0: none */
     int64_t decided_us;
     rl_round_decided_fn on_decided; /* NULL once detached */
     void *owner;
@@ -195,8 +214,12 @@ bool rl_slot_may_have_acted(const rl_slot *slot);
 /* Called by master.c: a reply (NULL when the connection was lost, with
  * lost_reason) for a SENT slot. */
 void rl_slot_on_reply(rl_slot *slot, const struct redisReply *reply, const char *lost_reason);
-/* Called by master.c: a WAITING slot failed before it could be sent. */
+/* Called by master.c: a WAITING or QUEUED slot failed before it could be
+ * sent. */
 void rl_slot_on_failure(rl_slot *slot, int outcome, const char *detail);
+/* Called by master.c: slot's request went out at now_us, to be answered by
+ * deadline_us. */
+void rl_slot_on_sent(rl_slot *slot, int64_t now_us, int64_t deadline_us);
 /* The bytes to send for slot (EVALSHA, or EVAL after NOSCRIPT). */
 const char *rl_slot_command(const rl_slot *slot, size_t *len);
 

@@ -75,6 +75,8 @@ static void master_snapshot(redlock_master_stats *out, const rl_master_counters 
     out->state = atomic_load_explicit(&m->state, memory_order_relaxed);
     copy_all(out->latency_us, m->latency_us, REDLOCK_STATS_BUCKETS);
     out->latency_sum_us = get(&m->latency_sum_us);
+    out->in_flight = get(&m->in_flight);
+    out->queued = get(&m->queued);
 }
 
 int redlock_client_stats(const redlock_client *client, redlock_stats *stats)

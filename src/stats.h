@@ -20,6 +20,8 @@ typedef struct rl_master_counters {
     _Atomic int state; /* a redlock_connection_state */
     _Atomic uint64_t latency_us[REDLOCK_STATS_BUCKETS];
     _Atomic uint64_t latency_sum_us;
+    _Atomic uint64_t in_flight; /* gauges, set by master.c */
+    _Atomic uint64_t queued;
 } rl_master_counters;
 
 typedef struct rl_client_counters {
@@ -34,6 +36,11 @@ typedef struct rl_client_counters {
     _Atomic uint64_t hold_ms[REDLOCK_STATS_BUCKETS];
     _Atomic uint64_t hold_sum_ms;
 } rl_client_counters;
+
+static inline void rl_gauge_set(_Atomic uint64_t *gauge, uint64_t value)
+{
+    atomic_store_explicit(gauge, value, memory_order_relaxed);
+}
 
 /* The histogram bucket of v (REDLOCK_STATS_BUCKETS says which is which). */
 unsigned rl_stats_bucket(uint64_t v);

@@ -128,10 +128,13 @@ void rl_watchdog_stop(redlock_lock *lock)
     ev_timer_stop(wd->client->loop, &wd->tick);
     ev_timer_stop(wd->client->loop, &wd->guard);
     if (wd->extending != NULL) {
-        /* EXTENDING, or LOST from there: let the extension finish unheard
-         * and without touching the lock. */
-        wd->extending->cb = NULL;
-        rl_lock_unclaim(&wd->extending->use);
+        /* EXTENDING, or LOST from there: the extension is no longer wanted.
+         * What of it has gone out finishes unheard; what still waits to go
+         * out never does (quorum.h). */
+        rl_round_op *op = wd->extending;
+        wd->extending = NULL;
+        op->cb = NULL;
+        rl_round_op_complete(op, REDLOCK_ECANCELED, 0, 0);
     }
     lock->watchdog = NULL;
     wd->client->watchdogs--;
@@ -290,6 +293,7 @@ int redlock_auto_extend_async(redlock_client *client, redlock_lock *lock, redloc
                      max_hold_ms * 1000;
     ev_timer_init(&wd->tick, watchdog_on_tick, 0., 0.);
     ev_timer_init(&wd->guard, watchdog_on_guard, 0., 0.);
+    ev_set_priority(&wd->guard, RL_DEADLINE_PRIORITY); /* an extension's reply first */
     wd->tick.data = wd->guard.data = wd;
     if (lock->owner == NULL)
         rl_lock_register(client, lock);

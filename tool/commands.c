@@ -515,14 +515,16 @@ static const cli_command command_ping = {
         " \"masters\":[{\"node\":\"127.0.0.1:7001\",\"reachable\":true,\n"
         " \"latency_us\":210,\"error\":null,\"stats\":{\"requests\":1,\n"
         " \"outcomes\":{\"ok\":1},\"late\":0,\"connects\":1,\"state\":\"ready\",\n"
-        " \"latency_us_buckets\":[0,0,0,0,0,0,0,0,1,0,...],\"latency_sum_us\":210}},...]}\n"
+        " \"latency_us_buckets\":[0,0,0,0,0,0,0,0,1,0,...],\"latency_sum_us\":210,\n"
+        " \"in_flight\":0,\"queued\":0}},...]}\n"
         "```\n"
         "\n"
         "where `latency_us` is null for a master that did not answer, and `stats` is\n"
         "the client's counters for that master over the command: requests sent,\n"
         "their outcomes, replies after their deadline, connections made, the\n"
         "connection's state, and the replies' latency as a histogram (bucket *b*\n"
-        "counts latencies from 2^(*b*-1) to 2^*b* microseconds) and its sum; the\n"
+        "counts latencies from 2^(*b*-1) to 2^*b* microseconds) and its sum, and\n"
+        "the requests still unanswered and still waiting to be sent at the end; the\n"
         "library's `redlock_client_stats()`. `status --json` shows them too.",
 };
 

@@ -222,11 +222,12 @@ static json_t *master_stats(const redlock_master_stats *m)
     json_t *latency = json_array();
     for (int b = 0; b < REDLOCK_STATS_BUCKETS; b++)
         json_array_append_new(latency, json_integer((json_int_t)m->latency_us[b]));
-    return json_pack("{s:I, s:o, s:I, s:I, s:s, s:o, s:I}", "requests", (json_int_t)m->requests,
-                     "outcomes", outcomes, "late", (json_int_t)m->late, "connects",
-                     (json_int_t)m->connects, "state", redlock_connection_state_name(m->state),
-                     "latency_us_buckets", latency, "latency_sum_us",
-                     (json_int_t)m->latency_sum_us);
+    return json_pack("{s:I, s:o, s:I, s:I, s:s, s:o, s:I, s:I, s:I}", "requests",
+                     (json_int_t)m->requests, "outcomes", outcomes, "late", (json_int_t)m->late,
+                     "connects", (json_int_t)m->connects, "state",
+                     redlock_connection_state_name(m->state), "latency_us_buckets", latency,
+                     "latency_sum_us", (json_int_t)m->latency_sum_us, "in_flight",
+                     (json_int_t)m->in_flight, "queued", (json_int_t)m->queued);
 }
 
 static void set_stats(json_t *o, const redlock_stats *stats, unsigned i)

@@ -174,7 +174,9 @@ typedef struct redlock_config redlock_config;
     X(LOCK_DELAY_MS, "lock_delay_ms", 0, 2147483647, 0) /* keys outlive the validity by \
                                                            this: a dead holder's lock stays \
                                                            taken; released at once */ \
-    X(FENCING, "fencing", 0, 1, 0) /* acquires hand out fencing tokens: docs/fencing.md */
+    X(FENCING, "fencing", 0, 1, 0) /* acquires hand out fencing tokens: docs/fencing.md */ \
+    X(MAX_IN_FLIGHT, "max_in_flight", 1, 65536, 256) /* requests sent and unanswered per \
+                                                        master; the rest wait their turn */
 
 typedef enum redlock_setting {
 #define REDLOCK_SETTING_ENUM_(name, key, min, max, def) REDLOCK_##name,
@@ -731,6 +733,10 @@ typedef struct redlock_master_stats {
      * (REDLOCK_STATS_BUCKETS) and the sum of what it counts. */
     uint64_t latency_us[REDLOCK_STATS_BUCKETS];
     uint64_t latency_sum_us;
+    /* Now: requests sent and not answered (at most max_in_flight), and
+     * requests waiting in the client for room or for the handshake. */
+    uint64_t in_flight;
+    uint64_t queued;
 } redlock_master_stats;
 
 /*

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* One master's requests waiting for room in its window. See send_queue.h. */
+#include "send_queue.h"
+#include "quorum.h"
+
+#include <stdlib.h>
+
+#define RL_SEND_QUEUE_MIN_CAP 64
+
+void rl_send_queue_init(rl_send_queue *q)
+{
+    rl_list_init(&q->releases);
+    rl_list_init(&q->others);
+    q->extends = NULL;
+    q->extend_count = q->extend_cap = 0;
+    q->count = 0;
+    q->next_seq = 0;
+}
+
+void rl_send_queue_free(rl_send_queue *q)
+{
+    free(q->extends);
+    q->extends = NULL;
+    q->extend_cap = 0;
+}
+
+/* Extensions go by urgency; the FIFO classes by their link. */
+static bool is_extension(const rl_slot *slot)
+{
+    return slot->round->kind == RL_ROUND_EXTEND;
+}
+
+/* a must go before b. */
+static bool heap_before(const rl_slot *a, const rl_slot *b)
+{
+    int64_t ua = a->round->urgent_by_us, ub = b->round->urgent_by_us;
+    if (ua != ub)
+        return ua < ub;
+    return a->queue_seq < b->queue_seq;
+}
+
+static void heap_place(rl_send_queue *q, size_t i, rl_slot *slot)
+{
+    q->extends[i] = slot;
+    slot->queue_index = i;
+}
+
+static void heap_up(rl_send_queue *q, size_t i)
+{
+    rl_slot *slot = q->extends[i];
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (!heap_before(slot, q->extends[parent]))
+            break;
+        heap_place(q, i, q->extends[parent]);
+        i = parent;
+    }
+    heap_place(q, i, slot);
+}
+
+static void heap_down(rl_send_queue *q, size_t i)
+{
+    rl_slot *slot = q->extends[i];
+    for (;;) {
+        size_t child = 2 * i + 1;
+        if (child >= q->extend_count)
+            break;
+        if (child + 1 < q->extend_count && heap_before(q->extends[child + 1], q->extends[child]))
+            child++;
+        if (!heap_before(q->extends[child], slot))
+            break;
+        heap_place(q, i, q->extends[child]);
+        i = child;
+    }
+    heap_place(q, i, slot);
+}
+
+/* Take the heap's element at i out. */
+static void heap_remove_at(rl_send_queue *q, size_t i)
+{
+    rl_slot *last = q->extends[--q->extend_count];
+    if (i != q->extend_count) {
+        heap_place(q, i, last);
+        heap_up(q, i);
+        heap_down(q, last->queue_index);
+    }
+    /* A burst's memory is given back once it has gone out. */
+    if (q->extend_cap > RL_SEND_QUEUE_MIN_CAP && q->extend_count < q->extend_cap / 4) {
+        rl_slot **shrunk = realloc(q->extends, q->extend_cap / 2 * sizeof(*shrunk));
+        if (shrunk != NULL) {
+            q->extends = shrunk;
+            q->extend_cap /= 2;
+        }
+    }
+}
+
+/* Whether a request of lock tag waits among the rest. Releases come in
+ * bursts when the rest is short (they follow acquires by the time a lock
+ * is held), so the walk is short. */
+static bool others_hold(const rl_send_queue *q, uint64_t tag)
+{
+    for (const rl_link *l = q->others.next; l != &q->others; l = l->next)
+        if (rl_container_of(l, rl_slot, link)->round->lock_tag == tag)
+            return true;
+    return false;
+}
+
+bool rl_send_queue_push(rl_send_queue *q, rl_slot *slot)
+{
+    slot->queue_seq = q->next_seq++;
+    if (!is_extension(slot)) {
+        const rl_round *round = slot->round;
+        bool release = round->kind == RL_ROUND_RELEASE &&
+                       (round->lock_tag == 0 || !others_hold(q, round->lock_tag));
+        rl_list_push_back(release ? &q->releases : &q->others, &slot->link);
+        q->count++;
+        return true;
+    }
+    if (q->extend_count == q->extend_cap) {
+        size_t cap = q->extend_cap ? q->extend_cap * 2 : RL_SEND_QUEUE_MIN_CAP;
+        rl_slot **grown = realloc(q->extends, cap * sizeof(*grown));
+        if (grown == NULL)
+            return false;
+        q->extends = grown;
+        q->extend_cap = cap;
+    }
+    heap_place(q, q->extend_count++, slot);
+    heap_up(q, slot->queue_index);
+    q->count++;
+    return true;
+}
+
+rl_slot *rl_send_queue_pop(rl_send_queue *q)
+{
+    rl_link *link = rl_list_pop_front(&q->releases);
+    rl_slot *slot = NULL;
+    if (link != NULL) {
+        slot = rl_container_of(link, rl_slot, link);
+    } else if (q->extend_count > 0) {
+        slot = q->extends[0];
+        heap_remove_at(q, 0);
+    } else if ((link = rl_list_pop_front(&q->others)) != NULL) {
+        slot = rl_container_of(link, rl_slot, link);
+    }
+    if (slot != NULL)
+        q->count--;
+    return slot;
+}
+
+void rl_send_queue_remove(rl_send_queue *q, rl_slot *slot)
+{
+    if (is_extension(slot))
+        heap_remove_at(q, slot->queue_index);
+    else
+        rl_list_remove(&slot->link);
+    q->count--;
+}

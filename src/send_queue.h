@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * One master's requests that wait for room in its window (master.h): sent
+ * in order of what is lost by waiting. Releases first, in the order they
+ * came (each frees a lock for others, and may undo a request sent before
+ * it); then extensions, the one whose lock runs out first first (a late
+ * one loses its lock); then the rest (acquires, inspects, pings), in the
+ * order they came. A release never overtakes a request of its own lock
+ * that would set a key (an acquire, a fence confirm): with one of those
+ * queued, it queues behind it among the rest. Overtaking an extension is
+ * harmless: an extension changes only a key that still holds its value.
+ *
+ * Pure data: pushing, popping and removing never send or call back. A slot
+ * is in the queue exactly while its state is RL_SLOT_QUEUED.
+ */
+#ifndef REDLOCK_SEND_QUEUE_H
+#define REDLOCK_SEND_QUEUE_H
+
+#include "list.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct rl_slot rl_slot;
+
+typedef struct rl_send_queue {
+    rl_link releases;   /* FIFO */
+    rl_slot **extends;  /* a binary min-heap by (urgent_by_us, seq) */
+    size_t extend_count;
+    size_t extend_cap;
+    rl_link others;     /* FIFO */
+    size_t count;       /* in all three */
+    uint64_t next_seq;  /* breaks ties among extensions: first come first */
+} rl_send_queue;
+
+void rl_send_queue_init(rl_send_queue *q);
+/* Frees the heap's memory; the queue must be empty. */
+void rl_send_queue_free(rl_send_queue *q);
+/* Queue slot. false when out of memory (the slot is not queued). */
+bool rl_send_queue_push(rl_send_queue *q, rl_slot *slot);
+/* The next slot to send, taken out; NULL when empty. */
+rl_slot *rl_send_queue_pop(rl_send_queue *q);
+/* Take a queued slot out, wherever it is. */
+void rl_send_queue_remove(rl_send_queue *q, rl_slot *slot);
+
+#endif

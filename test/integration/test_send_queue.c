@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Each master's window of requests in flight (max_in_flight) and the queue
+ * behind it, against real masters: what waits there and is no longer
+ * wanted is never sent, and a stopped master holds no more than the window. */
+#include "harness.h"
+#include "scripts.h"
+
+#include <criterion/criterion.h>
+#include <hiredis/hiredis.h>
+#include <string.h>
+
+#define MASTERS 3
+
+static harness h;
+
+static void three_masters(void)
+{
+    harness_start(&h, MASTERS, NULL);
+}
+
+static void teardown(void)
+{
+    for (size_t i = 0; i < MASTERS; i++)
+        fleet_resume(h.fleet, i); /* a failed test may leave one stopped */
+    harness_stop(&h);
+}
+
+TestSuite(send_queue, .init = three_masters, .fini = teardown, .timeout = 120);
+
+/* Master i runs scripts; its slow log keeps every command from now on. */
+static void log_every_command(size_t i)
+{
+    redisReply *r = fleet_command(h.fleet, i, "CONFIG SET slowlog-log-slower-than 0");
+    cr_assert(r != NULL && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    r = fleet_command(h.fleet, i, "SLOWLOG RESET");
+    freeReplyObject(r);
+}
+
+/* Commands in master i's slow log running sha with key as first key. */
+static size_t script_calls(size_t i, const char *sha, const char *key)
+{
+    redisReply *r = fleet_command(h.fleet, i, "SLOWLOG GET 1000");
+    cr_assert(r != NULL && r->type == REDIS_REPLY_ARRAY);
+    size_t n = 0;
+    for (size_t e = 0; e < r->elements; e++) {
+        const redisReply *entry = r->element[e];
+        if (entry->type != REDIS_REPLY_ARRAY || entry->elements < 4)
+            continue;
+        const redisReply *args = entry->element[3];
+        if (args->type == REDIS_REPLY_ARRAY && args->elements >= 4 &&
+            strcasecmp(args->element[0]->str, "EVALSHA") == 0 &&
+            strcmp(args->element[1]->str, sha) == 0 && strcmp(args->element[3]->str, key) == 0)
+            n++;
+    }
+    freeReplyObject(r);
+    return n;
+}
+
+typedef struct done {
+    bool called;
+    int status;
+} done;
+
+static void on_done(int status, const redlock_result *r, void *arg)
+{
+    (void)r;
+    done *d = arg;
+    d->called = true;
+    d->status = status;
+}
+
+static bool is_done(harness *hh, void *arg)
+{
+    (void)hh;
+    return ((done *)arg)->called;
+}
+
+static uint64_t requests_to(size_t i)
+{
+    static redlock_stats s = {.size = sizeof(redlock_stats)};
+    cr_assert_eq(redlock_client_stats(h.client, &s), REDLOCK_OK);
+    return s.masters[i].requests;
+}
+
+static bool third_master_asked(harness *hh, void *arg)
+{
+    (void)hh;
+    return requests_to(2) >= *(const uint64_t *)arg;
+}
+
+static redlock_lock *acquire(const char *res, int64_t ttl_ms)
+{
+    redlock_lock *lock = NULL;
+    redlock_acquire_options o = fleet_acquire_options(ttl_ms, 0);
+    cr_assert_eq(harness_acquire(&h, res, strlen(res), &o, &lock, NULL), REDLOCK_OK);
+    return lock;
+}
+
+static void ignore_loss(int status, redlock_lock *lock, void *arg)
+{
+    (void)status;
+    (void)lock;
+    (void)arg;
+}
+
+Test(send_queue, an_extension_waiting_for_room_is_never_sent_once_its_lock_is_released)
+{
+    /* One request in flight per master. Masters 0 and 1 stopped with one
+     * request each: the auto-extension of "second" waits there, and goes
+     * out to master 2 alone; released meanwhile, it must never reach 0 or 1. */
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_MAX_IN_FLIGHT, 1), REDLOCK_OK);
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_COMMAND_TIMEOUT_MS, fleet_scaled_ms(200)),
+                 REDLOCK_OK); /* stalled only after 10 of them: longer than the test */
+    harness_connect(&h);
+    log_every_command(0);
+    log_every_command(1);
+    redlock_lock *first = acquire("first", fleet_scaled_ms(10000));
+    redlock_lock *second = acquire("second", fleet_scaled_ms(1500));
+    cr_assert_eq(redlock_auto_extend_async(h.client, second, ignore_loss, NULL), REDLOCK_OK);
+    cr_assert_eq(fleet_pause(h.fleet, 0), 0);
+    cr_assert_eq(fleet_pause(h.fleet, 1), 0);
+    /* Fill the windows of 0 and 1. */
+    done extended = {0};
+    cr_assert_eq(redlock_extend_async(h.client, first, 0, on_done, &extended), REDLOCK_OK);
+    uint64_t want = requests_to(2) + 1; /* the extension of "second", at a third of its TTL */
+    cr_assert(harness_wait_until(&h, third_master_asked, &want, 3000),
+              "the auto-extension never went out");
+    done released = {0};
+    cr_assert_eq(redlock_release_async(h.client, second, on_done, &released), REDLOCK_OK);
+    cr_assert_eq(fleet_resume(h.fleet, 0), 0);
+    cr_assert_eq(fleet_resume(h.fleet, 1), 0);
+    cr_assert(harness_wait_until(&h, is_done, &released, 5000));
+    cr_assert_eq(released.status, REDLOCK_OK);
+    cr_assert(harness_wait_until(&h, is_done, &extended, 5000));
+    harness_run_for(&h, 100);
+    for (size_t i = 0; i < 2; i++) {
+        cr_assert_eq(script_calls(i, rl_release_script.sha, "second"), 1,
+                     "master %zu: the release went out", i);
+        cr_expect_eq(script_calls(i, rl_extend_script.sha, "second"), 0,
+                     "master %zu: the extension of a released lock went out after its release", i);
+    }
+    redlock_lock_free(second);
+    redlock_release_async(h.client, first, NULL, NULL);
+    redlock_lock_free(first);
+    harness_free_client(&h);
+}

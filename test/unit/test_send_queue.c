@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* A master's send queue, as pure data: the order requests leave it in. */
+#include "internal.h"
+#include "send_queue.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A round of kind with one slot, for lock tag, urgent by urgent_by_us. */
+static rl_slot *request(rl_round_kind kind, uint64_t tag, int64_t urgent_by_us)
+{
+    rl_round *round = calloc(1, sizeof(*round) + sizeof(rl_slot));
+    cr_assert_not_null(round);
+    round->kind = kind;
+    round->lock_tag = tag;
+    round->urgent_by_us = urgent_by_us;
+    round->n = 1;
+    rl_slot *slot = &round->slots[0];
+    slot->round = round;
+    rl_list_init(&slot->link);
+    return slot;
+}
+
+static void drop(rl_slot *slot)
+{
+    free(slot->round);
+}
+
+static rl_send_queue q;
+
+static void setup(void)
+{
+    rl_send_queue_init(&q);
+}
+
+static void teardown(void)
+{
+    rl_send_queue_free(&q);
+}
+
+TestSuite(send_queue, .init = setup, .fini = teardown);
+
+static void push(rl_slot *slot)
+{
+    cr_assert(rl_send_queue_push(&q, slot));
+}
+
+static void expect_next(const rl_slot *slot)
+{
+    rl_slot *next = rl_send_queue_pop(&q);
+    cr_assert_eq(next, slot, "popped the wrong request");
+}
+
+Test(send_queue, releases_then_the_most_urgent_extension_then_the_rest)
+{
+    rl_slot *acquire1 = request(RL_ROUND_ACQUIRE, 1, 0);
+    rl_slot *late_ext = request(RL_ROUND_EXTEND, 2, 3000);
+    rl_slot *ping = request(RL_ROUND_PING, 0, 0);
+    rl_slot *release1 = request(RL_ROUND_RELEASE, 3, 0);
+    rl_slot *soon_ext = request(RL_ROUND_EXTEND, 4, 1000);
+    rl_slot *release2 = request(RL_ROUND_RELEASE, 5, 0);
+    rl_slot *tie_ext = request(RL_ROUND_EXTEND, 6, 1000);
+    rl_slot *all[] = {acquire1, late_ext, ping, release1, soon_ext, release2, tie_ext};
+    for (size_t i = 0; i < 7; i++)
+        push(all[i]);
+    cr_assert_eq(q.count, 7);
+    expect_next(release1);
+    expect_next(release2);
+    expect_next(soon_ext);
+    expect_next(tie_ext); /* same urgency: first come first */
+    expect_next(late_ext);
+    expect_next(acquire1);
+    expect_next(ping);
+    cr_assert_null(rl_send_queue_pop(&q));
+    cr_assert_eq(q.count, 0);
+    for (size_t i = 0; i < 7; i++)
+        drop(all[i]);
+}
+
+Test(send_queue, a_release_waits_behind_a_queued_acquire_of_its_lock)
+{
+    rl_slot *acquire = request(RL_ROUND_ACQUIRE, 7, 0);
+    rl_slot *other = request(RL_ROUND_ACQUIRE, 8, 0);
+    rl_slot *extension = request(RL_ROUND_EXTEND, 7, 500);
+    rl_slot *release = request(RL_ROUND_RELEASE, 7, 0);
+    rl_slot *stranger = request(RL_ROUND_RELEASE, 9, 0);
+    push(acquire);
+    push(other);
+    push(extension);
+    push(release);
+    push(stranger);
+    /* Another lock's release goes first; this one stays behind its SET,
+     * and may pass its extension (which only extends a key that is
+     * still ours). */
+    expect_next(stranger);
+    expect_next(extension);
+    expect_next(acquire);
+    expect_next(other);
+    expect_next(release);
+    drop(acquire);
+    drop(other);
+    drop(extension);
+    drop(release);
+    drop(stranger);
+}
+
+Test(send_queue, anything_can_be_taken_out_and_the_order_holds)
+{
+    enum { N = 1000 };
+    static rl_slot *ext[N];
+    /* Urgencies in a scrambled order. */
+    for (size_t i = 0; i < N; i++) {
+        ext[i] = request(RL_ROUND_EXTEND, i + 1, (int64_t)((i * 7919) % N));
+        push(ext[i]);
+    }
+    rl_slot *fifo[3] = {request(RL_ROUND_RELEASE, 5000, 0), request(RL_ROUND_INSPECT, 0, 0),
+                        request(RL_ROUND_ACQUIRE, 5001, 0)};
+    for (size_t i = 0; i < 3; i++)
+        push(fifo[i]);
+    /* Every third extension, and the inspect, withdrawn. */
+    for (size_t i = 0; i < N; i += 3)
+        rl_send_queue_remove(&q, ext[i]);
+    rl_send_queue_remove(&q, fifo[1]);
+    cr_assert_eq(q.count, N - (N + 2) / 3 + 2);
+    expect_next(fifo[0]);
+    int64_t last = -1;
+    size_t popped = 0;
+    rl_slot *s;
+    while ((s = rl_send_queue_pop(&q)) != NULL && s->round->kind == RL_ROUND_EXTEND) {
+        cr_assert_geq(s->round->urgent_by_us, last, "out of order");
+        cr_assert_neq((s->round->lock_tag - 1) % 3, 0, "a withdrawn one came out");
+        last = s->round->urgent_by_us;
+        popped++;
+    }
+    cr_assert_eq(popped, N - (N + 2) / 3);
+    cr_assert_eq(s, fifo[2]);
+    cr_assert_eq(q.count, 0);
+    /* Its memory shrank back as it emptied. */
+    cr_assert_leq(q.extend_cap, 64);
+    for (size_t i = 0; i < N; i++)
+        drop(ext[i]);
+    for (size_t i = 0; i < 3; i++)
+        drop(fifo[i]);
+}

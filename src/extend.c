@@ -14,12 +14,19 @@ typedef struct rl_extend {
     int64_t old_deadline_us;
 } rl_extend;
 
-/* When the key set to this extend's TTL may expire on the masters that
- * applied it: counted from before the first send, less the drift. */
-static int64_t extend_new_deadline(const rl_extend *e, const rl_round *round)
+/* When the keys set to this extend's TTL from start_us on may expire, less
+ * the drift. */
+static int64_t extend_deadline_from(const rl_extend *e, int64_t start_us)
 {
     double drift = e->base.client->cfg->drift_factor;
-    return round->t0_us + e->ttl_ms * 1000 - rl_drift_us(e->ttl_ms, drift);
+    return start_us + e->ttl_ms * 1000 - rl_drift_us(e->ttl_ms, drift);
+}
+
+/* At the earliest, any master may have applied it from before the first
+ * send on. */
+static int64_t extend_new_deadline(const rl_extend *e, const rl_round *round)
+{
+    return extend_deadline_from(e, round->t0_us);
 }
 
 /* After a failure: masters that timed out (or were never heard) may apply
@@ -41,8 +48,11 @@ static void extend_on_decided(rl_round *round, void *owner)
     int64_t validity_ms = 0;
     int status;
 
+    /* The quorum's keys live from their requests' sends on, however long
+     * those waited to go out (a busy master's send queue). */
+    int64_t start_us = rl_round_quorum_sent_us(round);
     if (rl_tally_verdict(&round->tally) == RL_QUORUM) {
-        int64_t elapsed_us = round->decided_us - round->t0_us;
+        int64_t elapsed_us = round->decided_us - start_us;
         validity_ms = rl_validity_us(e->ttl_ms, elapsed_us, drift) / 1000;
         if (e->had_deadline && round->decided_us >= e->old_deadline_us)
             status = REDLOCK_EEXPIRED; /* the quorum came too late to count */
@@ -55,7 +65,7 @@ static void extend_on_decided(rl_round *round, void *owner)
         validity_ms = 0;
     if (lock != NULL) {
         if (status == REDLOCK_OK) {
-            rl_lock_set_deadline(lock, extend_new_deadline(e, round));
+            rl_lock_set_deadline(lock, extend_deadline_from(e, start_us));
             atomic_store(&lock->ttl_ms, e->ttl_ms);
         } else if (status == REDLOCK_ENOTOWNER) {
             rl_lock_set_deadline(lock, round->decided_us); /* lost */

@@ -230,6 +230,26 @@ void rl_round_withdraw_unsent(rl_round *round)
 }
 
 
+int64_t rl_round_quorum_sent_us(const rl_round *round)
+{
+    int64_t sent[REDLOCK_MAX_NODES];
+    size_t k = 0;
+    for (size_t i = 0; i < round->n && k < REDLOCK_MAX_NODES; i++) {
+        const rl_slot *slot = &round->slots[i];
+        if (!slot->counted || slot->state != RL_SLOT_DONE || slot->outcome != REDLOCK_MASTER_OK)
+            continue;
+        /* Sorted as they come: at most a few dozen. */
+        size_t j = k++;
+        for (; j > 0 && sent[j - 1] > slot->sent_us; j--)
+            sent[j] = sent[j - 1];
+        sent[j] = slot->sent_us;
+    }
+    unsigned quorum = round->tally.quorum;
+    if (quorum == 0 || k < quorum)
+        return round->t0_us;
+    return sent[k - quorum];
+}
+
 bool rl_slot_may_have_acted(const rl_slot *slot)
 {
     switch (slot->state) {

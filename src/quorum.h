@@ -206,6 +206,11 @@ void rl_round_unref(rl_round *round);
  * not be sent; nor will a request the master answers NOSCRIPT be sent again
  * with EVAL (a cleanup's release may already have gone out behind it). */
 void rl_round_withdraw_unsent(rl_round *round);
+/* From when a quorum's keys live: a key a request counted OK set or
+ * extended lives at least until that request's send plus the TTL, however
+ * long it waited to be sent; so until the quorum-th latest of those sends
+ * plus the TTL, a quorum of them do. t0_us with fewer OK than a quorum. */
+int64_t rl_round_quorum_sent_us(const rl_round *round);
 /* Whether slot's request reached its master and may have taken effect
  * there: in flight, lost with its connection, or answered OK or an error
  * (in time or late). */

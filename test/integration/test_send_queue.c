@@ -145,3 +145,61 @@ Test(send_queue, an_extension_waiting_for_room_is_never_sent_once_its_lock_is_re
     redlock_lock_free(first);
     harness_free_client(&h);
 }
+
+typedef struct extended {
+    bool called;
+    int status;
+    int64_t validity_ms;
+} extended;
+
+static void on_extended(int status, const redlock_result *r, void *arg)
+{
+    extended *e = arg;
+    e->called = true;
+    e->status = status;
+    e->validity_ms = r != NULL ? r->validity_ms : 0;
+}
+
+static bool extend_done(harness *hh, void *arg)
+{
+    (void)hh;
+    return ((extended *)arg)->called;
+}
+
+Test(send_queue, an_extension_counts_its_validity_from_when_it_was_sent)
+{
+    /* Every master holds one request, stopped for wait_ms: the extension
+     * of "second" waits that long to be sent to each. Its keys live a TTL
+     * from the send, and so does its validity: the wait does not cut it. */
+    const int64_t ttl_ms = fleet_scaled_ms(3000);
+    const int wait_ms = (int)fleet_scaled_ms(400);
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_MAX_IN_FLIGHT, 1), REDLOCK_OK);
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_COMMAND_TIMEOUT_MS, fleet_scaled_ms(200)),
+                 REDLOCK_OK);
+    harness_connect(&h);
+    redlock_lock *first = acquire("first", ttl_ms);
+    redlock_lock *second = acquire("second", ttl_ms);
+    for (size_t i = 0; i < MASTERS; i++)
+        cr_assert_eq(fleet_pause(h.fleet, i), 0);
+    done filler = {0};
+    cr_assert_eq(redlock_extend_async(h.client, first, 0, on_done, &filler), REDLOCK_OK);
+    extended ext = {0};
+    cr_assert_eq(redlock_extend_async(h.client, second, 0, on_extended, &ext), REDLOCK_OK);
+    harness_run_for(&h, wait_ms);
+    cr_assert_not(ext.called, "the extension was decided while every master was stopped");
+    for (size_t i = 0; i < MASTERS; i++)
+        cr_assert_eq(fleet_resume(h.fleet, i), 0);
+    cr_assert(harness_wait_until(&h, extend_done, &ext, 5000));
+    cr_assert_eq(ext.status, REDLOCK_OK, "%s", redlock_strerror(ext.status));
+    int64_t drift_ms = ttl_ms / 100 + 2;
+    cr_expect_gt(ext.validity_ms, ttl_ms - drift_ms - wait_ms / 2,
+                 "validity %lld ms of a %lld ms TTL after waiting %d ms to be sent",
+                 (long long)ext.validity_ms, (long long)ttl_ms, wait_ms);
+    cr_expect_gt(redlock_lock_validity_ms(second), ttl_ms - drift_ms - wait_ms / 2);
+    cr_assert(harness_wait_until(&h, is_done, &filler, 5000));
+    cr_assert_eq(harness_release(&h, second, NULL), REDLOCK_OK);
+    redlock_lock_free(second);
+    redlock_release_async(h.client, first, NULL, NULL);
+    redlock_lock_free(first);
+    harness_free_client(&h);
+}

@@ -4,6 +4,7 @@
 
 #include <criterion/criterion.h>
 #include <stdbool.h>
+#include <string.h>
 
 Test(arithmetic, quorum_is_a_strict_majority_for_one_to_nine_masters)
 {
@@ -177,4 +178,35 @@ Test(arithmetic, a_fenced_round_names_the_same_reason_in_any_order)
             }
         }
     }
+}
+
+/* A round of five whose slots were sent at sent[i] (-1: not OK). */
+static int64_t quorum_sent(const int64_t sent[5])
+{
+    static struct {
+        rl_round round;
+        rl_slot slots[5];
+    } r;
+    memset(&r, 0, sizeof(r));
+    r.round.n = 5;
+    r.round.t0_us = 100;
+    r.round.tally.quorum = 3;
+    for (size_t i = 0; i < 5; i++) {
+        rl_slot *slot = &r.round.slots[i];
+        slot->sent_us = sent[i];
+        slot->counted = true;
+        slot->state = RL_SLOT_DONE;
+        slot->outcome = sent[i] >= 0 ? REDLOCK_MASTER_OK : REDLOCK_MASTER_TIMEOUT;
+    }
+    return rl_round_quorum_sent_us(&r.round);
+}
+
+Test(arithmetic, a_quorum_lives_from_the_quorum_th_latest_send_of_its_oks)
+{
+    /* Three OK of five, quorum three: the earliest send of them counts. */
+    cr_assert_eq(quorum_sent((const int64_t[]){400, -1, 100, 300, -1}), 100);
+    /* Five OK: any three live until the third latest send plus the TTL. */
+    cr_assert_eq(quorum_sent((const int64_t[]){500, 100, 400, 200, 300}), 300);
+    /* Fewer than a quorum: from the round's start. */
+    cr_assert_eq(quorum_sent((const int64_t[]){900, 800, -1, -1, -1}), 100);
 }

@@ -208,6 +208,11 @@ static void acquire_on_decided(rl_round *round, void *owner);
  * cannot start (the state is unchanged then). */
 static int acquire_attempt(rl_acquire *a)
 {
+    /* The locks already held come first: while the masters are behind with
+     * their extensions, a new lock would only add to what they cannot
+     * serve. */
+    if (rl_client_behind(a->client))
+        return REDLOCK_EOVERLOAD;
     memcpy(a->last_value, a->value, REDLOCK_VALUE_LEN);
     if (rl_random_pool_value(&a->client->random, a->value) != 0)
         return REDLOCK_ESYS;

@@ -42,6 +42,16 @@ const struct rl_tls_ctx *rl_client_tls(const redlock_client *client, const rl_no
     return client->tls != NULL ? client->tls[node - client->cfg->nodes] : NULL;
 }
 
+bool rl_client_behind(const redlock_client *client)
+{
+    int64_t now = rl_now_us();
+    size_t behind = 0;
+    for (size_t i = 0; i < client->n; i++)
+        if (rl_master_behind(&client->masters[i], now))
+            behind++;
+    return client->n - behind < client->quorum;
+}
+
 int64_t rl_client_setting(const redlock_client *client, redlock_setting key)
 {
     return client->cfg->settings[key];

@@ -66,6 +66,9 @@ void rl_client_remove_op(rl_op *op);
 const struct rl_tls_ctx *rl_client_tls(const redlock_client *client, const rl_node *node);
 /* The config's default for key. */
 int64_t rl_client_setting(const redlock_client *client, redlock_setting key);
+/* Whether so many masters are behind with extensions (rl_master_behind)
+ * that too few are left for a quorum. */
+bool rl_client_behind(const redlock_client *client);
 
 /* Marks the lock a single operation is working on, so that freeing the
  * handle mid-operation detaches it instead of leaving a dangling pointer. */

@@ -638,6 +638,7 @@ static int master_enqueue(rl_master *m, rl_slot *slot)
     if (!rl_send_queue_push(&m->queue, slot))
         return REDLOCK_MASTER_NOT_CONNECTED;
     slot->state = RL_SLOT_QUEUED;
+    slot->queued_us = rl_now_us();
     if (slot->round->urgent_by_us > slot->deadline_us)
         slot->deadline_us = slot->round->urgent_by_us;
     master_gauge(m);
@@ -681,6 +682,12 @@ void rl_master_withdraw(rl_master *m, rl_slot *slot)
         m->queued--;
     }
     master_gauge(m);
+}
+
+bool rl_master_behind(const rl_master *m, int64_t now_us)
+{
+    const rl_slot *next = rl_send_queue_next_extension(&m->queue);
+    return next != NULL && now_us - next->queued_us > m->command_timeout_us;
 }
 
 bool rl_master_answering(const rl_master *m, int64_t now_us)

@@ -116,6 +116,9 @@ void rl_master_withdraw(rl_master *m, rl_slot *slot);
 /* When a request submitted now must be answered by. A request waiting for a
  * handshake in progress gets the rest of the connect timeout on top. */
 int64_t rl_master_reply_deadline(const rl_master *m, int64_t now_us);
+/* Whether the extensions waiting for room at m are behind: the next one
+ * to go has waited longer than a command timeout. */
+bool rl_master_behind(const rl_master *m, int64_t now_us);
 /* Whether m is ready and has answered lately (within half its stall
  * timeout), or has room for more requests. */
 bool rl_master_answering(const rl_master *m, int64_t now_us);

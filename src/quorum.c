@@ -40,8 +40,8 @@ rl_verdict rl_tally_verdict(const rl_tally *t)
 
 int rl_tally_failure_status(const rl_tally *t, int refused_status)
 {
-    unsigned n = t->ok + t->refused + t->timeout + t->not_connected + t->auth_failed + t->error +
-                 t->pending;
+    unsigned n = t->ok + t->refused + t->timeout + t->unsent + t->not_connected + t->auth_failed +
+                 t->error + t->pending;
     /* "No" only when the refusals alone rule a quorum out: even had every
      * other master said yes, there would be none. Fewer refusals, with
      * masters out of reach, decide nothing: that is "no quorum", which an
@@ -55,6 +55,9 @@ int rl_tally_failure_status(const rl_tally *t, int refused_status)
      * reason: the status names what the others said, the same whichever
      * came first. */
     unsigned unreachable = t->timeout + t->not_connected;
+    if (t->unsent > unreachable && t->unsent > t->auth_failed && t->unsent > t->error)
+        return REDLOCK_EOVERLOAD;
+    unreachable += t->unsent;
     if (t->auth_failed > unreachable && t->auth_failed >= t->error)
         return REDLOCK_EAUTH;
     if (t->error > unreachable && t->error > t->auth_failed)
@@ -320,6 +323,8 @@ static void round_on_timer(struct ev_loop *loop, ev_timer *w, int revents)
         } else if (slot->state == RL_SLOT_QUEUED) {
             slot_count(slot, REDLOCK_MASTER_TIMEOUT, RL_QUEUED_DETAIL,
                        strlen(RL_QUEUED_DETAIL));
+            round->tally.timeout--; /* a timeout, but of the client's queue */
+            round->tally.unsent++;
             if (round->kind != RL_ROUND_RELEASE)
                 slot_withdraw(slot);
         } else if (slot->state == RL_SLOT_SENT) {

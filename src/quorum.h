@@ -68,6 +68,7 @@ typedef struct rl_tally {
     unsigned ok;            /* did what was asked (release: our value is gone) */
     unsigned refused;       /* answered normally but no: held / not ours */
     unsigned timeout;
+    unsigned unsent;        /* waited for room in a window until their deadline */
     unsigned not_connected;
     unsigned auth_failed;
     unsigned error;         /* error replies */
@@ -92,9 +93,9 @@ rl_verdict rl_tally_verdict(const rl_tally *t);
  * ECONFLICT, ENOTOWNER) when the masters that said no are so many that no
  * quorum was possible even had all the others said yes. ENOFENCE when
  * need_fence and a quorum said yes (too few with a counter). Otherwise the most
- * common reason among the other failures: EAUTH, EREPLY or ENOQUORUM
- * (timeouts, no connection; also ties). Masters with no answer yet are not
- * counted as a reason.
+ * common reason among the other failures: EOVERLOAD (not sent for want of
+ * room), EAUTH, EREPLY or ENOQUORUM (timeouts, no connection; also ties).
+ * Masters with no answer yet are not counted as a reason.
  */
 int rl_tally_failure_status(const rl_tally *t, int refused_status);
 
@@ -129,6 +130,7 @@ typedef struct rl_slot {
                                master->queue while QUEUED */
     size_t queue_index;     /* QUEUED extension: its place in the queue's heap */
     uint64_t queue_seq;     /* QUEUED: order of arrival in the queue */
+    int64_t queued_us;      /* QUEUED: when it began to wait for room */
     rl_slot_state state;
     bool counted;           /* in the tally (outcome may be a later, LATE reply) */
     bool use_eval;          /* NOSCRIPT seen: resend with EVAL */

@@ -147,6 +147,11 @@ rl_slot *rl_send_queue_pop(rl_send_queue *q)
     return slot;
 }
 
+const rl_slot *rl_send_queue_next_extension(const rl_send_queue *q)
+{
+    return q->extend_count > 0 ? q->extends[0] : NULL;
+}
+
 void rl_send_queue_remove(rl_send_queue *q, rl_slot *slot)
 {
     if (is_extension(slot))

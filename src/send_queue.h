@@ -41,6 +41,9 @@ void rl_send_queue_free(rl_send_queue *q);
 bool rl_send_queue_push(rl_send_queue *q, rl_slot *slot);
 /* The next slot to send, taken out; NULL when empty. */
 rl_slot *rl_send_queue_pop(rl_send_queue *q);
+/* The extension that goes out first among those queued, left in; NULL
+ * when none waits. */
+const rl_slot *rl_send_queue_next_extension(const rl_send_queue *q);
 /* Take a queued slot out, wherever it is. */
 void rl_send_queue_remove(rl_send_queue *q, rl_slot *slot);
 

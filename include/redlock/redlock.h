@@ -107,7 +107,8 @@ extern "C" {
     X(ESYS, -12, "a system call failed")                                       \
     X(ENOTSUP, -13, "not supported by this build of the library")                \
     X(EMAXHOLD, -14, "held for max_hold_ms: auto-extension stopped")            \
-    X(ENOFENCE, -15, "too few masters have a fencing counter in use")
+    X(ENOFENCE, -15, "too few masters have a fencing counter in use")       \
+    X(EOVERLOAD, -16, "the masters are behind: the requests waited too long to be sent")
 
 typedef enum redlock_status {
 #define REDLOCK_STATUS_ENUM_(name, value, msg) REDLOCK_##name = (value),

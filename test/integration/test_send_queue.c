@@ -203,3 +203,76 @@ Test(send_queue, an_extension_counts_its_validity_from_when_it_was_sent)
     redlock_lock_free(first);
     harness_free_client(&h);
 }
+
+typedef struct acquired {
+    bool called;
+    int status;
+    redlock_lock *lock;
+} acquired;
+
+static void on_acquired(int status, redlock_lock *lock, const redlock_result *r, void *arg)
+{
+    (void)r;
+    acquired *a = arg;
+    a->called = true;
+    a->status = status;
+    a->lock = lock;
+}
+
+static bool acquire_done(harness *hh, void *arg)
+{
+    (void)hh;
+    return ((acquired *)arg)->called;
+}
+
+Test(send_queue, acquires_are_refused_while_the_masters_are_behind_with_extensions)
+{
+    /* Every master stopped with its one request in flight. An acquire
+     * waits for room a command timeout, is never sent, and says the
+     * masters are behind. An extension waits too; once it has waited
+     * longer than a command timeout, a new acquire is refused at once. */
+    const int64_t timeout_ms = fleet_scaled_ms(200);
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_MAX_IN_FLIGHT, 1), REDLOCK_OK);
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_COMMAND_TIMEOUT_MS, timeout_ms), REDLOCK_OK);
+    harness_connect(&h);
+    redlock_lock *first = acquire("first", fleet_scaled_ms(10000));
+    redlock_lock *second = acquire("second", fleet_scaled_ms(10000));
+    for (size_t i = 0; i < MASTERS; i++)
+        cr_assert_eq(fleet_pause(h.fleet, i), 0);
+    done filler = {0};
+    cr_assert_eq(redlock_extend_async(h.client, first, 0, on_done, &filler), REDLOCK_OK);
+
+    acquired waited = {0};
+    redlock_acquire_options once = fleet_acquire_options(fleet_scaled_ms(10000), 0);
+    cr_assert_eq(redlock_acquire_async(h.client, "third", 5, &once, on_acquired, &waited),
+                 REDLOCK_OK);
+    cr_assert(harness_wait_until(&h, acquire_done, &waited, 5000));
+    cr_assert_eq(waited.status, REDLOCK_EOVERLOAD, "%s", redlock_strerror(waited.status));
+
+    extended ext = {0};
+    cr_assert_eq(redlock_extend_async(h.client, second, 0, on_extended, &ext), REDLOCK_OK);
+    harness_run_for(&h, (int)(2 * timeout_ms));
+    acquired refused = {0};
+    cr_assert_eq(redlock_acquire_async(h.client, "fourth", 6, &once, on_acquired, &refused),
+                 REDLOCK_EOVERLOAD, "an acquire while the extensions are behind");
+    cr_assert_not(refused.called);
+
+    for (size_t i = 0; i < MASTERS; i++)
+        cr_assert_eq(fleet_resume(h.fleet, i), 0);
+    cr_assert(harness_wait_until(&h, extend_done, &ext, 5000));
+    cr_assert_eq(ext.status, REDLOCK_OK, "%s", redlock_strerror(ext.status));
+    cr_assert(harness_wait_until(&h, is_done, &filler, 5000));
+    /* Caught up: acquires go out again. */
+    acquired again = {0};
+    cr_assert_eq(redlock_acquire_async(h.client, "fifth", 5, &once, on_acquired, &again),
+                 REDLOCK_OK);
+    cr_assert(harness_wait_until(&h, acquire_done, &again, 5000));
+    cr_assert_eq(again.status, REDLOCK_OK, "%s", redlock_strerror(again.status));
+    redlock_release_async(h.client, again.lock, NULL, NULL);
+    redlock_lock_free(again.lock);
+    redlock_release_async(h.client, second, NULL, NULL);
+    redlock_lock_free(second);
+    redlock_release_async(h.client, first, NULL, NULL);
+    redlock_lock_free(first);
+    harness_free_client(&h);
+}

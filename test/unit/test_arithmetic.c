@@ -113,6 +113,15 @@ Test(arithmetic, failure_without_enough_answers_names_the_most_common_reason)
     /* Ties go to "no quorum". */
     rl_tally tie = {.quorum = 3, .ok = 1, .error = 2, .timeout = 2};
     cr_assert_eq(rl_tally_failure_status(&tie, REDLOCK_ECONFLICT), REDLOCK_ENOQUORUM);
+    /* Never sent for want of room: the masters are behind. */
+    rl_tally behind = {.quorum = 3, .ok = 1, .unsent = 3, .timeout = 1};
+    cr_assert_eq(rl_tally_failure_status(&behind, REDLOCK_ECONFLICT), REDLOCK_EOVERLOAD);
+    rl_tally behind_and_down = {.quorum = 3, .unsent = 2, .not_connected = 2, .error = 1};
+    cr_assert_eq(rl_tally_failure_status(&behind_and_down, REDLOCK_ECONFLICT), REDLOCK_ENOQUORUM);
+    /* Unsent ones count as out of reach against errors. */
+    rl_tally errors_and_unsent = {.quorum = 3, .error = 2, .unsent = 2, .ok = 1};
+    cr_assert_eq(rl_tally_failure_status(&errors_and_unsent, REDLOCK_ECONFLICT),
+                 REDLOCK_ENOQUORUM);
 }
 
 /* A fenced acquire's round 1 in every order of the same five answers:

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Randomness from the kernel CSPRNG: lock values and retry jitter. */
+/* Randomness from the kernel CSPRNG: lock values, retry jitter, the
+ * watchdog's schedule. */
 #include "random.h"
 
 #include <errno.h>
@@ -69,21 +70,43 @@ void rl_random_pool_init(rl_random_pool *pool)
     pool->generation = atomic_load(&fork_generation);
 }
 
-int rl_random_pool_value(rl_random_pool *pool, char out[REDLOCK_VALUE_LEN + 1])
+/* need bytes of the pool, handed out once (refilled first when too few are
+ * left, or after a fork); NULL when the kernel gave no randomness. The
+ * caller wipes them once used. */
+static unsigned char *pool_take(rl_random_pool *pool, size_t need)
 {
-    const size_t need = REDLOCK_VALUE_LEN / 2;
     unsigned generation = atomic_load(&fork_generation);
     if (pool->used + need > sizeof(pool->bytes) || pool->generation != generation) {
         if (rl_random_bytes(pool->bytes, sizeof(pool->bytes)) != 0)
-            return -1;
+            return NULL;
         pool->used = 0;
         pool->generation = generation;
     }
     unsigned char *raw = pool->bytes + pool->used;
+    pool->used += need;
+    return raw;
+}
+
+int rl_random_pool_value(rl_random_pool *pool, char out[REDLOCK_VALUE_LEN + 1])
+{
+    const size_t need = REDLOCK_VALUE_LEN / 2;
+    unsigned char *raw = pool_take(pool, need);
+    if (raw == NULL)
+        return -1;
     to_hex(raw, out);
     explicit_bzero(raw, need); /* a value is handed out once */
-    pool->used += need;
     return 0;
+}
+
+uint64_t rl_random_pool_word(rl_random_pool *pool)
+{
+    uint64_t word = 0;
+    unsigned char *raw = pool_take(pool, sizeof(word));
+    if (raw != NULL) {
+        memcpy(&word, raw, sizeof(word));
+        explicit_bzero(raw, sizeof(word));
+    }
+    return word;
 }
 
 void rl_random_pool_clear(rl_random_pool *pool)

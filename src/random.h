@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Randomness from the kernel CSPRNG: lock values and retry jitter. */
+/* Randomness from the kernel CSPRNG: lock values, retry jitter, the
+ * watchdog's schedule. */
 #ifndef REDLOCK_RANDOM_H
 #define REDLOCK_RANDOM_H
 
@@ -27,6 +28,10 @@ typedef struct rl_random_pool {
 void rl_random_pool_init(rl_random_pool *pool);
 /* rl_random_value(), from the pool. */
 int rl_random_pool_value(rl_random_pool *pool, char out[REDLOCK_VALUE_LEN + 1]);
+/* A uniform 64-bit word from the pool, for jitter drawn often (the
+ * watchdog's schedule of many locks); 0 if getrandom fails: jitter only
+ * spreads load, it guards nothing. */
+uint64_t rl_random_pool_word(rl_random_pool *pool);
 /* Wipe the bytes not handed out yet. */
 void rl_random_pool_clear(rl_random_pool *pool);
 

@@ -2,16 +2,27 @@
 /*
  * Auto-extension ("watchdog"): keep a held lock extended in the background.
  *
- *   WAITING --tick (ttl/3 after the last extension)--> EXTENDING
- *   WAITING --tick, the holder's own operation in flight--> WAITING (retry)
- *   WAITING --tick, the extension cannot start--> WAITING (retry), or LOST
+ *   WAITING --tick (ttl/3 ± 10 % after the last extension)--> EXTENDING
+ *   WAITING --tick, the holder's own operation in flight--> WAITING (retry
+ *                                                 after retry_delay + jitter)
+ *   WAITING --tick, the extension cannot start--> WAITING (backoff), or LOST
  *                                                 when no validity is left
  *   EXTENDING --ok--> WAITING
- *   EXTENDING --no quorum--> WAITING (retry after a short delay)
+ *   EXTENDING --no quorum--> WAITING (backoff)
  *   EXTENDING --not ours / expired--> LOST
  *   any --guard: less than ttl/6 of validity left, unextended--> LOST
  *   WAITING --tick at the cap: max_hold_ms since the acquire--> LOST
  *                                                 (REDLOCK_EMAXHOLD)
+ *
+ * The schedule (watchdog_schedule.h): the tick is drawn anew for each
+ * extension within ttl/3 ± 10 % after the last one started, so that locks
+ * acquired together are not extended together forever. The backoff: after
+ * the n-th failed extension in a row, a retry 2^(n-1) times the acquire's
+ * retry_delay + 0..retry_jitter later (at least 10 ms, at most ttl/3),
+ * never later than a command timeout before the guard; once past that, a
+ * retry only when it still comes before the guard (else WAITING with no
+ * tick: the guard decides). An extension that succeeds, ours or the
+ * holder's, starts the count again.
  *
  * The holder may extend the lock itself between two ticks: the schedule
  * then follows the new deadline and TTL (a failed extend may have cut the
@@ -30,14 +41,15 @@
 #include "random.h"
 #include "round_op.h"
 #include "timer.h"
+#include "watchdog_schedule.h"
 
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 
-/* Extensions are retried no faster than this after a failure. */
-#define RL_WATCHDOG_MIN_RETRY_US 10000
-
 typedef enum rl_watchdog_state {
-    RL_WATCHDOG_WAITING,   /* the tick is armed: the next extension, or a retry */
+    RL_WATCHDOG_WAITING,   /* the tick is armed (the next extension, or a
+                              retry), unless no retry is worth making */
     RL_WATCHDOG_EXTENDING, /* our extension is in flight */
     RL_WATCHDOG_LOST       /* given up; freed at once */
 } rl_watchdog_state;
@@ -57,6 +69,7 @@ struct rl_watchdog {
     void *arg;
     rl_watchdog_state state;
     int last_failure;       /* status of the last failed extension */
+    unsigned failures;      /* failed extensions since the last success */
     rl_round_op *extending; /* EXTENDING: our extension in flight */
     int64_t cap_us;         /* max_hold_ms after the acquire; 0: no cap */
     ev_timer tick;          /* WAITING: the next extension, never after the cap */
@@ -71,12 +84,17 @@ static int64_t lock_ttl_ms(const rl_watchdog *wd)
 
 static int64_t interval_us(const rl_watchdog *wd)
 {
-    return lock_ttl_ms(wd) * 1000 / 3;
+    return rl_wd_interval_us(lock_ttl_ms(wd));
 }
 
 static int64_t margin_us(const rl_watchdog *wd)
 {
-    return lock_ttl_ms(wd) * 1000 / 6;
+    return rl_wd_margin_us(lock_ttl_ms(wd));
+}
+
+static int64_t guard_at(const rl_watchdog *wd)
+{
+    return rl_wd_guard_at(rl_lock_deadline(wd->lock), lock_ttl_ms(wd));
 }
 
 static void arm_at(rl_watchdog *wd, ev_timer *timer, int64_t at_us)
@@ -84,17 +102,28 @@ static void arm_at(rl_watchdog *wd, ev_timer *timer, int64_t at_us)
     rl_timer_arm_at(wd->client->loop, timer, at_us);
 }
 
-/* The tick, at at_us or at the cap, whichever comes first. */
+/* The tick, at at_us or at the cap, whichever comes first; none at
+ * RL_WD_NEVER without a cap. */
 static void arm_tick(rl_watchdog *wd, int64_t at_us)
 {
     if (wd->cap_us != 0 && wd->cap_us < at_us)
         at_us = wd->cap_us;
-    arm_at(wd, &wd->tick, at_us);
+    if (at_us == RL_WD_NEVER)
+        ev_timer_stop(wd->client->loop, &wd->tick);
+    else
+        arm_at(wd, &wd->tick, at_us);
 }
 
 static void arm_guard(rl_watchdog *wd)
 {
-    arm_at(wd, &wd->guard, rl_lock_deadline(wd->lock) - margin_us(wd));
+    arm_at(wd, &wd->guard, guard_at(wd));
+}
+
+/* A uniform 64-bit word for the schedule's jitter, from the client's pool
+ * (drawn on the loop's thread, like lock values). */
+static uint64_t draw(rl_watchdog *wd)
+{
+    return rl_random_pool_word(&wd->client->random);
 }
 
 /* Schedule the regular extension and the guard from the lock's deadline:
@@ -104,20 +133,43 @@ static void schedule_from_deadline(rl_watchdog *wd)
     int64_t ttl_ms = lock_ttl_ms(wd);
     int64_t deadline = rl_lock_deadline(wd->lock);
     int64_t started = deadline - (ttl_ms * 1000 - rl_drift_us(ttl_ms, wd->client->cfg->drift_factor));
-    arm_tick(wd, started + interval_us(wd));
+    arm_tick(wd, rl_wd_tick_at(started, interval_us(wd), guard_at(wd), draw(wd)));
     arm_guard(wd);
 }
 
-static void schedule_retry(rl_watchdog *wd)
+/* A retry after the attempt-th failure in a row (1: as an acquire's retry);
+ * returns when (RL_WD_NEVER: none before the guard). */
+static int64_t schedule_retry(rl_watchdog *wd, unsigned attempt)
 {
-    int64_t delay = (rl_client_setting(wd->client, REDLOCK_RETRY_DELAY_MS) +
-                     rl_random_jitter(rl_client_setting(wd->client, REDLOCK_RETRY_JITTER_MS))) *
-                    1000;
-    if (delay < RL_WATCHDOG_MIN_RETRY_US)
-        delay = RL_WATCHDOG_MIN_RETRY_US;
-    if (delay > interval_us(wd))
-        delay = interval_us(wd);
-    arm_tick(wd, rl_now_us() + delay);
+    rl_wd_backoff b = {
+        .delay_us = rl_client_setting(wd->client, REDLOCK_RETRY_DELAY_MS) * 1000,
+        .jitter_us = rl_client_setting(wd->client, REDLOCK_RETRY_JITTER_MS) * 1000,
+    };
+    int64_t wait = rl_wd_backoff_us(&b, attempt, interval_us(wd), draw(wd));
+    int64_t reserve = rl_client_setting(wd->client, REDLOCK_COMMAND_TIMEOUT_MS) * 1000;
+    int64_t at = rl_wd_retry_at(rl_now_us(), wait, guard_at(wd), reserve);
+    arm_tick(wd, at);
+    return at;
+}
+
+/* A failed extension: retried with backoff while validity lasts; the
+ * guard decides when it is too late. */
+static void extension_failed(rl_watchdog *wd, int status)
+{
+    wd->last_failure = status;
+    if (wd->failures < UINT_MAX)
+        wd->failures++;
+    int64_t at = schedule_retry(wd, wd->failures);
+    if (rl_log_enabled(&wd->client->log, REDLOCK_LOG_DEBUG)) {
+        char shown[RL_KEYS_DESCRIBED];
+        char retry[48] = "no retry before the guard";
+        if (at != RL_WD_NEVER)
+            snprintf(retry, sizeof(retry), "retry in %lld ms",
+                     (long long)((at - rl_now_us()) / 1000));
+        rl_log(&wd->client->log, REDLOCK_LOG_DEBUG, "auto-extend %s: %s (failure %u in a row), %s",
+               rl_keys_describe(&wd->lock->keys, shown), redlock_strerror(status), wd->failures,
+               retry);
+    }
 }
 
 void rl_watchdog_stop(redlock_lock *lock)
@@ -165,6 +217,18 @@ static void watchdog_lost(rl_watchdog *wd, int status)
         on_lost(status, lock, arg);
 }
 
+/* The guard fired, but the lock was extended meanwhile (on another
+ * client's loop: not heard otherwise): the guard follows the new deadline,
+ * and a watchdog left with no tick (no retry before the old guard) gets its
+ * regular one. */
+static void guard_follow(rl_watchdog *wd)
+{
+    if (wd->state == RL_WATCHDOG_WAITING && !ev_is_active(&wd->tick))
+        schedule_from_deadline(wd);
+    else
+        arm_guard(wd);
+}
+
 static void watchdog_on_extended(int status, const redlock_result *result, void *arg);
 
 /* Start our extension: REDLOCK_OK, or why it cannot start. */
@@ -187,7 +251,7 @@ static void watchdog_handle(rl_watchdog *wd, rl_watchdog_event event, int status
             break;
         }
         if (wd->lock->busy != NULL) {
-            schedule_retry(wd); /* the holder's own operation is in flight */
+            schedule_retry(wd, 1); /* the holder's own operation is in flight */
             return;
         }
         status = watchdog_start_extension(wd);
@@ -197,8 +261,7 @@ static void watchdog_handle(rl_watchdog *wd, rl_watchdog_event event, int status
         }
         if (status == REDLOCK_EEXPIRED)
             break;
-        wd->last_failure = status;
-        schedule_retry(wd);
+        extension_failed(wd, status);
         return;
     case RL_WATCHDOG_EXTENDED:
         wd->extending = NULL;
@@ -206,18 +269,17 @@ static void watchdog_handle(rl_watchdog *wd, rl_watchdog_event event, int status
             break;
         wd->state = RL_WATCHDOG_WAITING;
         if (status == REDLOCK_OK) {
+            wd->failures = 0;
             schedule_from_deadline(wd);
         } else {
-            /* Masters unreachable for now: try again while validity
-             * lasts; the guard decides when it is too late. */
+            /* Masters unreachable for now. */
             rl_count(&wd->client->stats.auto_extend_failures);
-            wd->last_failure = status;
-            schedule_retry(wd);
+            extension_failed(wd, status);
         }
         return;
     case RL_WATCHDOG_GUARD:
         if (rl_lock_deadline(wd->lock) - rl_now_us() > margin_us(wd)) {
-            arm_guard(wd); /* extended meanwhile */
+            guard_follow(wd); /* extended meanwhile */
             return;
         }
         status = wd->last_failure;
@@ -226,6 +288,7 @@ static void watchdog_handle(rl_watchdog *wd, rl_watchdog_event event, int status
         if (wd->state == RL_WATCHDOG_EXTENDING)
             return; /* our own extension: RL_WATCHDOG_EXTENDED follows */
         if (status == REDLOCK_OK) {
+            wd->failures = 0;
             schedule_from_deadline(wd); /* maybe with a new TTL */
         } else {
             wd->last_failure = status;

@@ -604,8 +604,11 @@ REDLOCK_API int redlock_release_async(redlock_client *client, redlock_lock *lock
 typedef void (*redlock_lost_cb)(int status, redlock_lock *lock, void *arg);
 
 /*
- * Keep a held lock extended in the background: every ttl/3 an extend by the
- * lock's TTL, retried after failures. When no extension has succeeded and
+ * Keep a held lock extended in the background: about every ttl/3 (drawn
+ * within 10 % each time) an extend by the lock's TTL; a failed one is
+ * retried after the config's retry_delay_ms + 0..retry_jitter_ms, doubled
+ * per failure in a row, the last retry a command timeout before the guard
+ * at the latest. When no extension has succeeded and
  * less than ttl/6 of validity is left, or a quorum says the value is no
  * longer ours, the lock is lost: its state becomes REDLOCK_LOCK_LOST, its
  * lost fd becomes readable, and on_lost (may be NULL) is called at once,

@@ -66,3 +66,27 @@ Test(random, jitter_stays_in_range_and_varies)
     cr_assert(lo >= 0 && lo < 10, "lowest jitter %lld", (long long)lo);
     cr_assert(hi > 90 && hi <= 100, "highest jitter %lld", (long long)hi);
 }
+
+Test(random, pool_words_vary_in_every_bit_and_leave_values_unique)
+{
+    /* Over 200 words each of the 64 bits is seen set and clear (failing
+     * by chance has probability below 1e-50); values drawn between them
+     * are still fresh. */
+    rl_random_pool pool;
+    rl_random_pool_init(&pool);
+    uint64_t set = 0;
+    uint64_t clear = 0;
+    char first[REDLOCK_VALUE_LEN + 1];
+    char value[REDLOCK_VALUE_LEN + 1];
+    cr_assert_eq(rl_random_pool_value(&pool, first), 0);
+    for (int i = 0; i < 200; i++) {
+        uint64_t w = rl_random_pool_word(&pool);
+        set |= w;
+        clear |= ~w;
+        cr_assert_eq(rl_random_pool_value(&pool, value), 0);
+        cr_assert_str_neq(value, first);
+    }
+    cr_assert_eq(set, UINT64_MAX);
+    cr_assert_eq(clear, UINT64_MAX);
+    rl_random_pool_clear(&pool);
+}

@@ -33,17 +33,20 @@ typedef struct hold_options {
 
 /* ---- The loop's lag (hold_lag.c) ---------------------------------------- */
 
-/* A timer re-armed every period that records how late it fired. */
+/* A timer re-armed every period that records how late it fired, and
+ * samples the heap in use. */
 typedef struct hold_lag {
     ev_timer timer;
     struct ev_loop *loop;
     int64_t period_ns;
     int64_t due_ns;
     samples *into;             /* the current phase's samples */
+    long heap_max;             /* the most heap in use seen in the phase */
 } hold_lag;
 
 void hold_lag_start(hold_lag *lag, struct ev_loop *loop, int64_t period_ms, samples *into);
-/* From now on, record into another phase's samples. */
+/* From now on, record into another phase's samples (and heap_max
+ * starts afresh). */
 void hold_lag_switch(hold_lag *lag, samples *into);
 void hold_lag_stop(hold_lag *lag);
 
@@ -158,6 +161,7 @@ struct hold_figures {
     /* Memory: kB of RSS, bytes of heap */
     long rss_before_kb, rss_held_kb, rss_hold_end_kb, rss_peak_kb, rss_after_kb;
     long heap_before, heap_held, heap_after;
+    long heap_hold_max;           /* sampled every lag tick in the hold */
 
     /* Hold */
     unsigned long held_at_start;
@@ -174,6 +178,7 @@ struct hold_figures {
     double first_loss_s;          /* after the hold began; -1: none in the hold */
 
     /* The masters' script calls in the hold, after the first cycle */
+    double probe_period_s;
     double ext_window_s;
     double ext_mean_per_s, ext_busiest_per_s, ext_theory_per_s;
     size_t ext_seconds;           /* readings in the window */
@@ -193,7 +198,8 @@ struct hold_figures {
 
     /* The client's own counters (redlock_client_stats) */
     uint64_t extends, extend_failures, auto_extend_failures, lib_locks_lost;
-    uint64_t requests, outcome_ok, outcome_timeout, outcome_not_connected, outcome_other, late;
+    uint64_t requests, outcome_ok, outcome_held_absent, outcome_timeout, outcome_not_connected,
+        outcome_other, late;
 
     hold_rtt rtt[HOLD_RTT_RUNS];
 };

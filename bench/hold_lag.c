@@ -2,7 +2,8 @@
 /* The loop's lag: a one-shot timer, re-armed from the clock each time it
  * fires, records how late it fired. A loop busy with callbacks (thousands
  * of extensions at once) fires it late; that delay is what every other
- * watcher of the loop -- the holder's own -- waits as well. */
+ * watcher of the loop -- the holder's own -- waits as well. Each tick also
+ * samples the heap in use, for its high-water mark. */
 #include "hold.h"
 
 static void lag_arm(hold_lag *lag)
@@ -20,6 +21,9 @@ static void lag_on_timer(struct ev_loop *loop, ev_timer *w, int revents)
     hold_lag *lag = w->data;
     int64_t late = tc_now_ns() - lag->due_ns;
     samples_add(lag->into, late > 0 ? late : 0);
+    long heap = bench_live_bytes();
+    if (heap > lag->heap_max)
+        lag->heap_max = heap;
     lag_arm(lag);
 }
 
@@ -28,6 +32,7 @@ void hold_lag_start(hold_lag *lag, struct ev_loop *loop, int64_t period_ms, samp
     lag->loop = loop;
     lag->period_ns = period_ms * 1000000;
     lag->into = into;
+    lag->heap_max = bench_live_bytes();
     ev_timer_init(&lag->timer, lag_on_timer, 0., 0.);
     lag->timer.data = lag;
     lag_arm(lag);
@@ -36,6 +41,7 @@ void hold_lag_start(hold_lag *lag, struct ev_loop *loop, int64_t period_ms, samp
 void hold_lag_switch(hold_lag *lag, samples *into)
 {
     lag->into = into;
+    lag->heap_max = bench_live_bytes();
 }
 
 void hold_lag_stop(hold_lag *lag)

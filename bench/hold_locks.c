@@ -281,12 +281,14 @@ static hold_probe *hold_all(hold_state *h, int64_t *start, int64_t *end)
     h->phase = PHASE_HOLD;
     hold_lag_switch(&h->lag, &f->lag_hold);
     int64_t period = probe_period_ms(h->o);
+    f->probe_period_s = (double)period / 1000;
     size_t ticks = (size_t)(h->o->hold_seconds * 1000 / (double)period) + 16;
     int64_t cpu = thread_cpu_us();
     *start = tc_now_ns();
     hold_probe *probe = hold_probe_start(h->ms, h->prefix, keys, f->sample_keys, period, ticks);
     run_until(h, NULL, *start + (int64_t)(h->o->hold_seconds * 1e9), NULL);
     *end = tc_now_ns();
+    f->heap_hold_max = h->lag.heap_max;
     if (probe != NULL)
         hold_probe_signal_stop(probe);
     f->hold_cpu_s = (double)(thread_cpu_us() - cpu) / 1e6;
@@ -372,7 +374,9 @@ static void client_figures(const redlock_client *client, hold_figures *f)
                 f->outcome_timeout += m->outcomes[k];
             else if (k == REDLOCK_MASTER_NOT_CONNECTED)
                 f->outcome_not_connected += m->outcomes[k];
-            else if (k != REDLOCK_MASTER_HELD && k != REDLOCK_MASTER_ABSENT)
+            else if (k == REDLOCK_MASTER_HELD || k == REDLOCK_MASTER_ABSENT)
+                f->outcome_held_absent += m->outcomes[k];
+            else
                 f->outcome_other += m->outcomes[k];
         }
     }
@@ -489,7 +493,12 @@ int hold_run(const bench_masters *ms, const hold_options *o, hold_figures *f)
     probe_figures(&h, probe, start, end);
     f->rss_after_kb = bench_rss_kb();
     f->heap_after = bench_live_bytes();
+    /* The kernel updates VmHWM lazily: it may lag a reading of VmRSS. */
     f->rss_peak_kb = bench_peak_rss_kb();
+    long readings[] = {f->rss_before_kb, f->rss_held_kb, f->rss_hold_end_kb, f->rss_after_kb};
+    for (size_t i = 0; i < sizeof(readings) / sizeof(readings[0]); i++)
+        if (readings[i] > f->rss_peak_kb)
+            f->rss_peak_kb = readings[i];
     client_figures(h.client, f);
     hold_teardown(&h);
 

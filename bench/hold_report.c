@@ -95,10 +95,14 @@ static void print_memory(FILE *out, const hold_figures *f)
         (double)f->rss_hold_end_kb / 1024);
     row(out, "client RSS peak (VmHWM) / after release", "%.1f / %.1f MB",
         (double)f->rss_peak_kb / 1024, (double)f->rss_after_kb / 1024);
-    row(out, "RSS per held lock", "%.0f B", rss_bytes_per_lock(f));
-    row(out, "heap per held lock", "%.0f B (heap before %.1f MB, held %.1f MB, after %.1f MB)",
+    row(out, "RSS per lock, all acquired", "%.0f B", rss_bytes_per_lock(f));
+    row(out, "heap per lock, all acquired",
+        "%.0f B (heap before %.1f MB, held %.1f MB, after %.1f MB)",
         per_lock(f->heap_held - f->heap_before, f->acquired), (double)f->heap_before / 1048576,
         (double)f->heap_held / 1048576, (double)f->heap_after / 1048576);
+    row(out, "heap at its most in the hold", "%.1f MB, %.0f B per acquired lock (sampled "
+        "every 10 ms)", (double)f->heap_hold_max / 1048576,
+        per_lock(f->heap_hold_max - f->heap_before, f->acquired));
 }
 
 static void print_hold(FILE *out, hold_figures *f)
@@ -116,9 +120,14 @@ static void print_hold(FILE *out, hold_figures *f)
     } else {
         row(out, "masters' extensions/s: mean / theory", "%.0f / %.0f (K*N/(TTL/3); over %.1f s)",
             f->ext_mean_per_s, f->ext_theory_per_s, f->ext_window_s);
-        row(out, "masters' extensions/s: busiest second", "%.0f (busiest/mean %.2f)",
-            f->ext_busiest_per_s,
-            f->ext_mean_per_s > 0 ? f->ext_busiest_per_s / f->ext_mean_per_s : 0);
+        row(out, "masters' extensions/s: busiest reading", "%.0f (busiest/mean %.2f; a reading "
+            "every %.2f s)", f->ext_busiest_per_s,
+            f->ext_mean_per_s > 0 ? f->ext_busiest_per_s / f->ext_mean_per_s : 0,
+            f->probe_period_s);
+        fprintf(out, "    per reading, thousands/s:");
+        for (size_t i = 0; i < f->ext_seconds; i++)
+            fprintf(out, " %.1f", f->ext_series[i] / 1000);
+        fputc('\n', out);
     }
     if (f->probe_failures > 0)
         row(out, "master readings without an answer", "%lu", f->probe_failures);
@@ -150,9 +159,10 @@ static void print_end(FILE *out, const hold_figures *f)
     row(out, "client: extends ok / failed", "%llu / %llu (auto-extension retries %llu)",
         (unsigned long long)f->extends, (unsigned long long)f->extend_failures,
         (unsigned long long)f->auto_extend_failures);
-    row(out, "client: requests to masters", "%llu (ok %llu, timeout %llu, not-connected %llu, "
-        "other %llu; late replies %llu)", (unsigned long long)f->requests,
-        (unsigned long long)f->outcome_ok, (unsigned long long)f->outcome_timeout,
+    row(out, "client: requests to masters", "%llu (ok %llu, held or absent %llu, timeout %llu, "
+        "not-connected %llu, other %llu; late replies %llu)", (unsigned long long)f->requests,
+        (unsigned long long)f->outcome_ok, (unsigned long long)f->outcome_held_absent,
+        (unsigned long long)f->outcome_timeout,
         (unsigned long long)f->outcome_not_connected, (unsigned long long)f->outcome_other,
         (unsigned long long)f->late);
 }
@@ -311,9 +321,11 @@ static void json_hold(FILE *out, hold_figures *f)
     json_lag(out, "lag_hold", &f->lag_hold);
     json_lag(out, "lag_acquire", &f->lag_acquire);
     json_lag(out, "lag_release", &f->lag_release);
-    fprintf(out, ",\"extensions\":{\"window_s\":%.3f,\"mean_per_s\":%.1f,\"theory_per_s\":%.1f,"
-                 "\"busiest_per_s\":%.1f,\"busiest_over_mean\":%.3f,\"per_second\":[",
-            f->ext_window_s, f->ext_mean_per_s, f->ext_theory_per_s, f->ext_busiest_per_s,
+    fprintf(out, ",\"extensions\":{\"reading_period_s\":%.3f,\"window_s\":%.3f,"
+                 "\"mean_per_s\":%.1f,\"theory_per_s\":%.1f,\"busiest_per_s\":%.1f,"
+                 "\"busiest_over_mean\":%.3f,\"per_second\":[",
+            f->probe_period_s, f->ext_window_s, f->ext_mean_per_s, f->ext_theory_per_s,
+            f->ext_busiest_per_s,
             f->ext_mean_per_s > 0 ? f->ext_busiest_per_s / f->ext_mean_per_s : 0);
     for (size_t i = 0; i < f->ext_seconds; i++)
         fprintf(out, "%s%.1f", i ? "," : "", f->ext_series[i]);
@@ -336,11 +348,14 @@ void hold_print_json(FILE *out, const hold_options *o, hold_figures *f)
     json_statuses(out, "acquire_failures", f->acquire_status);
     fprintf(out, ",\"rss_kb\":{\"before\":%ld,\"held\":%ld,\"hold_end\":%ld,\"peak\":%ld,"
                  "\"after_release\":%ld},\"rss_bytes_per_lock\":%.1f,"
-                 "\"heap_bytes\":{\"before\":%ld,\"held\":%ld,\"after_release\":%ld},"
-                 "\"heap_bytes_per_lock\":%.1f",
+                 "\"heap_bytes\":{\"before\":%ld,\"held\":%ld,\"hold_max\":%ld,"
+                 "\"after_release\":%ld},\"heap_bytes_per_lock\":%.1f,"
+                 "\"heap_hold_max_bytes_per_lock\":%.1f",
             f->rss_before_kb, f->rss_held_kb, f->rss_hold_end_kb, f->rss_peak_kb, f->rss_after_kb,
-            rss_bytes_per_lock(f), f->heap_before, f->heap_held, f->heap_after,
-            per_lock(f->heap_held - f->heap_before, f->acquired));
+            rss_bytes_per_lock(f), f->heap_before, f->heap_held, f->heap_hold_max,
+            f->heap_after,
+            per_lock(f->heap_held - f->heap_before, f->acquired),
+            per_lock(f->heap_hold_max - f->heap_before, f->acquired));
     json_hold(out, f);
     fprintf(out, ",\"lost\":{\"total\":%lu,\"acquiring\":%lu,\"holding\":%lu,\"releasing\":%lu,"
                  "\"first_in_hold_s\":%.3f",
@@ -352,13 +367,15 @@ void hold_print_json(FILE *out, const hold_options *o, hold_figures *f)
     json_statuses(out, "release_failures", f->release_status);
     fprintf(out, ",\"keys_left\":%ld,\"client\":{\"extends\":%llu,\"extend_failures\":%llu,"
                  "\"auto_extend_failures\":%llu,\"locks_lost\":%llu,\"requests\":%llu,"
-                 "\"ok\":%llu,\"timeout\":%llu,\"not_connected\":%llu,\"other\":%llu,"
+                 "\"ok\":%llu,\"held_or_absent\":%llu,\"timeout\":%llu,"
+                 "\"not_connected\":%llu,\"other\":%llu,"
                  "\"late\":%llu}",
             f->keys_left, (unsigned long long)f->extends, (unsigned long long)f->extend_failures,
             (unsigned long long)f->auto_extend_failures, (unsigned long long)f->lib_locks_lost,
             (unsigned long long)f->requests, (unsigned long long)f->outcome_ok,
-            (unsigned long long)f->outcome_timeout, (unsigned long long)f->outcome_not_connected,
-            (unsigned long long)f->outcome_other, (unsigned long long)f->late);
+            (unsigned long long)f->outcome_held_absent, (unsigned long long)f->outcome_timeout,
+            (unsigned long long)f->outcome_not_connected, (unsigned long long)f->outcome_other,
+            (unsigned long long)f->late);
     fprintf(out, ",\"round_trips\":[");
     for (int i = 0; i < HOLD_RTT_RUNS; i++) {
         if (i > 0)

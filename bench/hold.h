@@ -199,7 +199,7 @@ struct hold_figures {
     /* The client's own counters (redlock_client_stats) */
     uint64_t extends, extend_failures, auto_extend_failures, lib_locks_lost;
     uint64_t requests, outcome_ok, outcome_held_absent, outcome_timeout, outcome_not_connected,
-        outcome_other, late;
+        outcome_other, late, connects;
 
     hold_rtt rtt[HOLD_RTT_RUNS];
 };

@@ -367,6 +367,7 @@ static void client_figures(const redlock_client *client, hold_figures *f)
         const redlock_master_stats *m = &st.masters[i];
         f->requests += m->requests;
         f->late += m->late;
+        f->connects += m->connects;
         for (int k = 0; k < REDLOCK_STATS_OUTCOMES; k++) {
             if (k == REDLOCK_MASTER_OK)
                 f->outcome_ok += m->outcomes[k];

@@ -165,6 +165,8 @@ static void print_end(FILE *out, const hold_figures *f)
         (unsigned long long)f->outcome_timeout,
         (unsigned long long)f->outcome_not_connected, (unsigned long long)f->outcome_other,
         (unsigned long long)f->late);
+    row(out, "client: connections made", "%llu (to %zu masters)",
+        (unsigned long long)f->connects, f->masters);
 }
 
 /* The length of a command's kind: its first two words. */
@@ -369,13 +371,13 @@ void hold_print_json(FILE *out, const hold_options *o, hold_figures *f)
                  "\"auto_extend_failures\":%llu,\"locks_lost\":%llu,\"requests\":%llu,"
                  "\"ok\":%llu,\"held_or_absent\":%llu,\"timeout\":%llu,"
                  "\"not_connected\":%llu,\"other\":%llu,"
-                 "\"late\":%llu}",
+                 "\"late\":%llu,\"connects\":%llu}",
             f->keys_left, (unsigned long long)f->extends, (unsigned long long)f->extend_failures,
             (unsigned long long)f->auto_extend_failures, (unsigned long long)f->lib_locks_lost,
             (unsigned long long)f->requests, (unsigned long long)f->outcome_ok,
             (unsigned long long)f->outcome_held_absent, (unsigned long long)f->outcome_timeout,
             (unsigned long long)f->outcome_not_connected, (unsigned long long)f->outcome_other,
-            (unsigned long long)f->late);
+            (unsigned long long)f->late, (unsigned long long)f->connects);
     fprintf(out, ",\"round_trips\":[");
     for (int i = 0; i < HOLD_RTT_RUNS; i++) {
         if (i > 0)

@@ -408,15 +408,17 @@ static bool hold_setup(hold_state *h)
 {
     const hold_options *o = h->o;
     h->entries = malloc(o->locks * sizeof(*h->entries));
-    redlock_config *cfg = bench_config_default_retry(h->ms);
-    h->loop = ev_loop_new(EVFLAG_AUTO);
-    if (h->entries == NULL || cfg == NULL || h->loop == NULL) {
-        redlock_config_free(cfg);
+    if (h->entries == NULL)
         return false;
-    }
     /* Every entry written now, so that its pages count in "before". */
     for (unsigned long i = 0; i < o->locks; i++)
         h->entries[i] = (entry){.h = h, .index = i, .state = ENTRY_IDLE};
+    redlock_config *cfg = bench_config_default_retry(h->ms);
+    h->loop = ev_loop_new(EVFLAG_AUTO);
+    if (cfg == NULL || h->loop == NULL) {
+        redlock_config_free(cfg);
+        return false;
+    }
     redlock_config_set(cfg, REDLOCK_COMMAND_TIMEOUT_MS, o->command_timeout_ms);
     int rc = redlock_client_new(&h->client, cfg, h->loop);
     redlock_config_free(cfg);
@@ -434,6 +436,10 @@ static void hold_teardown(hold_state *h)
         close_client(h);
     if (h->loop != NULL)
         ev_loop_destroy(h->loop);
+    /* An acquire that completed after the release phase had passed its
+     * entry: the client released it as it closed; the handle is ours. */
+    for (unsigned long i = 0; h->entries != NULL && i < h->o->locks; i++)
+        redlock_lock_free(h->entries[i].lock);
     free(h->entries);
 }
 

@@ -67,7 +67,8 @@ typedef struct stopwatch {
 void stopwatch_start(stopwatch *w);
 /* Fill m's seconds, CPU and allocations per pair (m->pairs must be set). */
 void stopwatch_stop(const stopwatch *w, measurement *m);
-long bench_peak_rss_kb(void);
+long bench_peak_rss_kb(void); /* VmHWM */
+long bench_rss_kb(void);      /* VmRSS, now */
 
 /* From alloc_count.c (alloc_hooks.c under ASan or TSan): every heap
  * allocation in the process. */

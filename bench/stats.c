@@ -83,19 +83,31 @@ void stopwatch_stop(const stopwatch *w, measurement *m)
     m->allocs_per_pair = (double)(bench_allocations() - w->allocs) / pairs;
 }
 
-long bench_peak_rss_kb(void)
+/* A "Vm...:" figure of /proc/self/status, in kB; -1 when unreadable. */
+static long status_kb(const char *field)
 {
     FILE *f = fopen("/proc/self/status", "r");
     char line[256];
     long kb = -1;
+    size_t len = strlen(field);
     while (f != NULL && fgets(line, sizeof(line), f) != NULL)
-        if (strncmp(line, "VmHWM:", 6) == 0) {
-            kb = strtol(line + 6, NULL, 10);
+        if (strncmp(line, field, len) == 0) {
+            kb = strtol(line + len, NULL, 10);
             break;
         }
     if (f != NULL)
         fclose(f);
     return kb;
+}
+
+long bench_peak_rss_kb(void)
+{
+    return status_kb("VmHWM:");
+}
+
+long bench_rss_kb(void)
+{
+    return status_kb("VmRSS:");
 }
 
 redlock_config *bench_config_default_retry(const bench_masters *masters)

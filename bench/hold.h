@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* redlock-hold-bench: how one asynchronous client copes with K locks held
+ * and auto-extended at once (docs/performance.md, "Many locks in one
+ * client"). */
+#ifndef REDLOCK_HOLD_H
+#define REDLOCK_HOLD_H
+
+#include "bench.h"
+
+#include <ev.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define HOLD_SAMPLE_KEYS 100    /* held keys whose PTTL the probe reads */
+#define HOLD_STATUSES REDLOCK_STATS_STATUSES /* counts by status, index -status */
+#define HOLD_PREFIX_SIZE 64
+
+typedef struct hold_options {
+    size_t local;              /* masters to start; 0 with --config */
+    const char *config;
+    unsigned long locks;       /* K */
+    int64_t ttl_ms;
+    double hold_seconds;
+    double acquire_rate;       /* locks/s; 0: as fast as in_flight allows */
+    unsigned in_flight;        /* acquires (and releases) in flight at most */
+    int64_t command_timeout_ms;
+    bool json, smoke;
+    const char *tool;          /* the redlock tool, for the round-trip measure */
+    bool own_masters;          /* started by the bench (fencing-init allowed) */
+} hold_options;
+
+/* ---- The loop's lag (hold_lag.c) ---------------------------------------- */
+
+/* A timer re-armed every period that records how late it fired, and
+ * samples the heap in use. */
+typedef struct hold_lag {
+    ev_timer timer;
+    struct ev_loop *loop;
+    int64_t period_ns;
+    int64_t due_ns;
+    samples *into;             /* the current phase's samples */
+    long heap_max;             /* the most heap in use seen in the phase */
+} hold_lag;
+
+void hold_lag_start(hold_lag *lag, struct ev_loop *loop, int64_t period_ms, samples *into);
+/* From now on, record into another phase's samples (and heap_max
+ * starts afresh). */
+void hold_lag_switch(hold_lag *lag, samples *into);
+void hold_lag_stop(hold_lag *lag);
+
+/* ---- The masters seen from outside (hold_masters.c) --------------------- */
+
+/* A blocking connection to master i, timeouts timeout_ms; NULL on failure. */
+struct redisContext *hold_master_connect(const bench_masters *ms, size_t i, int timeout_ms);
+/* From an INFO commandstats reply: the calls of the commands extensions use
+ * (EVALSHA, and EVAL, the fallback after NOSCRIPT); -1 when unreadable. */
+int64_t hold_script_calls(const char *info);
+/* Keys named prefix* on master i (SCAN, bounded): -1 on an error. */
+long hold_count_keys(const bench_masters *ms, size_t i, const char *prefix);
+
+/* ---- The probe thread (hold_probe.c) ------------------------------------ */
+
+/* One reading of every master. */
+typedef struct probe_tick {
+    int64_t t_ns[BENCH_MAX_MASTERS];     /* when master i's INFO reply was in */
+    int64_t calls[BENCH_MAX_MASTERS];    /* script calls so far; -1: no answer */
+    int64_t done_ns;                     /* when the last reply was in */
+    int64_t pttl_min;                    /* least PTTL of the sample, -1: none */
+    unsigned long pttl_reads, pttl_absent, pttl_errors;
+} probe_tick;
+
+typedef struct hold_probe hold_probe;
+
+/* Start reading the masters every period_ms on connections of its own:
+ * INFO commandstats, and PTTL of prefix<keys[i]> for each sample key.
+ * NULL when the thread cannot start. */
+hold_probe *hold_probe_start(const bench_masters *ms, const char *prefix,
+                             const unsigned long *keys, size_t nkeys, int64_t period_ms,
+                             size_t max_ticks);
+/* Ask it to stop; returns at once. */
+void hold_probe_signal_stop(hold_probe *p);
+/* Wait for it to stop and free it; *ticks (the caller frees) gets its
+ * readings. Returns how many. */
+size_t hold_probe_join(hold_probe *p, probe_tick **ticks);
+
+typedef struct hold_figures hold_figures;
+/* From the readings: the PTTL figures of the readings done by to_ns, and
+ * the script calls per second between the readings in [from_ns, to_ns]. */
+void hold_probe_summarize(const probe_tick *ticks, size_t n, size_t masters, int64_t from_ns,
+                          int64_t to_ns, hold_figures *f);
+
+/* ---- The round trips before the first SET (hold_proxy.c, hold_rtt.c) ---- */
+
+#define HOLD_RTT_MAX_COMMANDS 256
+#define HOLD_COMMAND_TEXT 128
+
+/* A command a client sent through the proxy, with the turn it came in:
+ * turn t began with the client's first bytes after the master had sent
+ * it something, so commands of turn t waited for t replies. */
+typedef struct proxy_command {
+    unsigned master, conn, turn;
+    bool names_resource;        /* an argument is the resource watched */
+    char text[HOLD_COMMAND_TEXT];
+} proxy_command;
+
+typedef struct hold_proxy hold_proxy;
+
+/* A recording TCP proxy on 127.0.0.1 in front of every master, in a thread
+ * of its own, noting which commands name resource. NULL on failure. */
+hold_proxy *hold_proxy_start(const bench_masters *ms, const char *resource);
+int hold_proxy_port(const hold_proxy *p, size_t i);
+/* Stop and free it; *out (the caller frees) gets the commands seen, in
+ * order. Returns how many. */
+size_t hold_proxy_stop(hold_proxy *p, proxy_command **out);
+
+/* One run of the tool through the proxy. */
+typedef struct hold_rtt {
+    const char *name;               /* how the tool was run */
+    bool measured;
+    char why_not[160];              /* when not measured */
+    int exit_status;                /* the tool's; -1: killed or not run */
+    double seconds;                 /* the tool's run, spawn to exit */
+    /* Per master, the turn of the first request naming the resource (the
+     * acquire: SET, or the fenced acquire's script); the least and the
+     * most over the masters that got one. */
+    int before_min, before_max;
+    unsigned masters_asked;
+    char first_request[HOLD_COMMAND_TEXT]; /* the first such request seen */
+    size_t ncommands;
+    proxy_command *commands;
+} hold_rtt;
+
+#define HOLD_RTT_RUNS 2 /* --no-fencing, then the default (fenced) */
+
+/* Run `redlock run [--no-fencing] RESOURCE -- true` through the proxy and
+ * count each master's turns before the acquire. fenced and init_fencing:
+ * the default run, after putting the masters' fencing counters in use
+ * (only for masters of the bench's own). */
+void hold_rtt_measure(const bench_masters *ms, const char *tool, const char *resource,
+                      bool fenced, bool init_fencing, hold_rtt *out);
+void hold_rtt_free(hold_rtt *r);
+
+/* ---- The run (hold_locks.c) --------------------------------------------- */
+
+struct hold_figures {
+    size_t masters;
+    unsigned long locks;
+    int64_t ttl_ms;
+    double hold_seconds_asked;
+
+    /* Acquire */
+    unsigned long acquired, acquire_failed, not_started;
+    unsigned long acquire_status[HOLD_STATUSES]; /* failures, by status */
+    unsigned long attempts;
+    unsigned long auto_extend_refused;
+    double acquire_seconds;
+    double acquire_cpu_us_per_lock;
+
+    /* Memory: kB of RSS, bytes of heap */
+    long rss_before_kb, rss_held_kb, rss_hold_end_kb, rss_peak_kb, rss_after_kb;
+    long heap_before, heap_held, heap_after;
+    long heap_hold_max;           /* sampled every lag tick in the hold */
+
+    /* Hold */
+    unsigned long held_at_start;
+    double hold_seconds;
+    double lock_seconds;          /* held time summed over locks, in the hold */
+    double hold_cpu_s;            /* the client's thread */
+
+    /* The loop's lag, ns, by phase */
+    samples lag_acquire, lag_hold, lag_release;
+
+    /* Lost locks */
+    unsigned long lost_acquiring, lost_holding, lost_releasing; /* by phase */
+    unsigned long lost_status[HOLD_STATUSES];
+    double first_loss_s;          /* after the hold began; -1: none in the hold */
+
+    /* The masters' script calls in the hold, after the first cycle */
+    double probe_period_s;
+    double ext_window_s;
+    double ext_mean_per_s, ext_busiest_per_s, ext_theory_per_s;
+    size_t ext_seconds;           /* readings in the window */
+    double *ext_series;           /* per reading, calls/s (ext_seconds of them) */
+    unsigned long probe_failures; /* master readings that got no answer */
+
+    /* PTTL of the sample keys in the hold */
+    size_t sample_keys;
+    int64_t pttl_min_ms;
+    unsigned long pttl_reads, pttl_absent;
+
+    /* Release */
+    unsigned long released, release_failed;
+    unsigned long release_status[HOLD_STATUSES];
+    double release_seconds;
+    long keys_left;               /* -1: could not count */
+
+    /* The client's own counters (redlock_client_stats) */
+    uint64_t extends, extend_failures, auto_extend_failures, lib_locks_lost;
+    uint64_t requests, outcome_ok, outcome_held_absent, outcome_timeout, outcome_not_connected,
+        outcome_other, late, connects;
+
+    hold_rtt rtt[HOLD_RTT_RUNS];
+};
+
+/* The whole measured run against ms; 0, or -1 when it could not run. */
+int hold_run(const bench_masters *ms, const hold_options *o, hold_figures *f);
+void hold_figures_free(hold_figures *f);
+
+/* ---- Output (hold_report.c) --------------------------------------------- */
+
+void hold_print_text(FILE *out, const hold_options *o, hold_figures *f);
+void hold_print_json(FILE *out, const hold_options *o, hold_figures *f);
+
+#endif

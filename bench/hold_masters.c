@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The masters seen from outside the client: blocking connections of the
+ * bench's own, what INFO commandstats says about the extension scripts,
+ * and the bench's keys left behind. */
+#include "hold.h"
+
+#include <hiredis/hiredis.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* SCAN is bounded: this many calls, or this long, per master. */
+#define SCAN_MAX_CALLS 100000
+#define SCAN_MAX_NS (60 * (int64_t)1000000000)
+
+redisContext *hold_master_connect(const bench_masters *ms, size_t i, int timeout_ms)
+{
+    struct timeval tv = {.tv_sec = timeout_ms / 1000, .tv_usec = (long)(timeout_ms % 1000) * 1000};
+    redisContext *c = redisConnectWithTimeout(ms->host[i], ms->port[i], tv);
+    if (c == NULL)
+        return NULL;
+    if (c->err || redisSetTimeout(c, tv) != REDIS_OK) {
+        redisFree(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* The calls= figure of one command's line; 0 when the command has none
+ * (a command never called has no line). */
+static int64_t command_calls(const char *info, const char *line_start)
+{
+    const char *at = strstr(info, line_start);
+    if (at == NULL)
+        return 0;
+    return strtoll(at + strlen(line_start), NULL, 10);
+}
+
+int64_t hold_script_calls(const char *info)
+{
+    if (info == NULL || strstr(info, "# Commandstats") == NULL)
+        return -1;
+    /* Extensions are EVALSHA; a master that lost the script gets one EVAL
+     * (the fallback after NOSCRIPT) and the script loaded again. */
+    return command_calls(info, "cmdstat_evalsha:calls=") +
+           command_calls(info, "cmdstat_eval:calls=");
+}
+
+long hold_count_keys(const bench_masters *ms, size_t i, const char *prefix)
+{
+    redisContext *c = hold_master_connect(ms, i, 5000);
+    if (c == NULL)
+        return -1;
+    char pattern[HOLD_PREFIX_SIZE + 2];
+    snprintf(pattern, sizeof(pattern), "%s*", prefix);
+    long found = 0;
+    bool complete = false;
+    char cursor[32] = "0";
+    int64_t deadline = tc_now_ns() + SCAN_MAX_NS;
+    for (long calls = 0; calls < SCAN_MAX_CALLS; calls++) {
+        redisReply *r = redisCommand(c, "SCAN %s MATCH %s COUNT 1000", cursor, pattern);
+        if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+            r->element[0]->type != REDIS_REPLY_STRING ||
+            r->element[1]->type != REDIS_REPLY_ARRAY) {
+            if (r != NULL)
+                freeReplyObject(r);
+            break;
+        }
+        snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
+        found += (long)r->element[1]->elements;
+        freeReplyObject(r);
+        if (strcmp(cursor, "0") == 0) {
+            complete = true;
+            break;
+        }
+        if (tc_now_ns() >= deadline)
+            break;
+    }
+    redisFree(c);
+    return complete ? found : -1;
+}

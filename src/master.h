@@ -5,7 +5,9 @@
  * At most max_in_flight of them are sent and unanswered at once; the rest
  * wait in the master's send queue (send_queue.h), so a burst waits where
  * its deadlines do not run and where what is no longer wanted is dropped
- * before it is sent.
+ * before it is sent. Extensions (and releases) that wait there together go
+ * out as one batched request (batch.h), which takes one place in the
+ * window; an extension waits a moment for others to batch with.
  *
  *   IDLE --connect--> CONNECTING --handshake done--> READY
  *     ^                   |                            |
@@ -87,6 +89,8 @@ typedef struct rl_master {
     ev_timer deadline_timer;      /* CONNECTING, FLUSHING, DRAINING: the state's deadline */
     ev_timer reconnect_timer;     /* IDLE: backoff before the next connect */
     ev_timer stall_timer;         /* READY: watches replies while in_flight > 0 */
+    ev_timer batch_timer;         /* READY: extensions gather in the queue until it
+                                     fires (master.c) */
 } rl_master;
 
 /* Set up m for node; no I/O yet. */

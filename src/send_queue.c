@@ -147,6 +147,17 @@ rl_slot *rl_send_queue_pop(rl_send_queue *q)
     return slot;
 }
 
+rl_slot *rl_send_queue_peek(const rl_send_queue *q, bool extensions)
+{
+    if (!rl_list_empty(&q->releases))
+        return rl_container_of(q->releases.next, rl_slot, link);
+    if (extensions && q->extend_count > 0)
+        return q->extends[0];
+    if (!rl_list_empty(&q->others))
+        return rl_container_of(q->others.next, rl_slot, link);
+    return NULL;
+}
+
 void rl_send_queue_remove(rl_send_queue *q, rl_slot *slot)
 {
     if (is_extension(slot))

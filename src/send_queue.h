@@ -41,6 +41,10 @@ void rl_send_queue_free(rl_send_queue *q);
 bool rl_send_queue_push(rl_send_queue *q, rl_slot *slot);
 /* The next slot to send, taken out; NULL when empty. */
 rl_slot *rl_send_queue_pop(rl_send_queue *q);
+/* The next slot to send, left in; with extensions false, the next one that
+ * is not an extension (extensions held back to gather a batch: master.c).
+ * NULL when there is none. */
+rl_slot *rl_send_queue_peek(const rl_send_queue *q, bool extensions);
 /* Take a queued slot out, wherever it is. */
 void rl_send_queue_remove(rl_send_queue *q, rl_slot *slot);
 

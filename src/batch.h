@@ -5,7 +5,7 @@
  * single script's logic for each lock and answers with one element per
  * lock. This file builds that call from the slots' own requests and hands
  * each slot its element of the reply; master.c decides what to batch and
- * accounts for the batch as one request in its window.
+ * accounts for the batch in its window, a place for each lock.
  */
 #ifndef REDLOCK_BATCH_H
 #define REDLOCK_BATCH_H

@@ -44,8 +44,10 @@
  *
  * Extensions and releases that leave the queue together, up to
  * RL_BATCH_MAX of them, go out as one call of a batch script (batch.h):
- * one request in the window, one script call on the master for all those
- * locks. So that extensions do batch, one submitted while the window has
+ * one script call on the master for all those locks, one request on the
+ * wire; in the window it takes a place for each lock (the window bounds
+ * the work a master has in hand), and it may start whenever there is room,
+ * so the window is exceeded by at most RL_BATCH_MAX - 1. So that extensions do batch, one submitted while the window has
  * room waits RL_BATCH_GATHER_US in the queue (the batch timer, armed by
  * the first) for others to join it, or less once RL_BATCH_MAX wait; the
  * other requests go past it. Releases are never held back (a release frees
@@ -647,16 +649,16 @@ static void master_on_stall_timer(struct ev_loop *loop, ev_timer *w, int revents
     master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, reason);
 }
 
-/* A reply to one request of ours (a slot's, or a batch's), before its
- * slots hear it: on the current connection, progress, and the room it made
- * used. Returns why the request was lost when r is NULL. The caller holds a
+/* A reply to one request of ours (a slot's, or a batch of `requests`
+ * slots'), before its slots hear it: on the current connection, progress,
+ * and the room it made used. Returns why the request was lost when r is NULL. The caller holds a
  * client reference. */
-static const char *master_take_reply(rl_master *m, const redisAsyncContext *ac, const void *r)
+static const char *master_take_reply(rl_master *m, const redisAsyncContext *ac, const void *r,
+                                     size_t requests)
 {
     if (ac->data != m)
         return r == NULL ? m->failure : NULL; /* we dropped it, and said why */
-    if (m->in_flight > 0)
-        m->in_flight--;
+    m->in_flight -= requests < m->in_flight ? requests : m->in_flight;
     if (r != NULL)
         m->last_progress_us = rl_now_us();
     if (m->in_flight == 0)
@@ -674,7 +676,7 @@ static void master_on_command_reply(redisAsyncContext *ac, void *r, void *privda
     rl_master *m = slot->master;
     redlock_client *client = m->client;
     rl_client_ref(client); /* the owners of the requests may free it */
-    const char *lost_reason = master_take_reply(m, ac, r);
+    const char *lost_reason = master_take_reply(m, ac, r, 1);
     rl_slot_on_reply(slot, r, lost_reason);
     rl_client_unref(client);
 }
@@ -690,18 +692,21 @@ static void master_on_batch_reply(redisAsyncContext *ac, void *r, void *privdata
     rl_client_ref(client);
     if (ac->data == m && rl_batch_noscript(r))
         redisAsyncCommand(ac, NULL, NULL, "SCRIPT LOAD %s", b->script->source);
-    const char *lost_reason = master_take_reply(m, ac, r);
+    const char *lost_reason = master_take_reply(m, ac, r, b->count);
     rl_batch_dispatch(b, r, lost_reason);
     free(b);
     rl_client_unref(client);
 }
 
-/* One more request of ours on the wire (a slot's or a batch's). Replies
- * are watched for a stall while READY; a freed client's last requests have
- * their own deadline. */
-static void master_count_sent(rl_master *m, int64_t now)
+/* More requests of ours on the wire: a slot's, or a batch's, which takes
+ * a place in the window for each of its slots (the window bounds the work
+ * a master has in hand, not the calls). Replies are watched for a stall
+ * while READY; a freed client's last requests have their own deadline. */
+static void master_count_sent(rl_master *m, int64_t now, size_t requests)
 {
-    if (m->in_flight++ == 0) {
+    bool was_idle = m->in_flight == 0;
+    m->in_flight += requests;
+    if (was_idle) {
         m->last_progress_us = now;
         if (m->state == RL_MASTER_READY)
             rl_timer_arm_in(m->client->loop, &m->stall_timer, m->stall_timeout_us);
@@ -720,12 +725,12 @@ static bool master_send(rl_master *m, rl_slot *slot)
     int64_t now = rl_now_us();
     rl_slot_on_sent(slot, now, now + m->command_timeout_us);
     rl_count(&m->stats.requests);
-    master_count_sent(m, now);
+    master_count_sent(m, now, 1);
     return true;
 }
 
 /* Hand n slots' requests to hiredis as one call of script, a batch
- * (batch.h): one request in the window, each slot sent (and counted in
+ * (batch.h): n places in the window, each slot sent (and counted in
  * the requests statistic) at the same time. false, with nothing sent, when
  * it cannot be written or sent. */
 static bool master_send_batch(rl_master *m, const rl_script *script, rl_slot **slots, size_t n)
@@ -754,7 +759,7 @@ static bool master_send_batch(rl_master *m, const rl_script *script, rl_slot **s
         rl_slot_on_sent(slots[i], now, now + m->command_timeout_us);
         rl_count(&m->stats.requests);
     }
-    master_count_sent(m, now);
+    master_count_sent(m, now, n);
     return true;
 }
 

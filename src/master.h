@@ -6,8 +6,8 @@
  * wait in the master's send queue (send_queue.h), so a burst waits where
  * its deadlines do not run and where what is no longer wanted is dropped
  * before it is sent. Extensions (and releases) that wait there together go
- * out as one batched request (batch.h), which takes one place in the
- * window; an extension waits a moment for others to batch with.
+ * out as one batched request (batch.h), which takes a place in the
+ * window for each lock; an extension waits a moment for others to batch with.
  *
  *   IDLE --connect--> CONNECTING --handshake done--> READY
  *     ^                   |                            |

@@ -108,8 +108,9 @@ void rl_master_close(rl_master *m);
 
 /*
  * Send slot's command, or queue it: while the handshake runs (WAITING), or
- * while the window is full or others wait for room (QUEUED; its deadline
- * then becomes the time it may wait: quorum.h). Returns -1 when sent or
+ * while the window is full or others wait for room, or, an extension, to
+ * gather a batch (QUEUED; its deadline then becomes the time it may wait:
+ * quorum.h). Returns -1 when sent or
  * queued (the slot will be completed later), else the outcome to record at
  * once (NOT_CONNECTED or AUTH_FAILED; NOT_CONNECTED too beyond
  * RL_MASTER_MAX_OUTSTANDING); never calls back synchronously.

@@ -47,10 +47,10 @@ static bool read_header(const char **p, const char *end, char prefix, size_t *n)
         return false;
     s++;
     size_t v = 0;
-    const char *digits = s;
-    while (s < end && *s >= '0' && *s <= '9' && s - digits < 18)
+    const char *first = s;
+    while (s < end && *s >= '0' && *s <= '9' && s - first < 18)
         v = v * 10 + (size_t)(*s++ - '0');
-    if (s == digits || end - s < 2 || s[0] != '\r' || s[1] != '\n')
+    if (s == first || end - s < 2 || s[0] != '\r' || s[1] != '\n')
         return false;
     *p = s + 2;
     *n = v;
@@ -73,9 +73,11 @@ static bool read_bulk(const char **p, const char *end, const char **data, size_t
 /* slot's request as an EVALSHA of single. */
 static bool read_part(const char *cmd, size_t len, const rl_script *single, rl_batch_part *part)
 {
-    const char *p = cmd, *end = cmd + len;
-    size_t argc, n;
-    const char *s;
+    const char *p = cmd;
+    const char *end = cmd + len;
+    size_t argc = 0;
+    size_t n = 0;
+    const char *s = NULL;
     if (!read_header(&p, end, '*', &argc) || argc < 3 || !read_bulk(&p, end, &s, &n) || n != 7 ||
         memcmp(s, "EVALSHA", 7) != 0 || !read_bulk(&p, end, &s, &n) || n != 40 ||
         memcmp(s, single->sha, 40) != 0 || !read_bulk(&p, end, &s, &n) || n == 0 || n > 18)
@@ -160,7 +162,9 @@ char *rl_batch_command(const rl_script *script, rl_slot *const *slots, size_t co
     rl_batch_part parts[RL_BATCH_MAX];
     if (single == NULL || count == 0 || count > RL_BATCH_MAX)
         return NULL;
-    size_t nkeys = 0, argc = 4, body = 0;
+    size_t nkeys = 0;
+    size_t argc = 4; /* EVALSHA, the sha, the key count, the lock count */
+    size_t body = 0;
     for (size_t i = 0; i < count; i++) {
         size_t cmd_len;
         const char *cmd = rl_slot_command(slots[i], &cmd_len);

@@ -743,7 +743,7 @@ static bool master_send_batch(rl_master *m, const rl_script *script, rl_slot **s
     b->master = m;
     b->script = script;
     b->count = n;
-    memcpy(b->slots, slots, n * sizeof(*slots));
+    memcpy(b->slots, slots, n * sizeof(rl_slot *));
     size_t len = 0;
     char *cmd = rl_batch_command(script, slots, n, &len);
     /* hiredis copies the request; the batch is its callback's until then. */

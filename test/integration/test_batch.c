@@ -263,11 +263,12 @@ Test(batch, releases_waiting_for_room_go_as_one_call_and_each_is_announced)
      * extension in flight: the releases wait for room behind it, and go
      * as one batch when it answers. */
     cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_MAX_IN_FLIGHT, 1), REDLOCK_OK);
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_TTL_MS, fleet_scaled_ms(60000)), REDLOCK_OK);
     cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_COMMAND_TIMEOUT_MS, fleet_scaled_ms(1000)),
                  REDLOCK_OK);
     connect_all();
     redlock_lock *locks[LOCKS];
-    acquire_all(locks, 20000);
+    acquire_all(locks, fleet_scaled_ms(20000));
     size_t first = 0;
     cr_assert(harness_wait_until(&h, idle, &first, 3000)); /* the acquires answered */
     redisContext *sub = subscribe_all(0);
@@ -275,7 +276,9 @@ Test(batch, releases_waiting_for_room_go_as_one_call_and_each_is_announced)
     cr_assert_eq(fleet_pause(h.fleet, 0), 0);
     request_count c = {0, requests_to(0) + 1};
     done extended = {0};
-    cr_assert_eq(redlock_extend_async(h.client, locks[0], 20000, on_done, &extended), REDLOCK_OK);
+    cr_assert_eq(redlock_extend_async(h.client, locks[0], fleet_scaled_ms(20000), on_done,
+                                      &extended),
+                 REDLOCK_OK);
     cr_assert(harness_wait_until(&h, sent_to, &c, 3000), "the extension never went out");
     done released[LOCKS] = {0};
     for (size_t i = 1; i < LOCKS; i++)
@@ -392,18 +395,20 @@ Test(batch, a_connection_lost_with_a_batch_in_flight_tells_each_lock)
     /* Masters 0 and 1 stopped with a batch of extensions in flight; 0 is
      * killed: each lock hears master 0 is lost, and the quorum comes from 1
      * and 2 once 1 resumes. */
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_TTL_MS, fleet_scaled_ms(60000)), REDLOCK_OK);
     cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_COMMAND_TIMEOUT_MS, fleet_scaled_ms(3000)),
                  REDLOCK_OK);
     connect_all();
     redlock_lock *locks[LOCKS];
-    acquire_all(locks, 20000);
+    acquire_all(locks, fleet_scaled_ms(20000));
     log_every_command(1);
     cr_assert_eq(fleet_pause(h.fleet, 0), 0);
     cr_assert_eq(fleet_pause(h.fleet, 1), 0);
     request_count c = {0, requests_to(0) + LOCKS};
     done d[LOCKS] = {0};
     for (size_t i = 0; i < LOCKS; i++)
-        cr_assert_eq(redlock_extend_async(h.client, locks[i], 20000, on_done, &d[i]),
+        cr_assert_eq(redlock_extend_async(h.client, locks[i], fleet_scaled_ms(20000), on_done,
+                                          &d[i]),
                      REDLOCK_OK);
     cr_assert(harness_wait_until(&h, sent_to, &c, 3000), "the extensions never went out");
     harness_run_for(&h, 20);

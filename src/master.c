@@ -42,13 +42,25 @@
  * fails with it; when the client is freed, it is all sent (the releases
  * the free sends among it).
  *
+ * Extensions and releases that leave the queue together, up to
+ * RL_BATCH_MAX of them, go out as one call of a batch script (batch.h):
+ * one script call on the master for all those locks, one request on the
+ * wire; in the window it takes a place for each lock (the window bounds
+ * the work a master has in hand), and it may start whenever there is room,
+ * so the window is exceeded by at most RL_BATCH_MAX - 1. So that extensions do batch, one submitted while the window has
+ * room waits RL_BATCH_GATHER_US in the queue (the batch timer, armed by
+ * the first) for others to join it, or less once RL_BATCH_MAX wait; the
+ * other requests go past it. Releases are never held back (a release frees
+ * a lock for others now): they batch only when they wait for room anyway.
+ *
  * Timers belong to states. master_enter(), the one place the state changes,
- * stops all three and starts the deadline of the state it enters:
+ * stops all four and starts the deadline of the state it enters:
  *   reconnect_timer  IDLE: the backoff before the next connect
  *   deadline_timer   CONNECTING: the connect timeout; FLUSHING: that plus
  *                    one command timeout; DRAINING: one command timeout
  *   stall_timer      READY, while requests are in flight
- * CLOSED has none. The deadline and stall timers run after I/O
+ *   batch_timer      READY, while extensions gather in the queue
+ * CLOSED has none. The deadline, stall and batch timers run after I/O
  * (RL_DEADLINE_PRIORITY). Each handler checks the monotonic clock itself and waits
  * on if it fired early. FLUSHING and DRAINING hold a client reference,
  * dropped last when they reach CLOSED (master_close).
@@ -62,6 +74,7 @@
  * the context is current and is cleared before we free it, so callbacks from
  * a context being torn down are recognised and ignored.
  */
+#include "batch.h"
 #include "connect.h"
 #include "internal.h"
 #include "random.h"
@@ -73,6 +86,7 @@
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Replies overdue for this many command timeouts mean a stalled master... */
@@ -80,14 +94,21 @@
 /* ...but never less than this, so a short command timeout does not make a
  * merely slow master reconnect over and over. */
 #define RL_STALL_MIN_US 1000000
+/* How long an extension submitted to a master with room waits for others
+ * to go out with it in one batch. Small beside any lock's TTL (an
+ * auto-extension goes out a third of the TTL before it runs out), long
+ * enough for a busy client's extensions to gather. */
+#define RL_BATCH_GATHER_US 2000
 
 _Static_assert(sizeof(((rl_master *)0)->run_id) == RL_RUN_ID_SIZE, "run_id holds 40 hex digits");
 
 static void master_connect(rl_master *m);
 static bool master_send(rl_master *m, rl_slot *slot);
+static bool master_send_batch(rl_master *m, const rl_script *script, rl_slot **slots, size_t n);
 static void master_on_deadline(struct ev_loop *loop, ev_timer *w, int revents);
 static void master_on_reconnect_timer(struct ev_loop *loop, ev_timer *w, int revents);
 static void master_on_stall_timer(struct ev_loop *loop, ev_timer *w, int revents);
+static void master_on_batch_timer(struct ev_loop *loop, ev_timer *w, int revents);
 
 static rl_logger *master_log(rl_master *m)
 {
@@ -146,6 +167,7 @@ static void master_enter(rl_master *m, rl_master_state to)
     ev_timer_stop(loop, &m->reconnect_timer);
     ev_timer_stop(loop, &m->deadline_timer);
     ev_timer_stop(loop, &m->stall_timer);
+    ev_timer_stop(loop, &m->batch_timer);
     bool deadline = true;
     switch (to) {
     case RL_MASTER_CONNECTING:
@@ -186,10 +208,13 @@ void rl_master_init(rl_master *m, redlock_client *client, const rl_node *node)
     ev_timer_init(&m->reconnect_timer, master_on_reconnect_timer, 0., 0.);
     ev_timer_init(&m->stall_timer, master_on_stall_timer, 0., 0.);
     ev_set_priority(&m->deadline_timer, RL_DEADLINE_PRIORITY);
+    ev_timer_init(&m->batch_timer, master_on_batch_timer, 0., 0.);
     ev_set_priority(&m->stall_timer, RL_DEADLINE_PRIORITY);
+    ev_set_priority(&m->batch_timer, RL_DEADLINE_PRIORITY);
     rl_send_queue_init(&m->queue);
     m->window = (size_t)rl_client_setting(client, REDLOCK_MAX_IN_FLIGHT);
     m->deadline_timer.data = m->reconnect_timer.data = m->stall_timer.data = m;
+    m->batch_timer.data = m;
 }
 
 void rl_master_start(rl_master *m)
@@ -250,17 +275,58 @@ static void master_close(rl_master *m)
         rl_client_unref(client);
 }
 
-/* Send what waits for room, while there is room; everything with all
- * (the client is freed: what it submitted goes out before the close). A
- * slot that cannot be sent fails, and its owner may free the client: the
- * loop stops when the state changes. */
+/* Whether the extensions in the queue are held back for others to join
+ * their batch: the batch timer runs and a full batch does not wait yet. */
+static bool master_gathering(const rl_master *m)
+{
+    return ev_is_active(&m->batch_timer) && m->queue.extend_count < RL_BATCH_MAX;
+}
+
+/* Requests in the queue that would go out now, given room. */
+static size_t master_ready_queued(const rl_master *m)
+{
+    return m->queue.count - (master_gathering(m) ? m->queue.extend_count : 0);
+}
+
+/* Take first out of the queue and send it, in one batch with the requests
+ * next in line that batch with it (extensions only when allowed). A batch
+ * that cannot be written (out of memory) goes out request by request; a
+ * request that cannot be sent fails, and its owner may free the client. */
+static void master_send_from_queue(rl_master *m, rl_slot *first, bool extensions)
+{
+    rl_slot *slots[RL_BATCH_MAX];
+    size_t n = 1;
+    const rl_script *script = rl_batch_script(first);
+    rl_send_queue_remove(&m->queue, first);
+    slots[0] = first;
+    rl_slot *next;
+    while (script != NULL && n < RL_BATCH_MAX &&
+           (next = rl_send_queue_peek(&m->queue, extensions)) != NULL &&
+           rl_batch_script(next) == script) {
+        rl_send_queue_remove(&m->queue, next);
+        slots[n++] = next;
+    }
+    if (n > 1 && master_send_batch(m, script, slots, n))
+        return;
+    for (size_t i = 0; i < n; i++)
+        if (!master_send(m, slots[i]))
+            rl_slot_on_failure(slots[i], REDLOCK_MASTER_NOT_CONNECTED,
+                               "the request could not be sent");
+}
+
+/* Send what waits for room, while there is room, batched where it can be;
+ * everything with all (the client is freed: what it submitted goes out
+ * before the close). Extensions still gathering stay. The loop stops when
+ * the state changes (a failed request's owner may free the client). */
 static void master_send_queued(rl_master *m, bool all)
 {
-    rl_slot *slot;
     while ((m->state == RL_MASTER_READY || m->state == RL_MASTER_FLUSHING) &&
-           (all || m->in_flight < m->window) && (slot = rl_send_queue_pop(&m->queue)) != NULL) {
-        if (!master_send(m, slot))
-            rl_slot_on_failure(slot, REDLOCK_MASTER_NOT_CONNECTED, "the request could not be sent");
+           (all || m->in_flight < m->window)) {
+        bool extensions = all || !master_gathering(m);
+        rl_slot *slot = rl_send_queue_peek(&m->queue, extensions);
+        if (slot == NULL)
+            break;
+        master_send_from_queue(m, slot, extensions);
     }
     master_gauge(m);
 }
@@ -583,35 +649,72 @@ static void master_on_stall_timer(struct ev_loop *loop, ev_timer *w, int revents
     master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, reason);
 }
 
+/* A reply to one request of ours (a slot's, or a batch of `requests`
+ * slots'), before its slots hear it: on the current connection, progress,
+ * and the room it made used. Returns why the request was lost when r is NULL. The caller holds a
+ * client reference. */
+static const char *master_take_reply(rl_master *m, const redisAsyncContext *ac, const void *r,
+                                     size_t requests)
+{
+    if (ac->data != m)
+        return r == NULL ? m->failure : NULL; /* we dropped it, and said why */
+    m->in_flight -= requests < m->in_flight ? requests : m->in_flight;
+    if (r != NULL)
+        m->last_progress_us = rl_now_us();
+    if (m->in_flight == 0)
+        ev_timer_stop(m->client->loop, &m->stall_timer);
+    master_gauge(m);
+    if (r == NULL)
+        return ac->c.errstr[0] ? ac->c.errstr : "connection lost";
+    master_send_queued(m, false); /* the room this reply made */
+    return NULL;
+}
+
 static void master_on_command_reply(redisAsyncContext *ac, void *r, void *privdata)
 {
     rl_slot *slot = privdata;
     rl_master *m = slot->master;
     redlock_client *client = m->client;
-    const char *lost_reason = NULL;
     rl_client_ref(client); /* the owners of the requests may free it */
-    if (ac->data == m) {
-        /* The current connection: account for progress. */
-        if (m->in_flight > 0)
-            m->in_flight--;
-        if (r != NULL)
-            m->last_progress_us = rl_now_us();
-        if (m->in_flight == 0)
-            ev_timer_stop(client->loop, &m->stall_timer);
-        master_gauge(m);
-        if (r == NULL)
-            lost_reason = ac->c.errstr[0] ? ac->c.errstr : "connection lost";
-        else
-            master_send_queued(m, false); /* the room this reply made */
-    } else if (r == NULL) {
-        lost_reason = m->failure; /* we dropped it, and said why */
-    }
+    const char *lost_reason = master_take_reply(m, ac, r, 1);
     rl_slot_on_reply(slot, r, lost_reason);
     rl_client_unref(client);
 }
 
-/* Hand slot's command to hiredis. Replies are watched for a stall while
- * READY; a freed client's last requests have their own deadline. */
+/* A batch's reply: each of its slots hears its part. A master whose script
+ * cache was flushed loads the batch script again, ahead of what the reply
+ * lets out (the slots themselves fall back to EVAL, one by one). */
+static void master_on_batch_reply(redisAsyncContext *ac, void *r, void *privdata)
+{
+    rl_batch *b = privdata;
+    rl_master *m = b->master;
+    redlock_client *client = m->client;
+    rl_client_ref(client);
+    if (ac->data == m && rl_batch_noscript(r))
+        redisAsyncCommand(ac, NULL, NULL, "SCRIPT LOAD %s", b->script->source);
+    const char *lost_reason = master_take_reply(m, ac, r, b->count);
+    rl_batch_dispatch(b, r, lost_reason);
+    free(b);
+    rl_client_unref(client);
+}
+
+/* More requests of ours on the wire: a slot's, or a batch's, which takes
+ * a place in the window for each of its slots (the window bounds the work
+ * a master has in hand, not the calls). Replies are watched for a stall
+ * while READY; a freed client's last requests have their own deadline. */
+static void master_count_sent(rl_master *m, int64_t now, size_t requests)
+{
+    bool was_idle = m->in_flight == 0;
+    m->in_flight += requests;
+    if (was_idle) {
+        m->last_progress_us = now;
+        if (m->state == RL_MASTER_READY)
+            rl_timer_arm_in(m->client->loop, &m->stall_timer, m->stall_timeout_us);
+    }
+    master_gauge(m);
+}
+
+/* Hand slot's command to hiredis. */
 static bool master_send(rl_master *m, rl_slot *slot)
 {
     size_t len;
@@ -622,13 +725,54 @@ static bool master_send(rl_master *m, rl_slot *slot)
     int64_t now = rl_now_us();
     rl_slot_on_sent(slot, now, now + m->command_timeout_us);
     rl_count(&m->stats.requests);
-    if (m->in_flight++ == 0) {
-        m->last_progress_us = now;
-        if (m->state == RL_MASTER_READY)
-            rl_timer_arm_in(m->client->loop, &m->stall_timer, m->stall_timeout_us);
-    }
-    master_gauge(m);
+    master_count_sent(m, now, 1);
     return true;
+}
+
+/* Hand n slots' requests to hiredis as one call of script, a batch
+ * (batch.h): n places in the window, each slot sent (and counted in
+ * the requests statistic) at the same time. false, with nothing sent, when
+ * it cannot be written or sent. */
+static bool master_send_batch(rl_master *m, const rl_script *script, rl_slot **slots, size_t n)
+{
+    if (m->ac == NULL)
+        return false;
+    rl_batch *b = malloc(sizeof(*b));
+    if (b == NULL)
+        return false;
+    b->master = m;
+    b->script = script;
+    b->count = n;
+    memcpy(b->slots, slots, n * sizeof(rl_slot *));
+    size_t len = 0;
+    char *cmd = rl_batch_command(script, slots, n, &len);
+    /* hiredis copies the request; the batch is its callback's until then. */
+    bool sent = cmd != NULL && redisAsyncFormattedCommand(m->ac, master_on_batch_reply, b, cmd,
+                                                          len) == REDIS_OK;
+    free(cmd);
+    if (!sent) {
+        free(b);
+        return false;
+    }
+    int64_t now = rl_now_us();
+    for (size_t i = 0; i < n; i++) {
+        rl_slot_on_sent(slots[i], now, now + m->command_timeout_us);
+        rl_count(&m->stats.requests);
+    }
+    master_count_sent(m, now, n);
+    return true;
+}
+
+/* The batch timer: the extensions gathered go out. */
+static void master_on_batch_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    rl_master *m = w->data;
+    if (m->state != RL_MASTER_READY)
+        return;
+    redlock_client *client = m->client;
+    rl_client_ref(client); /* a request that fails may free it */
+    master_send_queued(m, false);
+    rl_client_unref(client);
 }
 
 /* Into the send queue (QUEUED). It may wait as long as it is of use
@@ -645,13 +789,33 @@ static int master_enqueue(rl_master *m, rl_slot *slot)
     return -1;
 }
 
+/* An extension to a ready master waits in the queue for others to batch
+ * with: RL_BATCH_GATHER_US from the first, or until the next loop
+ * iteration once a full batch waits. With the window full it needs no
+ * timer: it goes out, batched, as replies make room. */
+static int master_gather(rl_master *m, rl_slot *slot)
+{
+    int outcome = master_enqueue(m, slot);
+    if (outcome >= 0)
+        return outcome;
+    bool timer = ev_is_active(&m->batch_timer);
+    if (m->queue.extend_count >= RL_BATCH_MAX && (timer || m->in_flight < m->window))
+        rl_timer_arm_in(m->client->loop, &m->batch_timer, 0);
+    else if (!timer && m->in_flight < m->window)
+        rl_timer_arm_in(m->client->loop, &m->batch_timer, RL_BATCH_GATHER_US);
+    return -1;
+}
+
 int rl_master_submit(rl_master *m, rl_slot *slot)
 {
     switch (m->state) {
     case RL_MASTER_READY:
         if (master_full(m, slot))
             return REDLOCK_MASTER_NOT_CONNECTED;
-        if (m->in_flight < m->window && m->queue.count == 0)
+        if (slot->round->kind == RL_ROUND_EXTEND && rl_batch_script(slot) != NULL)
+            return master_gather(m, slot);
+        /* Past extensions that gather: they are not waiting for room. */
+        if (m->in_flight < m->window && master_ready_queued(m) == 0)
             return master_send(m, slot) ? -1 : REDLOCK_MASTER_NOT_CONNECTED;
         return master_enqueue(m, slot);
     case RL_MASTER_CONNECTING:

@@ -5,7 +5,9 @@
  * At most max_in_flight of them are sent and unanswered at once; the rest
  * wait in the master's send queue (send_queue.h), so a burst waits where
  * its deadlines do not run and where what is no longer wanted is dropped
- * before it is sent.
+ * before it is sent. Extensions (and releases) that wait there together go
+ * out as one batched request (batch.h), which takes a place in the
+ * window for each lock; an extension waits a moment for others to batch with.
  *
  *   IDLE --connect--> CONNECTING --handshake done--> READY
  *     ^                   |                            |
@@ -87,6 +89,8 @@ typedef struct rl_master {
     ev_timer deadline_timer;      /* CONNECTING, FLUSHING, DRAINING: the state's deadline */
     ev_timer reconnect_timer;     /* IDLE: backoff before the next connect */
     ev_timer stall_timer;         /* READY: watches replies while in_flight > 0 */
+    ev_timer batch_timer;         /* READY: extensions gather in the queue until it
+                                     fires (master.c) */
 } rl_master;
 
 /* Set up m for node; no I/O yet. */
@@ -104,8 +108,9 @@ void rl_master_close(rl_master *m);
 
 /*
  * Send slot's command, or queue it: while the handshake runs (WAITING), or
- * while the window is full or others wait for room (QUEUED; its deadline
- * then becomes the time it may wait: quorum.h). Returns -1 when sent or
+ * while the window is full or others wait for room, or, an extension, to
+ * gather a batch (QUEUED; its deadline then becomes the time it may wait:
+ * quorum.h). Returns -1 when sent or
  * queued (the slot will be completed later), else the outcome to record at
  * once (NOT_CONNECTED or AUTH_FAILED; NOT_CONNECTED too beyond
  * RL_MASTER_MAX_OUTSTANDING); never calls back synchronously.

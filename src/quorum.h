@@ -17,7 +17,10 @@
  *
  * WAITING is the wait for a connection's handshake, in order; QUEUED the
  * wait for room in the window of requests in flight to a ready master
- * (master.h), by priority (send_queue.h). A request's deadline starts when
+ * (master.h), by priority (send_queue.h), or an extension's moment there
+ * for others to join its batch (batch.h). A batched request is SENT like
+ * any other: its slots go SENT together and each hears its own part of
+ * the batch's reply. A request's deadline starts when
  * it is sent: one command timeout from then. A queued request's is the
  * time it may wait: an extension until its lock runs out, anything else
  * one command timeout from its submission.

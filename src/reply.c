@@ -241,6 +241,10 @@ const rl_script *rl_handshake_script(rl_handshake_step step)
         return &rl_fenced_acquire_script;
     case RL_HS_LOAD_FENCE_CONFIRM:
         return &rl_fence_confirm_script;
+    case RL_HS_LOAD_EXTEND_BATCH:
+        return &rl_extend_batch_script;
+    case RL_HS_LOAD_RELEASE_BATCH:
+        return &rl_release_batch_script;
     default:
         return NULL;
     }

@@ -56,11 +56,13 @@ typedef enum rl_handshake_step {
     RL_HS_LOAD_ACQUIRE,
     RL_HS_LOAD_FENCED_ACQUIRE,
     RL_HS_LOAD_FENCE_CONFIRM,
+    RL_HS_LOAD_EXTEND_BATCH,
+    RL_HS_LOAD_RELEASE_BATCH,
     RL_HS_INFO
 } rl_handshake_step;
 
 #define RL_HS_FIRST_LOAD RL_HS_LOAD_RELEASE
-#define RL_HS_LAST_LOAD RL_HS_LOAD_FENCE_CONFIRM
+#define RL_HS_LAST_LOAD RL_HS_LOAD_RELEASE_BATCH
 
 /* "AUTH", "SELECT", "SCRIPT LOAD" or "INFO". */
 const char *rl_handshake_step_name(rl_handshake_step step);

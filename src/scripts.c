@@ -221,94 +221,151 @@ const rl_script rl_fence_seed_script = {
  * again at once, and the reply counts who heard it (1 + the most
  * subscribers of one channel); pcall, because a user the ACL denies the
  * channel must still be able to release. */
+#define RL_LUA_RELEASE_BODY \
+    "local n = ARGV[3] and #KEYS / 2 or #KEYS\n" \
+    "local mine, other, heard = false, false, 0\n" \
+    "for i = 1, n do\n" \
+    "  local k = KEYS[i]\n" \
+    "  local t = redis.call('TYPE', k)['ok']\n" \
+    "  local freed = false\n" \
+    "  if t == 'hash' then\n" \
+    "    if redis.call('HDEL', k, ARGV[1]) == 1 then\n" \
+    "      mine = true\n" \
+    "      drop_lapsed(k, now_ms())\n" \
+    "      if redis.call('HLEN', k) <= 1 then\n" \
+    "        redis.call('DEL', k)\n" \
+    "        freed = true\n" \
+    "      end\n" \
+    "    else\n" \
+    "      other = true\n" \
+    "    end\n" \
+    "  elseif t ~= 'none' then\n" \
+    "    if redis.call('GET', k) == ARGV[1] then\n" \
+    "      redis.call('DEL', k)\n" \
+    "      mine, freed = true, true\n" \
+    "    else\n" \
+    "      other = true\n" \
+    "    end\n" \
+    "  end\n" \
+    "  if freed and ARGV[2] then\n" \
+    "    local n = redis.pcall('PUBLISH', ARGV[2] .. k, ARGV[1])\n" \
+    "    if type(n) == 'number' and n > heard then\n" \
+    "      heard = n\n" \
+    "    end\n" \
+    "  end\n" \
+    "end\n" \
+    "for i = n + 1, #KEYS do\n" \
+    "  if token_of(KEYS[i], ARGV[1]) then\n" \
+    "    redis.call('DEL', KEYS[i])\n" \
+    "  end\n" \
+    "end\n" \
+    "if mine then\n" \
+    "  return 1 + heard\n" \
+    "elseif other then\n" \
+    "  return -1\n" \
+    "end\n" \
+    "return 0\n"
+
 const rl_script rl_release_script = {
     "release",
     RL_LUA_HOLDS
     RL_LUA_TOKEN_KEYS
-    "local n = ARGV[3] and #KEYS / 2 or #KEYS\n"
-    "local mine, other, heard = false, false, 0\n"
-    "for i = 1, n do\n"
-    "  local k = KEYS[i]\n"
-    "  local t = redis.call('TYPE', k)['ok']\n"
-    "  local freed = false\n"
-    "  if t == 'hash' then\n"
-    "    if redis.call('HDEL', k, ARGV[1]) == 1 then\n"
-    "      mine = true\n"
-    "      drop_lapsed(k, now_ms())\n"
-    "      if redis.call('HLEN', k) <= 1 then\n"
-    "        redis.call('DEL', k)\n"
-    "        freed = true\n"
-    "      end\n"
-    "    else\n"
-    "      other = true\n"
-    "    end\n"
-    "  elseif t ~= 'none' then\n"
-    "    if redis.call('GET', k) == ARGV[1] then\n"
-    "      redis.call('DEL', k)\n"
-    "      mine, freed = true, true\n"
-    "    else\n"
-    "      other = true\n"
-    "    end\n"
-    "  end\n"
-    "  if freed and ARGV[2] then\n"
-    "    local n = redis.pcall('PUBLISH', ARGV[2] .. k, ARGV[1])\n"
-    "    if type(n) == 'number' and n > heard then\n"
-    "      heard = n\n"
-    "    end\n"
-    "  end\n"
-    "end\n"
-    "for i = n + 1, #KEYS do\n"
-    "  if token_of(KEYS[i], ARGV[1]) then\n"
-    "    redis.call('DEL', KEYS[i])\n"
-    "  end\n"
-    "end\n"
-    "if mine then\n"
-    "  return 1 + heard\n"
-    "elseif other then\n"
-    "  return -1\n"
-    "end\n"
-    "return 0\n",
+    RL_LUA_RELEASE_BODY,
     "e1a93dbc9dc103abd2af052d3a2e7de3c2ce1d64",
 };
 
 /* Compare-and-PEXPIRE, for the same reason; all keys or none. */
+#define RL_LUA_EXTEND_BODY \
+    "local n = ARGV[3] and #KEYS / 2 or #KEYS\n" \
+    "local types, absent = {}, false\n" \
+    "for i = 1, n do\n" \
+    "  local t = redis.call('TYPE', KEYS[i])['ok']\n" \
+    "  types[i] = t\n" \
+    "  if t == 'hash' then\n" \
+    "    if redis.call('HEXISTS', KEYS[i], ARGV[1]) == 0 then\n" \
+    "      return -1\n" \
+    "    end\n" \
+    "  elseif t == 'none' then\n" \
+    "    absent = true\n" \
+    "  elseif redis.call('GET', KEYS[i]) ~= ARGV[1] then\n" \
+    "    return -1\n" \
+    "  end\n" \
+    "end\n" \
+    "if absent then\n" \
+    "  return 0\n" \
+    "end\n" \
+    "local px = tonumber(ARGV[2])\n" \
+    "local now\n" \
+    "for i = 1, n do\n" \
+    "  if types[i] == 'hash' then\n" \
+    "    now = now or now_ms()\n" \
+    "    redis.call('HSET', KEYS[i], ARGV[1], now + px)\n" \
+    "  end\n" \
+    "  if types[i] ~= 'hash' or redis.call('PTTL', KEYS[i]) < px then\n" \
+    "    redis.call('PEXPIRE', KEYS[i], px)\n" \
+    "  end\n" \
+    "  if n < #KEYS then\n" \
+    "    redis.call('PEXPIRE', KEYS[n + i], redis.call('PTTL', KEYS[i]))\n" \
+    "  end\n" \
+    "end\n" \
+    "return 1\n"
+
 const rl_script rl_extend_script = {
     "extend",
     RL_LUA_HOLDS
-    "local n = ARGV[3] and #KEYS / 2 or #KEYS\n"
-    "local types, absent = {}, false\n"
-    "for i = 1, n do\n"
-    "  local t = redis.call('TYPE', KEYS[i])['ok']\n"
-    "  types[i] = t\n"
-    "  if t == 'hash' then\n"
-    "    if redis.call('HEXISTS', KEYS[i], ARGV[1]) == 0 then\n"
-    "      return -1\n"
-    "    end\n"
-    "  elseif t == 'none' then\n"
-    "    absent = true\n"
-    "  elseif redis.call('GET', KEYS[i]) ~= ARGV[1] then\n"
-    "    return -1\n"
-    "  end\n"
-    "end\n"
-    "if absent then\n"
-    "  return 0\n"
-    "end\n"
-    "local px = tonumber(ARGV[2])\n"
-    "local now\n"
-    "for i = 1, n do\n"
-    "  if types[i] == 'hash' then\n"
-    "    now = now or now_ms()\n"
-    "    redis.call('HSET', KEYS[i], ARGV[1], now + px)\n"
-    "  end\n"
-    "  if types[i] ~= 'hash' or redis.call('PTTL', KEYS[i]) < px then\n"
-    "    redis.call('PEXPIRE', KEYS[i], px)\n"
-    "  end\n"
-    "  if n < #KEYS then\n"
-    "    redis.call('PEXPIRE', KEYS[n + i], redis.call('PTTL', KEYS[i]))\n"
-    "  end\n"
-    "end\n"
-    "return 1\n",
+    RL_LUA_EXTEND_BODY,
     "8cc5da0511cf835b959c057cc47d165f2af0ed22",
+};
+
+/* The batch scripts (batch.h): the single script's body as a function
+ * `one`, run for each group of keys and arguments, each under pcall so that
+ * one lock's error (a key of another type) is that lock's answer alone.
+ * ARGV[1] is the number of groups; each group is its key count, its
+ * argument count, then its arguments; the keys are KEYS in group order.
+ * Returns one element per group: what the single script would have
+ * returned, or its error. */
+#define RL_LUA_BATCH_LOOP \
+    "local out, k, a = {}, 0, 2\n" \
+    "for g = 1, tonumber(ARGV[1]) do\n" \
+    "  local nk, na = tonumber(ARGV[a]), tonumber(ARGV[a + 1])\n" \
+    "  local keys, args = {}, {}\n" \
+    "  for i = 1, nk do\n" \
+    "    keys[i] = KEYS[k + i]\n" \
+    "  end\n" \
+    "  for i = 1, na do\n" \
+    "    args[i] = ARGV[a + 1 + i]\n" \
+    "  end\n" \
+    "  k, a = k + nk, a + 2 + na\n" \
+    "  local ok, r = pcall(one, keys, args)\n" \
+    "  if ok then\n" \
+    "    out[g] = r\n" \
+    "  elseif type(r) == 'table' and r.err then\n" \
+    "    out[g] = r\n" \
+    "  else\n" \
+    "    out[g] = {err = tostring(r)}\n" \
+    "  end\n" \
+    "end\n" \
+    "return out\n"
+
+const rl_script rl_extend_batch_script = {
+    "extend batch",
+    RL_LUA_HOLDS
+    "local function one(KEYS, ARGV)\n"
+    RL_LUA_EXTEND_BODY
+    "end\n"
+    RL_LUA_BATCH_LOOP,
+    "3c0b27a503920233f328fce752ad92f8f8623f8e",
+};
+
+const rl_script rl_release_batch_script = {
+    "release batch",
+    RL_LUA_HOLDS
+    RL_LUA_TOKEN_KEYS
+    "local function one(KEYS, ARGV)\n"
+    RL_LUA_RELEASE_BODY
+    "end\n"
+    RL_LUA_BATCH_LOOP,
+    "0e948974fec09df10b182e8edcbb43cbf0cdc1b6",
 };
 
 /* One atomic read, so value and PTTL describe the same instant. For a

@@ -43,6 +43,12 @@ extern const rl_script rl_release_script;
  * TTL is never shortened). Returns 1 extended, 0 some key absent, -1
  * another value. */
 extern const rl_script rl_extend_script;
+/* The extend and release scripts for several locks in one call (batch.h):
+ * EVALSHA sha <all keys> keys... <groups> then, for each lock, <its key
+ * count> <its argument count> <its arguments...>. Returns an array with,
+ * for each lock, what the single script returns, or its error. */
+extern const rl_script rl_extend_batch_script;
+extern const rl_script rl_release_batch_script;
 /* Reads the keys and their PTTL at one instant: {value or nil, pttl}; for
  * several keys, the value all hold and the least PTTL, or {nil, -3} when
  * they differ. */

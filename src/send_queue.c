@@ -152,6 +152,17 @@ const rl_slot *rl_send_queue_next_extension(const rl_send_queue *q)
     return q->extend_count > 0 ? q->extends[0] : NULL;
 }
 
+rl_slot *rl_send_queue_peek(const rl_send_queue *q, bool extensions)
+{
+    if (!rl_list_empty(&q->releases))
+        return rl_container_of(q->releases.next, rl_slot, link);
+    if (extensions && q->extend_count > 0)
+        return q->extends[0];
+    if (!rl_list_empty(&q->others))
+        return rl_container_of(q->others.next, rl_slot, link);
+    return NULL;
+}
+
 void rl_send_queue_remove(rl_send_queue *q, rl_slot *slot)
 {
     if (is_extension(slot))

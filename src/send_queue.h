@@ -44,6 +44,10 @@ rl_slot *rl_send_queue_pop(rl_send_queue *q);
 /* The extension that goes out first among those queued, left in; NULL
  * when none waits. */
 const rl_slot *rl_send_queue_next_extension(const rl_send_queue *q);
+/* The next slot to send, left in; with extensions false, the next one that
+ * is not an extension (extensions held back to gather a batch: master.c).
+ * NULL when there is none. */
+rl_slot *rl_send_queue_peek(const rl_send_queue *q, bool extensions);
 /* Take a queued slot out, wherever it is. */
 void rl_send_queue_remove(rl_send_queue *q, rl_slot *slot);
 

@@ -122,7 +122,7 @@ Test(send_queue, an_extension_waiting_for_room_is_never_sent_once_its_lock_is_re
     cr_assert_eq(fleet_pause(h.fleet, 1), 0);
     /* Fill the windows of 0 and 1. */
     done extended = {0};
-    cr_assert_eq(redlock_extend_async(h.client, first, 0, on_done, &extended), REDLOCK_OK);
+    cr_assert_eq(redlock_ping_async(h.client, on_done, &extended), REDLOCK_OK);
     uint64_t want = requests_to(2) + 1; /* the extension of "second", at a third of its TTL */
     cr_assert(harness_wait_until(&h, third_master_asked, &want, 3000),
               "the auto-extension never went out");
@@ -182,7 +182,7 @@ Test(send_queue, an_extension_counts_its_validity_from_when_it_was_sent)
     for (size_t i = 0; i < MASTERS; i++)
         cr_assert_eq(fleet_pause(h.fleet, i), 0);
     done filler = {0};
-    cr_assert_eq(redlock_extend_async(h.client, first, 0, on_done, &filler), REDLOCK_OK);
+    cr_assert_eq(redlock_ping_async(h.client, on_done, &filler), REDLOCK_OK);
     extended ext = {0};
     cr_assert_eq(redlock_extend_async(h.client, second, 0, on_extended, &ext), REDLOCK_OK);
     harness_run_for(&h, wait_ms);
@@ -240,7 +240,7 @@ Test(send_queue, acquires_are_refused_while_the_masters_are_behind_with_extensio
     for (size_t i = 0; i < MASTERS; i++)
         cr_assert_eq(fleet_pause(h.fleet, i), 0);
     done filler = {0};
-    cr_assert_eq(redlock_extend_async(h.client, first, 0, on_done, &filler), REDLOCK_OK);
+    cr_assert_eq(redlock_ping_async(h.client, on_done, &filler), REDLOCK_OK);
 
     acquired waited = {0};
     redlock_acquire_options once = fleet_acquire_options(fleet_scaled_ms(10000), 0);

@@ -342,3 +342,72 @@ Test(scripts, shas_are_40_hex_digits)
     cr_assert_eq(strspn(rl_inspect_script.sha, "0123456789abcdef"), 40);
     cr_assert_str_neq(rl_release_script.sha, rl_extend_script.sha);
 }
+
+/* SHA-1 (FIPS 180-4) of len bytes at data, as 40 hex digits. */
+static void sha1_hex(const char *data, size_t len, char hex[41])
+{
+    uint32_t h[5] = {0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476, 0xC3D2E1F0};
+    size_t total = ((len + 8) / 64 + 1) * 64;
+    unsigned char *msg = calloc(total, 1);
+    cr_assert_not_null(msg);
+    memcpy(msg, data, len);
+    msg[len] = 0x80;
+    uint64_t bits = (uint64_t)len * 8;
+    for (int i = 0; i < 8; i++)
+        msg[total - 1 - i] = (unsigned char)(bits >> (8 * i));
+    for (size_t off = 0; off < total; off += 64) {
+        uint32_t w[80];
+        for (int i = 0; i < 16; i++)
+            w[i] = (uint32_t)msg[off + 4 * i] << 24 | (uint32_t)msg[off + 4 * i + 1] << 16 |
+                   (uint32_t)msg[off + 4 * i + 2] << 8 | (uint32_t)msg[off + 4 * i + 3];
+        for (int i = 16; i < 80; i++) {
+            uint32_t x = w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16];
+            w[i] = x << 1 | x >> 31;
+        }
+        uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
+        for (int i = 0; i < 80; i++) {
+            uint32_t f, k;
+            if (i < 20)
+                f = (b & c) | (~b & d), k = 0x5A827999;
+            else if (i < 40)
+                f = b ^ c ^ d, k = 0x6ED9EBA1;
+            else if (i < 60)
+                f = (b & c) | (b & d) | (c & d), k = 0x8F1BBCDC;
+            else
+                f = b ^ c ^ d, k = 0xCA62C1D6;
+            uint32_t t = (a << 5 | a >> 27) + f + e + k + w[i];
+            e = d, d = c, c = b << 30 | b >> 2, b = a, a = t;
+        }
+        h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e;
+    }
+    free(msg);
+    for (int i = 0; i < 5; i++)
+        snprintf(hex + 8 * i, 9, "%08x", h[i]);
+}
+
+Test(scripts, each_sha_is_the_sha1_of_its_source)
+{
+    char hex[41];
+    sha1_hex("abc", 3, hex);
+    cr_assert_str_eq(hex, "a9993e364706816aba3e25717850c26c9cd0d89d");
+    const rl_script *all[] = {
+        &rl_acquire_script,      &rl_fenced_acquire_script, &rl_fence_confirm_script,
+        &rl_fence_read_script,   &rl_fence_seed_script,     &rl_release_script,
+        &rl_extend_script,       &rl_inspect_script,        &rl_extend_batch_script,
+        &rl_release_batch_script};
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+        sha1_hex(all[i]->source, strlen(all[i]->source), hex);
+        cr_assert_str_eq(hex, all[i]->sha, "script %s", all[i]->name);
+    }
+}
+
+Test(scripts, a_batch_script_runs_the_single_scripts_body)
+{
+    /* The single script's text after its helpers is the batch's function. */
+    const char *body = strstr(rl_extend_script.source, "local n = ARGV[3]");
+    cr_assert_not_null(body);
+    cr_assert_not_null(strstr(rl_extend_batch_script.source, body));
+    body = strstr(rl_release_script.source, "local n = ARGV[3]");
+    cr_assert_not_null(body);
+    cr_assert_not_null(strstr(rl_release_batch_script.source, body));
+}

@@ -1,0 +1,432 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Batched extensions and releases against real masters: several locks'
+ * requests to one master go out as one call of a batch script, and each
+ * lock still gets its own answer. */
+#include "harness.h"
+#include "scripts.h"
+
+#include <criterion/criterion.h>
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MASTERS 3
+#define LOCKS 6
+
+static harness h;
+
+static void three_masters(void)
+{
+    harness_start(&h, MASTERS, NULL);
+}
+
+static void teardown(void)
+{
+    for (size_t i = 0; i < MASTERS; i++)
+        fleet_resume(h.fleet, i); /* a failed test may leave one stopped */
+    harness_stop(&h);
+}
+
+TestSuite(batch, .init = three_masters, .fini = teardown, .timeout = 120);
+
+/* Master i's slow log keeps every command from now on. */
+static void log_every_command(size_t i)
+{
+    redisReply *r = fleet_command(h.fleet, i, "CONFIG SET slowlog-log-slower-than 0");
+    cr_assert(r != NULL && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    r = fleet_command(h.fleet, i, "CONFIG SET slowlog-max-len 10000");
+    freeReplyObject(r);
+    r = fleet_command(h.fleet, i, "SLOWLOG RESET");
+    freeReplyObject(r);
+}
+
+/* The EVALSHA calls of sha in master i's slow log naming key among their
+ * first arguments (the slow log keeps 32 of them). */
+static size_t calls_naming(size_t i, const char *sha, const char *key)
+{
+    redisReply *r = fleet_command(h.fleet, i, "SLOWLOG GET 10000");
+    cr_assert(r != NULL && r->type == REDIS_REPLY_ARRAY);
+    size_t n = 0;
+    for (size_t e = 0; e < r->elements; e++) {
+        const redisReply *entry = r->element[e];
+        if (entry->type != REDIS_REPLY_ARRAY || entry->elements < 4)
+            continue;
+        const redisReply *args = entry->element[3];
+        if (args->type != REDIS_REPLY_ARRAY || args->elements < 4 ||
+            strcasecmp(args->element[0]->str, "EVALSHA") != 0 ||
+            strcmp(args->element[1]->str, sha) != 0)
+            continue;
+        for (size_t a = 3; a < args->elements; a++)
+            if (args->element[a]->type == REDIS_REPLY_STRING &&
+                strcmp(args->element[a]->str, key) == 0) {
+                n++;
+                break;
+            }
+    }
+    freeReplyObject(r);
+    return n;
+}
+
+/* The EVALSHA calls of sha in master i's slow log. */
+static size_t calls_of(size_t i, const char *sha)
+{
+    redisReply *r = fleet_command(h.fleet, i, "SLOWLOG GET 10000");
+    cr_assert(r != NULL && r->type == REDIS_REPLY_ARRAY);
+    size_t n = 0;
+    for (size_t e = 0; e < r->elements; e++) {
+        const redisReply *entry = r->element[e];
+        if (entry->type == REDIS_REPLY_ARRAY && entry->elements >= 4 &&
+            entry->element[3]->type == REDIS_REPLY_ARRAY && entry->element[3]->elements >= 2 &&
+            strcasecmp(entry->element[3]->element[0]->str, "EVALSHA") == 0 &&
+            strcmp(entry->element[3]->element[1]->str, sha) == 0)
+            n++;
+    }
+    freeReplyObject(r);
+    return n;
+}
+
+typedef struct done {
+    bool called;
+    int status;
+    redlock_result *result;
+} done;
+
+static void on_done(int status, const redlock_result *r, void *arg)
+{
+    done *d = arg;
+    d->called = true;
+    d->status = status;
+    if (r != NULL)
+        cr_assert_eq(redlock_result_copy(r, &d->result), REDLOCK_OK);
+}
+
+static bool all_done(harness *hh, void *arg)
+{
+    (void)hh;
+    const done *d = arg;
+    for (size_t i = 0; i < LOCKS; i++)
+        if (!d[i].called)
+            return false;
+    return true;
+}
+
+static void forget(done *d, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        redlock_result_free(d[i].result);
+        d[i] = (done){0};
+    }
+}
+
+/* Connected to every master: a ping answered by each (its handshake done,
+ * so that nothing goes out behind it one by one). */
+static void connect_all(void)
+{
+    harness_connect(&h);
+    redlock_result *r = NULL;
+    cr_assert_eq(harness_ping(&h, &r), REDLOCK_OK);
+    cr_assert_eq(fleet_result_count(r, REDLOCK_MASTER_OK), MASTERS);
+    redlock_result_free(r);
+}
+
+static char names[LOCKS][16];
+
+/* Lock i's resource: "batch:<i>". */
+static const char *name(size_t i)
+{
+    snprintf(names[i], sizeof(names[i]), "batch:%zu", i);
+    return names[i];
+}
+
+static void acquire_all(redlock_lock **locks, int64_t ttl_ms)
+{
+    redlock_acquire_options o = fleet_acquire_options(ttl_ms, 0);
+    for (size_t i = 0; i < LOCKS; i++)
+        cr_assert_eq(harness_acquire(&h, name(i), strlen(name(i)), &o, &locks[i], NULL),
+                     REDLOCK_OK);
+}
+
+/* Extend every lock to ttl_ms at once (one loop iteration). */
+static void extend_all(redlock_lock **locks, int64_t ttl_ms, done *d)
+{
+    for (size_t i = 0; i < LOCKS; i++)
+        cr_assert_eq(redlock_extend_async(h.client, locks[i], ttl_ms, on_done, &d[i]),
+                     REDLOCK_OK);
+    cr_assert(harness_wait_until(&h, all_done, d, 10000), "the extensions never completed");
+}
+
+static void release_and_free(redlock_lock **locks)
+{
+    for (size_t i = 0; i < LOCKS; i++) {
+        redlock_release_async(h.client, locks[i], NULL, NULL);
+        redlock_lock_free(locks[i]);
+    }
+}
+
+static uint64_t requests_to(size_t i)
+{
+    static redlock_stats s = {.size = sizeof(redlock_stats)};
+    cr_assert_eq(redlock_client_stats(h.client, &s), REDLOCK_OK);
+    return s.masters[i].requests;
+}
+
+typedef struct request_count {
+    size_t master;
+    uint64_t at_least;
+} request_count;
+
+/* Master *arg has nothing in flight or queued. */
+static bool idle(harness *hh, void *arg)
+{
+    (void)hh;
+    static redlock_stats s = {.size = sizeof(redlock_stats)};
+    cr_assert_eq(redlock_client_stats(h.client, &s), REDLOCK_OK);
+    size_t i = *(const size_t *)arg;
+    return s.masters[i].in_flight == 0 && s.masters[i].queued == 0;
+}
+
+static bool sent_to(harness *hh, void *arg)
+{
+    (void)hh;
+    const request_count *c = arg;
+    return requests_to(c->master) >= c->at_least;
+}
+
+Test(batch, extensions_go_as_one_call_and_each_lock_gets_its_own_answer)
+{
+    connect_all();
+    redlock_lock *locks[LOCKS];
+    acquire_all(locks, 10000);
+    for (size_t i = 0; i < MASTERS; i++) {
+        log_every_command(i);
+        /* Locks 1 and 2 taken over by another client; lock 3's key made
+         * a list (a key of the wrong type). */
+        for (size_t l = 1; l <= 3; l++)
+            cr_assert_eq(fleet_del(h.fleet, i, name(l), strlen(name(l))), 1);
+        cr_assert_eq(fleet_set(h.fleet, i, name(1), strlen(name(1)), "other", 5, 60000), 0);
+        cr_assert_eq(fleet_set(h.fleet, i, name(2), strlen(name(2)), "other", 5, 60000), 0);
+        redisReply *r = fleet_command(h.fleet, i, "RPUSH %s x", name(3));
+        cr_assert(r != NULL && r->type == REDIS_REPLY_INTEGER);
+        freeReplyObject(r);
+    }
+    done d[LOCKS] = {0};
+    extend_all(locks, 30000, d);
+    for (size_t i = 0; i < LOCKS; i++) {
+        if (i == 1 || i == 2) {
+            cr_expect_eq(d[i].status, REDLOCK_ENOTOWNER, "lock %zu: %s", i,
+                         redlock_strerror(d[i].status));
+        } else if (i == 3) {
+            cr_expect_eq(d[i].status, REDLOCK_EREPLY, "lock 3: %s", redlock_strerror(d[i].status));
+            cr_expect(result_detail_contains(d[i].result, "WRONGTYPE"));
+        } else {
+            cr_expect_eq(d[i].status, REDLOCK_OK, "lock %zu: %s", i,
+                         redlock_strerror(d[i].status));
+            for (size_t m = 0; m < MASTERS; m++)
+                cr_expect_gt(fleet_pttl(h.fleet, m, name(i), strlen(name(i))), 20000,
+                             "lock %zu not extended on master %zu", i, m);
+        }
+    }
+    /* Another client's keys are untouched. */
+    for (size_t m = 0; m < MASTERS; m++)
+        cr_expect_leq(fleet_pttl(h.fleet, m, name(1), strlen(name(1))), 60000);
+    /* One call of the batch script per master, naming every lock; no
+     * extend script call of its own. */
+    for (size_t m = 0; m < MASTERS; m++) {
+        cr_expect_eq(calls_of(m, rl_extend_batch_script.sha), 1, "master %zu", m);
+        cr_expect_eq(calls_of(m, rl_extend_script.sha), 0, "master %zu", m);
+        for (size_t i = 0; i < LOCKS; i++)
+            cr_expect_eq(calls_naming(m, rl_extend_batch_script.sha, name(i)), 1,
+                         "master %zu, lock %zu", m, i);
+    }
+    forget(d, LOCKS);
+    release_and_free(locks);
+    harness_free_client(&h);
+}
+
+/* A blocking subscriber on master i to every lock's release channel. */
+static redisContext *subscribe_all(size_t i)
+{
+    redisContext *c = fleet_connect(h.fleet, i);
+    cr_assert_not_null(c);
+    for (size_t l = 0; l < LOCKS; l++) {
+        redisReply *r = redisCommand(c, "SUBSCRIBE redlock:released:0:%s", name(l));
+        cr_assert(r != NULL && r->type == REDIS_REPLY_ARRAY);
+        freeReplyObject(r);
+    }
+    return c;
+}
+
+Test(batch, releases_waiting_for_room_go_as_one_call_and_each_is_announced)
+{
+    /* One request in flight per master; master 0 stopped with an
+     * extension in flight: the releases wait for room behind it, and go
+     * as one batch when it answers. */
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_MAX_IN_FLIGHT, 1), REDLOCK_OK);
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_TTL_MS, fleet_scaled_ms(60000)), REDLOCK_OK);
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_COMMAND_TIMEOUT_MS, fleet_scaled_ms(1000)),
+                 REDLOCK_OK);
+    connect_all();
+    redlock_lock *locks[LOCKS];
+    acquire_all(locks, fleet_scaled_ms(20000));
+    size_t first = 0;
+    cr_assert(harness_wait_until(&h, idle, &first, 3000)); /* the acquires answered */
+    redisContext *sub = subscribe_all(0);
+    log_every_command(0);
+    cr_assert_eq(fleet_pause(h.fleet, 0), 0);
+    request_count c = {0, requests_to(0) + 1};
+    done extended = {0};
+    cr_assert_eq(redlock_extend_async(h.client, locks[0], fleet_scaled_ms(20000), on_done,
+                                      &extended),
+                 REDLOCK_OK);
+    cr_assert(harness_wait_until(&h, sent_to, &c, 3000), "the extension never went out");
+    done released[LOCKS] = {0};
+    for (size_t i = 1; i < LOCKS; i++)
+        cr_assert_eq(redlock_release_async(h.client, locks[i], on_done, &released[i]),
+                     REDLOCK_OK);
+    released[0].called = true;
+    harness_run_for(&h, 50);
+    cr_assert_eq(fleet_resume(h.fleet, 0), 0);
+    cr_assert(harness_wait_until(&h, all_done, released, 5000));
+    harness_run_for(&h, 100);
+    for (size_t i = 1; i < LOCKS; i++) {
+        cr_expect_eq(released[i].status, REDLOCK_OK, "lock %zu", i);
+        cr_expect(harness_wait_key_gone(&h, name(i), strlen(name(i)), 2000), "lock %zu", i);
+        for (size_t m = 0; m < MASTERS; m++)
+            cr_expect_eq(fleet_pttl(h.fleet, m, name(i), strlen(name(i))), -2,
+                         "lock %zu still held on master %zu", i, m);
+    }
+    /* Master 0 ran one release batch naming all five. */
+    cr_expect_eq(calls_of(0, rl_release_batch_script.sha), 1);
+    cr_expect_eq(calls_of(0, rl_release_script.sha), 0);
+    for (size_t i = 1; i < LOCKS; i++)
+        cr_expect_eq(calls_naming(0, rl_release_batch_script.sha, name(i)), 1, "lock %zu", i);
+    /* Each release was announced on its channel. */
+    bool heard[LOCKS] = {false};
+    for (size_t n = 1; n < LOCKS; n++) {
+        redisReply *msg = NULL;
+        cr_assert_eq(redisGetReply(sub, (void **)&msg), REDIS_OK, "only %zu announcements", n - 1);
+        cr_assert(msg->type == REDIS_REPLY_ARRAY && msg->elements == 3);
+        for (size_t i = 1; i < LOCKS; i++) {
+            char channel[64];
+            snprintf(channel, sizeof(channel), "redlock:released:0:%s", name(i));
+            if (strcmp(msg->element[1]->str, channel) == 0)
+                heard[i] = true;
+        }
+        freeReplyObject(msg);
+    }
+    for (size_t i = 1; i < LOCKS; i++)
+        cr_expect(heard[i], "the release of lock %zu was not announced", i);
+    redisFree(sub);
+    cr_assert(harness_wait_until(&h, all_done, &extended, 5000) || extended.called);
+    forget(released, LOCKS);
+    forget(&extended, 1);
+    redlock_release_async(h.client, locks[0], NULL, NULL);
+    for (size_t i = 0; i < LOCKS; i++)
+        redlock_lock_free(locks[i]);
+    harness_free_client(&h);
+}
+
+static bool script_cached(size_t i, const char *sha)
+{
+    redisReply *r = fleet_command(h.fleet, i, "SCRIPT EXISTS %s", sha);
+    cr_assert(r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 1);
+    bool cached = r->element[0]->integer == 1;
+    freeReplyObject(r);
+    return cached;
+}
+
+typedef struct extended_to {
+    size_t lock;
+    long long at_least;
+} extended_to;
+
+/* Every master has lock e->lock's key with a PTTL above e->at_least. */
+static bool extended_everywhere(harness *hh, void *arg)
+{
+    (void)hh;
+    const extended_to *e = arg;
+    for (size_t m = 0; m < MASTERS; m++)
+        if (fleet_pttl(h.fleet, m, name(e->lock), strlen(name(e->lock))) <= e->at_least)
+            return false;
+    return true;
+}
+
+Test(batch, masters_whose_scripts_were_flushed_still_extend_each_lock)
+{
+    connect_all();
+    redlock_lock *locks[LOCKS];
+    acquire_all(locks, 10000);
+    for (size_t m = 0; m < MASTERS; m++) {
+        redisReply *r = fleet_command(h.fleet, m, "SCRIPT FLUSH");
+        cr_assert(r != NULL && r->type == REDIS_REPLY_STATUS);
+        freeReplyObject(r);
+        log_every_command(m);
+    }
+    done d[LOCKS] = {0};
+    extend_all(locks, 30000, d);
+    for (size_t i = 0; i < LOCKS; i++) {
+        cr_expect_eq(d[i].status, REDLOCK_OK, "lock %zu: %s", i, redlock_strerror(d[i].status));
+        extended_to e = {i, 20000};
+        cr_expect(harness_wait_until(&h, extended_everywhere, &e, 2000), "lock %zu", i);
+    }
+    /* Each batch was refused NOSCRIPT and its locks went one by one with
+     * EVAL; the batch script is back for the next batch. */
+    for (size_t m = 0; m < MASTERS; m++) {
+        cr_expect_eq(calls_of(m, rl_extend_batch_script.sha), 1, "master %zu", m);
+        cr_expect(script_cached(m, rl_extend_batch_script.sha), "master %zu", m);
+    }
+    forget(d, LOCKS);
+    extend_all(locks, 40000, d);
+    for (size_t i = 0; i < LOCKS; i++) {
+        cr_expect_eq(d[i].status, REDLOCK_OK, "lock %zu: %s", i, redlock_strerror(d[i].status));
+        extended_to e = {i, 30000};
+        cr_expect(harness_wait_until(&h, extended_everywhere, &e, 2000), "lock %zu", i);
+    }
+    for (size_t m = 0; m < MASTERS; m++)
+        cr_expect_eq(calls_of(m, rl_extend_batch_script.sha), 2, "master %zu", m);
+    forget(d, LOCKS);
+    release_and_free(locks);
+    harness_free_client(&h);
+}
+
+Test(batch, a_connection_lost_with_a_batch_in_flight_tells_each_lock)
+{
+    /* Masters 0 and 1 stopped with a batch of extensions in flight; 0 is
+     * killed: each lock hears master 0 is lost, and the quorum comes from 1
+     * and 2 once 1 resumes. */
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_TTL_MS, fleet_scaled_ms(60000)), REDLOCK_OK);
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_COMMAND_TIMEOUT_MS, fleet_scaled_ms(3000)),
+                 REDLOCK_OK);
+    connect_all();
+    redlock_lock *locks[LOCKS];
+    acquire_all(locks, fleet_scaled_ms(20000));
+    log_every_command(1);
+    cr_assert_eq(fleet_pause(h.fleet, 0), 0);
+    cr_assert_eq(fleet_pause(h.fleet, 1), 0);
+    request_count c = {0, requests_to(0) + LOCKS};
+    done d[LOCKS] = {0};
+    for (size_t i = 0; i < LOCKS; i++)
+        cr_assert_eq(redlock_extend_async(h.client, locks[i], fleet_scaled_ms(20000), on_done,
+                                          &d[i]),
+                     REDLOCK_OK);
+    cr_assert(harness_wait_until(&h, sent_to, &c, 3000), "the extensions never went out");
+    harness_run_for(&h, 20);
+    cr_assert_eq(fleet_kill(h.fleet, 0), 0);
+    harness_run_for(&h, 100);
+    for (size_t i = 0; i < LOCKS; i++)
+        cr_expect_not(d[i].called, "lock %zu decided without a quorum", i);
+    cr_assert_eq(fleet_resume(h.fleet, 1), 0);
+    cr_assert(harness_wait_until(&h, all_done, d, 10000));
+    for (size_t i = 0; i < LOCKS; i++) {
+        cr_expect_eq(d[i].status, REDLOCK_OK, "lock %zu: %s", i, redlock_strerror(d[i].status));
+        cr_expect_eq(d[i].result->masters[0].outcome, REDLOCK_MASTER_NOT_CONNECTED, "lock %zu",
+                     i);
+        cr_expect_not_null(d[i].result->masters[0].detail);
+        cr_expect_eq(d[i].result->masters[1].outcome, REDLOCK_MASTER_OK, "lock %zu", i);
+    }
+    cr_expect_eq(calls_of(1, rl_extend_batch_script.sha), 1, "not one batch");
+    forget(d, LOCKS);
+    release_and_free(locks);
+    harness_free_client(&h);
+}

@@ -33,7 +33,8 @@ static bool is_extension(const rl_slot *slot)
 /* a must go before b. */
 static bool heap_before(const rl_slot *a, const rl_slot *b)
 {
-    int64_t ua = a->round->urgent_by_us, ub = b->round->urgent_by_us;
+    int64_t ua = a->round->urgent_by_us;
+    int64_t ub = b->round->urgent_by_us;
     if (ua != ub)
         return ua < ub;
     return a->queue_seq < b->queue_seq;
@@ -86,7 +87,7 @@ static void heap_remove_at(rl_send_queue *q, size_t i)
     }
     /* A burst's memory is given back once it has gone out. */
     if (q->extend_cap > RL_SEND_QUEUE_MIN_CAP && q->extend_count < q->extend_cap / 4) {
-        rl_slot **shrunk = realloc(q->extends, q->extend_cap / 2 * sizeof(*shrunk));
+        rl_slot **shrunk = realloc(q->extends, q->extend_cap / 2 * sizeof(rl_slot *));
         if (shrunk != NULL) {
             q->extends = shrunk;
             q->extend_cap /= 2;
@@ -118,7 +119,7 @@ bool rl_send_queue_push(rl_send_queue *q, rl_slot *slot)
     }
     if (q->extend_count == q->extend_cap) {
         size_t cap = q->extend_cap ? q->extend_cap * 2 : RL_SEND_QUEUE_MIN_CAP;
-        rl_slot **grown = realloc(q->extends, cap * sizeof(*grown));
+        rl_slot **grown = realloc(q->extends, cap * sizeof(rl_slot *));
         if (grown == NULL)
             return false;
         q->extends = grown;
@@ -132,18 +133,9 @@ bool rl_send_queue_push(rl_send_queue *q, rl_slot *slot)
 
 rl_slot *rl_send_queue_pop(rl_send_queue *q)
 {
-    rl_link *link = rl_list_pop_front(&q->releases);
-    rl_slot *slot = NULL;
-    if (link != NULL) {
-        slot = rl_container_of(link, rl_slot, link);
-    } else if (q->extend_count > 0) {
-        slot = q->extends[0];
-        heap_remove_at(q, 0);
-    } else if ((link = rl_list_pop_front(&q->others)) != NULL) {
-        slot = rl_container_of(link, rl_slot, link);
-    }
+    rl_slot *slot = rl_send_queue_peek(q, true);
     if (slot != NULL)
-        q->count--;
+        rl_send_queue_remove(q, slot);
     return slot;
 }
 

@@ -116,7 +116,7 @@ static void acquire_all(fleet_of_locks *f, size_t want, int64_t ttl_ms)
 {
     memset(f, 0, sizeof(*f));
     f->want = want;
-    f->locks = calloc(want, sizeof(*f->locks));
+    f->locks = calloc(want, sizeof(redlock_lock *));
     cr_assert_not_null(f->locks);
     f->opts = fleet_acquire_options(ttl_ms, 3);
     ev_timer again;
@@ -322,7 +322,7 @@ Test(load, a_stopped_master_holds_a_window_and_memory_stays_flat)
                  redlock_strerror(f.first_lost));
     /* What waits for it is bounded: once the first burst of extensions
      * has piled up there, memory stays flat. */
-    cr_expect_lt(rss_after - rss_middle, 4 * 1024, "RSS grew from %ld to %ld KiB", rss_middle,
+    cr_expect_lt(rss_after - rss_middle, 4L * 1024, "RSS grew from %ld to %ld KiB", rss_middle,
                  rss_after);
     release_all(&f);
     harness_free_client(&h);

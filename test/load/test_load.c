@@ -4,6 +4,7 @@
  * label load): what a busy program does to the extension traffic. Heavier
  * than the integration tests, so kept out of the memory checkers' runs.
  */
+#include "batch.h"
 #include "harness.h"
 
 #include <criterion/criterion.h>
@@ -289,7 +290,8 @@ static void sample_window(struct ev_loop *loop, ev_timer *w, int revents)
 Test(load, a_stopped_master_holds_a_window_and_memory_stays_flat)
 {
     /* 10,000 locks extended every 3.3 s while master 0 is stopped for 10 s:
-     * it is sent at most max_in_flight requests at any time, no lock is
+     * it is sent at most max_in_flight requests at any time (a batch may
+     * pass that by RL_BATCH_MAX - 1), no lock is
      * lost, and the client's memory does not keep growing with the
      * requests it cannot answer. */
     int scale = fleet_time_scale();
@@ -317,7 +319,9 @@ Test(load, a_stopped_master_holds_a_window_and_memory_stays_flat)
                 "%ld, %ld KiB; %zu lost",
                 locks, (unsigned long long)ww.most_in_flight,
                 (unsigned long long)ww.most_queued, rss_before, rss_middle, rss_after, f.lost);
-    cr_expect_leq(ww.most_in_flight, (uint64_t)window);
+    /* A batch may start with room for one: the window is passed by at most
+     * a batch less one. */
+    cr_expect_leq(ww.most_in_flight, (uint64_t)window + RL_BATCH_MAX - 1);
     cr_expect_eq(f.lost, 0, "%zu locks lost (the first: %s)", f.lost,
                  redlock_strerror(f.first_lost));
     /* What waits for it is bounded: once the first burst of extensions

@@ -4,6 +4,7 @@
 
 #include <criterion/criterion.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 Test(arithmetic, quorum_is_a_strict_majority_for_one_to_nine_masters)
@@ -192,22 +193,21 @@ Test(arithmetic, a_fenced_round_names_the_same_reason_in_any_order)
 /* A round of five whose slots were sent at sent[i] (-1: not OK). */
 static int64_t quorum_sent(const int64_t sent[5])
 {
-    static struct {
-        rl_round round;
-        rl_slot slots[5];
-    } r;
-    memset(&r, 0, sizeof(r));
-    r.round.n = 5;
-    r.round.t0_us = 100;
-    r.round.tally.quorum = 3;
+    rl_round *round = calloc(1, sizeof(rl_round) + 5 * sizeof(rl_slot));
+    cr_assert_not_null(round);
+    round->n = 5;
+    round->t0_us = 100;
+    round->tally.quorum = 3;
     for (size_t i = 0; i < 5; i++) {
-        rl_slot *slot = &r.round.slots[i];
+        rl_slot *slot = &round->slots[i];
         slot->sent_us = sent[i];
         slot->counted = true;
         slot->state = RL_SLOT_DONE;
         slot->outcome = sent[i] >= 0 ? REDLOCK_MASTER_OK : REDLOCK_MASTER_TIMEOUT;
     }
-    return rl_round_quorum_sent_us(&r.round);
+    int64_t from = rl_round_quorum_sent_us(round);
+    free(round);
+    return from;
 }
 
 Test(arithmetic, a_quorum_lives_from_the_quorum_th_latest_send_of_its_oks)

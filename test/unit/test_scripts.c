@@ -353,35 +353,48 @@ static void sha1_hex(const char *data, size_t len, char hex[41])
     memcpy(msg, data, len);
     msg[len] = 0x80;
     uint64_t bits = (uint64_t)len * 8;
-    for (int i = 0; i < 8; i++)
+    for (size_t i = 0; i < 8; i++)
         msg[total - 1 - i] = (unsigned char)(bits >> (8 * i));
     for (size_t off = 0; off < total; off += 64) {
         uint32_t w[80];
-        for (int i = 0; i < 16; i++)
-            w[i] = (uint32_t)msg[off + 4 * i] << 24 | (uint32_t)msg[off + 4 * i + 1] << 16 |
-                   (uint32_t)msg[off + 4 * i + 2] << 8 | (uint32_t)msg[off + 4 * i + 3];
-        for (int i = 16; i < 80; i++) {
+        for (size_t i = 0; i < 16; i++) {
+            const unsigned char *p = msg + off + 4 * i;
+            w[i] = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+        }
+        for (size_t i = 16; i < 80; i++) {
             uint32_t x = w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16];
             w[i] = x << 1 | x >> 31;
         }
-        uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
-        for (int i = 0; i < 80; i++) {
-            uint32_t f, k;
-            if (i < 20)
-                f = (b & c) | (~b & d), k = 0x5A827999;
-            else if (i < 40)
-                f = b ^ c ^ d, k = 0x6ED9EBA1;
-            else if (i < 60)
-                f = (b & c) | (b & d) | (c & d), k = 0x8F1BBCDC;
-            else
-                f = b ^ c ^ d, k = 0xCA62C1D6;
-            uint32_t t = (a << 5 | a >> 27) + f + e + k + w[i];
-            e = d, d = c, c = b << 30 | b >> 2, b = a, a = t;
+        uint32_t v[5]; /* a, b, c, d, e */
+        memcpy(v, h, sizeof(v));
+        for (size_t i = 0; i < 80; i++) {
+            uint32_t f;
+            uint32_t k;
+            if (i < 20) {
+                f = (v[1] & v[2]) | (~v[1] & v[3]);
+                k = 0x5A827999;
+            } else if (i < 40) {
+                f = v[1] ^ v[2] ^ v[3];
+                k = 0x6ED9EBA1;
+            } else if (i < 60) {
+                f = (v[1] & v[2]) | (v[1] & v[3]) | (v[2] & v[3]);
+                k = 0x8F1BBCDC;
+            } else {
+                f = v[1] ^ v[2] ^ v[3];
+                k = 0xCA62C1D6;
+            }
+            uint32_t t = (v[0] << 5 | v[0] >> 27) + f + v[4] + k + w[i];
+            v[4] = v[3];
+            v[3] = v[2];
+            v[2] = v[1] << 30 | v[1] >> 2;
+            v[1] = v[0];
+            v[0] = t;
         }
-        h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e;
+        for (size_t i = 0; i < 5; i++)
+            h[i] += v[i];
     }
     free(msg);
-    for (int i = 0; i < 5; i++)
+    for (size_t i = 0; i < 5; i++)
         snprintf(hex + 8 * i, 9, "%08x", h[i]);
 }
 

@@ -111,6 +111,12 @@ static bool all_done(harness *hh, void *arg)
     return true;
 }
 
+static bool one_done(harness *hh, void *arg)
+{
+    (void)hh;
+    return ((const done *)arg)->called;
+}
+
 static void forget(done *d, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -318,7 +324,7 @@ Test(batch, releases_waiting_for_room_go_as_one_call_and_each_is_announced)
     for (size_t i = 1; i < LOCKS; i++)
         cr_expect(heard[i], "the release of lock %zu was not announced", i);
     redisFree(sub);
-    cr_assert(harness_wait_until(&h, all_done, &extended, 5000) || extended.called);
+    cr_assert(harness_wait_until(&h, one_done, &extended, 5000));
     forget(released, LOCKS);
     forget(&extended, 1);
     redlock_release_async(h.client, locks[0], NULL, NULL);

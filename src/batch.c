@@ -105,43 +105,18 @@ static bool read_part(const char *cmd, size_t len, const rl_script *single, rl_b
     return p == end;
 }
 
-/* Decimal digits of n. */
-static size_t digits(size_t n)
-{
-    size_t d = 1;
-    while (n >= 10) {
-        n /= 10;
-        d++;
-    }
-    return d;
-}
-
-/* "<prefix><n>\r\n" at out; returns the bytes written. */
-static size_t write_header(char *out, char prefix, size_t n)
-{
-    size_t d = digits(n);
-    out[0] = prefix;
-    for (size_t i = d; i > 0; i--) {
-        out[i] = (char)('0' + n % 10);
-        n /= 10;
-    }
-    out[d + 1] = '\r';
-    out[d + 2] = '\n';
-    return d + 3;
-}
-
 /* Bytes of n as a bulk string: "$<digits>\r\n<n>\r\n". */
 static size_t number_size(size_t n)
 {
-    return 1 + digits(digits(n)) + 2 + digits(n) + 2;
+    return 1 + rl_resp_digits(rl_resp_digits(n)) + 2 + rl_resp_digits(n) + 2;
 }
 
 static size_t write_number(char *out, size_t n)
 {
-    size_t at = write_header(out, '$', digits(n));
+    size_t at = rl_resp_header(out, '$', rl_resp_digits(n));
     /* "<n>\r\n": a header whose prefix byte is left out. */
     char line[24];
-    size_t line_len = write_header(line, ' ', n);
+    size_t line_len = rl_resp_header(line, ' ', n);
     memcpy(out + at, line + 1, line_len - 1);
     return at + line_len - 1;
 }
@@ -176,13 +151,13 @@ char *rl_batch_command(const rl_script *script, rl_slot *const *slots, size_t co
                 parts[i].args_len;
     }
     static const char evalsha[] = "$7\r\nEVALSHA\r\n$40\r\n";
-    size_t total = 1 + digits(argc) + 2 + (sizeof(evalsha) - 1) + 40 + 2 + number_size(nkeys) +
+    size_t total = 1 + rl_resp_digits(argc) + 2 + (sizeof(evalsha) - 1) + 40 + 2 + number_size(nkeys) +
                    number_size(count) + body;
     char *out = malloc(total + 1);
     if (out == NULL)
         return NULL;
     char *w = out;
-    w += write_header(w, '*', argc);
+    w += rl_resp_header(w, '*', argc);
     memcpy(w, evalsha, sizeof(evalsha) - 1), w += sizeof(evalsha) - 1;
     memcpy(w, script->sha, 40), w += 40;
     memcpy(w, "\r\n", 2), w += 2;

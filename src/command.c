@@ -189,8 +189,7 @@ void rl_command_ping(rl_command *c)
     arg_text(c, "PING");
 }
 
-/* Decimal digits of n. */
-static size_t digits(size_t n)
+size_t rl_resp_digits(size_t n)
 {
     size_t d = 1;
     while (n >= 10) {
@@ -200,10 +199,9 @@ static size_t digits(size_t n)
     return d;
 }
 
-/* "<prefix><n>\r\n" at out; returns the bytes written. */
-static size_t write_header(char *out, char prefix, size_t n)
+size_t rl_resp_header(char *out, char prefix, size_t n)
 {
-    size_t d = digits(n);
+    size_t d = rl_resp_digits(n);
     out[0] = prefix;
     for (size_t i = d; i > 0; i--) {
         out[i] = (char)('0' + n % 10);
@@ -216,20 +214,20 @@ static size_t write_header(char *out, char prefix, size_t n)
 
 size_t rl_command_size(const rl_command *c)
 {
-    size_t size = 3 + digits(c->argc); /* *<argc>\r\n */
+    size_t size = 3 + rl_resp_digits(c->argc); /* *<argc>\r\n */
     for (size_t i = 0; i < c->argc; i++) {
         size_t len = c->len[i] + (c->token_key[i] ? RL_TOKEN_PREFIX_LEN : 0);
-        size += 3 + digits(len) + len + 2; /* $<len>\r\n<bytes>\r\n */
+        size += 3 + rl_resp_digits(len) + len + 2; /* $<len>\r\n<bytes>\r\n */
     }
     return size;
 }
 
 void rl_command_write(const rl_command *c, char *out)
 {
-    out += write_header(out, '*', c->argc);
+    out += rl_resp_header(out, '*', c->argc);
     for (size_t i = 0; i < c->argc; i++) {
         size_t prefix_len = c->token_key[i] ? RL_TOKEN_PREFIX_LEN : 0;
-        out += write_header(out, '$', prefix_len + c->len[i]);
+        out += rl_resp_header(out, '$', prefix_len + c->len[i]);
         memcpy(out, REDLOCK_FENCING_TOKEN_PREFIX, prefix_len);
         out += prefix_len;
         memcpy(out, c->argv[i], c->len[i]);

@@ -78,6 +78,12 @@ void rl_command_set_db(rl_command *c, int db);
 /* Whether the request differs by the master's database. */
 bool rl_command_db_dependent(const rl_command *c);
 
+/* Decimal digits of n. */
+size_t rl_resp_digits(size_t n);
+/* "<prefix><n>\r\n" at out (a RESP array or bulk header); returns the
+ * bytes written. */
+size_t rl_resp_header(char *out, char prefix, size_t n);
+
 /* Bytes of the RESP form, without the terminating NUL. */
 size_t rl_command_size(const rl_command *c);
 /* Write the RESP form, rl_command_size() bytes, and a NUL after them (room

@@ -506,9 +506,12 @@ static int slot_resend_with_eval(rl_slot *slot)
         return REDLOCK_MASTER_ERROR; /* not run, and no longer wanted */
     /* Decided without this master: its vote is no longer needed, and what
      * followed the decision (the lock's release, a cleanup) may already be
-     * queued behind it, which the EVAL would then undo. A release is always
-     * sent again: deleting our value is what anything after it wants. */
-    if (round->decided && round->kind != RL_ROUND_RELEASE)
+     * queued behind it, which an acquire's EVAL would then undo. A release
+     * is always sent again: deleting our value is what anything after it
+     * wants. So is an extension: it changes only a key that still holds
+     * our value, so it undoes nothing, and it keeps the lock's margin on
+     * this master too (as a late reply to any other extension does). */
+    if (round->decided && round->kind != RL_ROUND_RELEASE && round->kind != RL_ROUND_EXTEND)
         return REDLOCK_MASTER_ERROR;
     if (slot->own_cmd != NULL) {
         long len = rl_evalsha_to_eval(slot->own_cmd, slot->own_len, round->script,

@@ -396,6 +396,33 @@ Test(batch, masters_whose_scripts_were_flushed_still_extend_each_lock)
     harness_free_client(&h);
 }
 
+/* A master whose NOSCRIPT comes after the others decided: its locks still
+ * go out one by one, so each key keeps the lock's margin there too. */
+Test(batch, a_master_refusing_the_batch_after_the_decision_still_extends_each_lock)
+{
+    connect_all();
+    redlock_lock *locks[LOCKS];
+    acquire_all(locks, 10000);
+    for (size_t m = 0; m < MASTERS; m++) {
+        redisReply *r = fleet_command(h.fleet, m, "SCRIPT FLUSH");
+        cr_assert(r != NULL && r->type == REDIS_REPLY_STATUS);
+        freeReplyObject(r);
+    }
+    cr_assert_eq(fleet_pause(h.fleet, MASTERS - 1), 0);
+    done d[LOCKS] = {0};
+    extend_all(locks, 30000, d);
+    cr_assert_eq(fleet_resume(h.fleet, MASTERS - 1), 0);
+    for (size_t i = 0; i < LOCKS; i++) {
+        cr_expect_eq(d[i].status, REDLOCK_OK, "lock %zu: %s", i, redlock_strerror(d[i].status));
+        extended_to e = {i, 20000};
+        cr_expect(harness_wait_until(&h, extended_everywhere, &e, 2000),
+                  "lock %zu not extended on every master", i);
+    }
+    forget(d, LOCKS);
+    release_and_free(locks);
+    harness_free_client(&h);
+}
+
 Test(batch, a_connection_lost_with_a_batch_in_flight_tells_each_lock)
 {
     /* Masters 0 and 1 stopped with a batch of extensions in flight; 0 is

@@ -323,29 +323,72 @@ const rl_script rl_extend_script = {
  * ARGV[1] is the number of groups; each group is its key count, its
  * argument count, then its arguments; the keys are KEYS in group order.
  * Returns one element per group: what the single script would have
- * returned, or its error. */
+ * returned, or its error.
+ *
+ * Most groups are one plain key and no token keys (two arguments at
+ * most): those go to `plain(key, arg1, arg2)` first, which answers as the
+ * single script would for a string key or none, with a GET and one write,
+ * and no tables or closures (the single body's TYPE and tables cost the
+ * master more than the commands themselves). It returns nil for a key of
+ * any other type, which `one` then answers. Its commands run under pcall
+ * too, their error that lock's answer. */
 #define RL_LUA_BATCH_LOOP \
     "local out, k, a = {}, 0, 2\n" \
     "for g = 1, tonumber(ARGV[1]) do\n" \
     "  local nk, na = tonumber(ARGV[a]), tonumber(ARGV[a + 1])\n" \
-    "  local keys, args = {}, {}\n" \
-    "  for i = 1, nk do\n" \
-    "    keys[i] = KEYS[k + i]\n" \
+    "  local r\n" \
+    "  if nk == 1 and na <= 2 then\n" \
+    "    r = plain(KEYS[k + 1], ARGV[a + 2], na == 2 and ARGV[a + 3] or nil)\n" \
     "  end\n" \
-    "  for i = 1, na do\n" \
-    "    args[i] = ARGV[a + 1 + i]\n" \
+    "  if r == nil then\n" \
+    "    local keys, args = {}, {}\n" \
+    "    for i = 1, nk do\n" \
+    "      keys[i] = KEYS[k + i]\n" \
+    "    end\n" \
+    "    for i = 1, na do\n" \
+    "      args[i] = ARGV[a + 1 + i]\n" \
+    "    end\n" \
+    "    local ok\n" \
+    "    ok, r = pcall(one, keys, args)\n" \
+    "    if not ok and not (type(r) == 'table' and r.err) then\n" \
+    "      r = {err = tostring(r)}\n" \
+    "    end\n" \
     "  end\n" \
+    "  out[g] = r\n" \
     "  k, a = k + nk, a + 2 + na\n" \
-    "  local ok, r = pcall(one, keys, args)\n" \
-    "  if ok then\n" \
-    "    out[g] = r\n" \
-    "  elseif type(r) == 'table' and r.err then\n" \
-    "    out[g] = r\n" \
-    "  else\n" \
-    "    out[g] = {err = tostring(r)}\n" \
-    "  end\n" \
     "end\n" \
     "return out\n"
+
+/* The GET of a plain key: its value, false when absent, or nil for a key
+ * of another type (GET's WRONGTYPE error). */
+#define RL_LUA_PLAIN_GET \
+    "  local held = redis.pcall('GET', k)\n" \
+    "  if type(held) == 'table' then\n" \
+    "    return nil\n" \
+    "  elseif held ~= v then\n" \
+    "    return held and -1 or 0\n" \
+    "  end\n"
+
+/* Extend one plain key holding v: 1, 0 when absent, -1 when another's. */
+#define RL_LUA_EXTEND_PLAIN \
+    "local function plain(k, v, px)\n" \
+    RL_LUA_PLAIN_GET \
+    "  local e = redis.pcall('PEXPIRE', k, px)\n" \
+    "  return type(e) == 'table' and e or 1\n" \
+    "end\n"
+
+/* Release one plain key holding v, announced on prefix..k: 1 + who heard,
+ * 0 when absent, -1 when another's. */
+#define RL_LUA_RELEASE_PLAIN \
+    "local function plain(k, v, prefix)\n" \
+    RL_LUA_PLAIN_GET \
+    "  local d = redis.pcall('DEL', k)\n" \
+    "  if type(d) == 'table' then\n" \
+    "    return d\n" \
+    "  end\n" \
+    "  local heard = prefix and redis.pcall('PUBLISH', prefix .. k, v)\n" \
+    "  return 1 + (type(heard) == 'number' and heard or 0)\n" \
+    "end\n"
 
 const rl_script rl_extend_batch_script = {
     "extend batch",
@@ -353,8 +396,9 @@ const rl_script rl_extend_batch_script = {
     "local function one(KEYS, ARGV)\n"
     RL_LUA_EXTEND_BODY
     "end\n"
+    RL_LUA_EXTEND_PLAIN
     RL_LUA_BATCH_LOOP,
-    "3c0b27a503920233f328fce752ad92f8f8623f8e",
+    "34d4c6c3d11f54a3054e828d99d13888d65919a6",
 };
 
 const rl_script rl_release_batch_script = {
@@ -364,8 +408,9 @@ const rl_script rl_release_batch_script = {
     "local function one(KEYS, ARGV)\n"
     RL_LUA_RELEASE_BODY
     "end\n"
+    RL_LUA_RELEASE_PLAIN
     RL_LUA_BATCH_LOOP,
-    "0e948974fec09df10b182e8edcbb43cbf0cdc1b6",
+    "81e9998d8f4017eb1dad788f683fcbc53a3a039d",
 };
 
 /* One atomic read, so value and PTTL describe the same instant. For a

@@ -463,3 +463,188 @@ Test(batch, a_connection_lost_with_a_batch_in_flight_tells_each_lock)
     release_and_free(locks);
     harness_free_client(&h);
 }
+
+/* ---- The batch scripts answer as the single scripts do ------------------ */
+
+/* What a lock's key can be found as on a master. */
+enum key_case {
+    CASE_ABSENT,
+    CASE_OURS,         /* a plain key holding our value */
+    CASE_OTHERS,       /* a plain key holding another value */
+    CASE_LIST,         /* a key of another type */
+    CASE_HOLD_OURS,    /* a reentrant hash with a hold named by our value */
+    CASE_HOLD_OTHERS,  /* a reentrant hash without it */
+    CASE_FENCED_OURS,  /* our plain key and its token key */
+    CASE_FENCED_GONE,  /* a fenced lock's key expired, its token key left */
+    CASES
+};
+
+#define VALUE "value-ours"
+#define CHANNELS "redlock:released:0:"
+
+static void eq_key(char *out, size_t size, const char *side, int c, bool token)
+{
+    snprintf(out, size, "%s%s:%d", token ? REDLOCK_FENCING_TOKEN_PREFIX : "", side, c);
+}
+
+static void eq_command(redisContext *ctx, int argc, const char **argv)
+{
+    redisReply *r = redisCommandArgv(ctx, argc, argv, NULL);
+    cr_assert(r != NULL && r->type != REDIS_REPLY_ERROR, "%s: %s", argv[0],
+              r != NULL ? r->str : ctx->errstr);
+    freeReplyObject(r);
+}
+
+/* Key case c written under the name side:c (and its token key). */
+static void eq_setup(redisContext *ctx, const char *side, int c)
+{
+    char k[64], t[64];
+    eq_key(k, sizeof(k), side, c, false);
+    eq_key(t, sizeof(t), side, c, true);
+    switch (c) {
+    case CASE_OURS:
+    case CASE_FENCED_OURS:
+        eq_command(ctx, 5, (const char *[]){"SET", k, VALUE, "PX", "10000"});
+        if (c == CASE_FENCED_OURS)
+            eq_command(ctx, 5, (const char *[]){"SET", t, "7:" VALUE, "PX", "10000"});
+        break;
+    case CASE_OTHERS:
+        eq_command(ctx, 5, (const char *[]){"SET", k, "value-other", "PX", "10000"});
+        break;
+    case CASE_LIST:
+        eq_command(ctx, 3, (const char *[]){"RPUSH", k, "x"});
+        break;
+    case CASE_HOLD_OURS:
+    case CASE_HOLD_OTHERS:
+        eq_command(ctx, 6, (const char *[]){"HSET", k, "", "owner",
+                                            c == CASE_HOLD_OURS ? VALUE : "value-other",
+                                            "99999999999999"});
+        eq_command(ctx, 3, (const char *[]){"PEXPIRE", k, "10000"});
+        break;
+    case CASE_FENCED_GONE:
+        eq_command(ctx, 5, (const char *[]){"SET", t, "7:" VALUE, "PX", "10000"});
+        break;
+    default:
+        break;
+    }
+}
+
+static bool eq_fenced(int c)
+{
+    return c == CASE_FENCED_OURS || c == CASE_FENCED_GONE;
+}
+
+/* The state a case's keys were left in: type and PTTL band of each. */
+static void eq_state(redisContext *ctx, const char *side, int c, char *out, size_t size)
+{
+    size_t used = 0;
+    for (int tk = 0; tk < 2; tk++) {
+        char k[64];
+        eq_key(k, sizeof(k), side, c, tk == 1);
+        redisReply *type = redisCommand(ctx, "TYPE %s", k);
+        redisReply *pttl = redisCommand(ctx, "PTTL %s", k);
+        cr_assert(type != NULL && pttl != NULL && pttl->type == REDIS_REPLY_INTEGER);
+        long long p = pttl->integer;
+        int n = snprintf(out + used, size - used, "%s%s ttl %s", tk ? ", " : "", type->str,
+                         p < 0 ? (p == -1 ? "none" : "gone")
+                               : p > 20000 ? "extended" : "kept");
+        used += n > 0 ? (size_t)n : 0;
+        freeReplyObject(type);
+        freeReplyObject(pttl);
+    }
+}
+
+/* A reply as text: integers, errors (by their Redis error code, the
+ * first WRONGTYPE or ERR word found), or anything else. */
+static void eq_answer(const redisReply *r, char *out, size_t size)
+{
+    if (r->type == REDIS_REPLY_INTEGER)
+        snprintf(out, size, "%lld", r->integer);
+    else if (r->type == REDIS_REPLY_ERROR)
+        snprintf(out, size, "error%s", strstr(r->str, "WRONGTYPE") ? " WRONGTYPE" : "");
+    else
+        snprintf(out, size, "type %d", r->type);
+}
+
+/* Every key case through the single script (one call each) and the batch
+ * script (one call for all): the same answer for each lock, and the same
+ * keys left. release: the release scripts, else the extend scripts. */
+static void same_as_single(bool release)
+{
+    redisContext *ctx = fleet_connect(h.fleet, 0);
+    cr_assert_not_null(ctx);
+    const rl_script *single = release ? &rl_release_script : &rl_extend_script;
+    const rl_script *batch = release ? &rl_release_batch_script : &rl_extend_batch_script;
+    for (int c = 0; c < CASES; c++) {
+        eq_setup(ctx, "single", c);
+        eq_setup(ctx, "batch", c);
+    }
+    /* The batch call's arguments: EVAL, source, key count, keys, count,
+     * then per lock its key count, argument count and arguments. */
+    const char *bargv[4 + 2 * CASES + 1 + 5 * CASES];
+    char bkeys[2 * CASES][64], nkeys[16], ngroups[16], nk[CASES][16], na[CASES][16];
+    int bargc = 0, nbkeys = 0;
+    bargv[bargc++] = "EVAL";
+    bargv[bargc++] = batch->source;
+    bargv[bargc++] = nkeys;
+    for (int c = 0; c < CASES; c++) {
+        eq_key(bkeys[nbkeys], sizeof(bkeys[0]), "batch", c, false);
+        bargv[bargc++] = bkeys[nbkeys++];
+        if (eq_fenced(c)) {
+            eq_key(bkeys[nbkeys], sizeof(bkeys[0]), "batch", c, true);
+            bargv[bargc++] = bkeys[nbkeys++];
+        }
+    }
+    snprintf(nkeys, sizeof(nkeys), "%d", nbkeys);
+    snprintf(ngroups, sizeof(ngroups), "%d", CASES);
+    bargv[bargc++] = ngroups;
+    char answers[CASES][64];
+    for (int c = 0; c < CASES; c++) {
+        char k[64], t[64];
+        eq_key(k, sizeof(k), "single", c, false);
+        eq_key(t, sizeof(t), "single", c, true);
+        const char *args[3] = {VALUE, release ? CHANNELS : "30000", "1"};
+        int nargs = eq_fenced(c) ? 3 : 2;
+        const char *argv[8] = {"EVAL", single->source, eq_fenced(c) ? "2" : "1", k};
+        int argc = 4;
+        if (eq_fenced(c))
+            argv[argc++] = t;
+        for (int a = 0; a < nargs; a++)
+            argv[argc++] = args[a];
+        redisReply *r = redisCommandArgv(ctx, argc, argv, NULL);
+        cr_assert_not_null(r);
+        eq_answer(r, answers[c], sizeof(answers[c]));
+        freeReplyObject(r);
+        snprintf(nk[c], sizeof(nk[c]), "%d", eq_fenced(c) ? 2 : 1);
+        snprintf(na[c], sizeof(na[c]), "%d", nargs);
+        bargv[bargc++] = nk[c];
+        bargv[bargc++] = na[c];
+        for (int a = 0; a < nargs; a++)
+            bargv[bargc++] = args[a];
+    }
+    redisReply *r = redisCommandArgv(ctx, bargc, bargv, NULL);
+    cr_assert(r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == CASES, "%s",
+              r != NULL && r->type == REDIS_REPLY_ERROR ? r->str : "not an array");
+    for (int c = 0; c < CASES; c++) {
+        char got[64], single_state[128], batch_state[128];
+        eq_answer(r->element[c], got, sizeof(got));
+        cr_expect_str_eq(got, answers[c], "case %d: the batch answered %s, the single script %s",
+                         c, got, answers[c]);
+        eq_state(ctx, "single", c, single_state, sizeof(single_state));
+        eq_state(ctx, "batch", c, batch_state, sizeof(batch_state));
+        cr_expect_str_eq(batch_state, single_state, "case %d: the batch left %s, the single "
+                         "script %s", c, batch_state, single_state);
+    }
+    freeReplyObject(r);
+    redisFree(ctx);
+}
+
+Test(batch, the_batch_extend_script_answers_each_lock_as_the_extend_script_does)
+{
+    same_as_single(false);
+}
+
+Test(batch, the_batch_release_script_answers_each_lock_as_the_release_script_does)
+{
+    same_as_single(true);
+}

@@ -289,19 +289,20 @@ static size_t master_ready_queued(const rl_master *m)
 }
 
 /* Take first out of the queue and send it, in one batch with the requests
- * next in line that batch with it (extensions only when allowed). A batch
+ * next in line in its class that batch with it. A batch
  * that cannot be written (out of memory) goes out request by request; a
  * request that cannot be sent fails, and its owner may free the client. */
-static void master_send_from_queue(rl_master *m, rl_slot *first, bool extensions)
+static void master_send_from_queue(rl_master *m, rl_slot *first)
 {
     rl_slot *slots[RL_BATCH_MAX];
     size_t n = 1;
     const rl_script *script = rl_batch_script(first);
     rl_send_queue_remove(&m->queue, first);
+    rl_send_queue_sent(&m->queue, first);
     slots[0] = first;
     rl_slot *next;
     while (script != NULL && n < RL_BATCH_MAX &&
-           (next = rl_send_queue_peek(&m->queue, extensions)) != NULL &&
+           (next = rl_send_queue_peek_after(&m->queue, first)) != NULL &&
            rl_batch_script(next) == script) {
         rl_send_queue_remove(&m->queue, next);
         slots[n++] = next;
@@ -326,7 +327,7 @@ static void master_send_queued(rl_master *m, bool all)
         rl_slot *slot = rl_send_queue_peek(&m->queue, extensions);
         if (slot == NULL)
             break;
-        master_send_from_queue(m, slot, extensions);
+        master_send_from_queue(m, slot);
     }
     master_gauge(m);
 }

@@ -15,6 +15,7 @@ void rl_send_queue_init(rl_send_queue *q)
     q->extend_count = q->extend_cap = 0;
     q->count = 0;
     q->next_seq = 0;
+    q->extension_turn = false;
 }
 
 void rl_send_queue_free(rl_send_queue *q)
@@ -134,8 +135,10 @@ bool rl_send_queue_push(rl_send_queue *q, rl_slot *slot)
 rl_slot *rl_send_queue_pop(rl_send_queue *q)
 {
     rl_slot *slot = rl_send_queue_peek(q, true);
-    if (slot != NULL)
+    if (slot != NULL) {
         rl_send_queue_remove(q, slot);
+        rl_send_queue_sent(q, slot);
+    }
     return slot;
 }
 
@@ -144,15 +147,39 @@ const rl_slot *rl_send_queue_next_extension(const rl_send_queue *q)
     return q->extend_count > 0 ? q->extends[0] : NULL;
 }
 
+static rl_slot *first_of(const rl_link *fifo)
+{
+    return rl_list_empty(fifo) ? NULL : rl_container_of(fifo->next, rl_slot, link);
+}
+
 rl_slot *rl_send_queue_peek(const rl_send_queue *q, bool extensions)
 {
-    if (!rl_list_empty(&q->releases))
-        return rl_container_of(q->releases.next, rl_slot, link);
-    if (extensions && q->extend_count > 0)
-        return q->extends[0];
-    if (!rl_list_empty(&q->others))
-        return rl_container_of(q->others.next, rl_slot, link);
-    return NULL;
+    rl_slot *release = first_of(&q->releases);
+    rl_slot *extension = extensions && q->extend_count > 0 ? q->extends[0] : NULL;
+    if (release != NULL && extension != NULL)
+        return q->extension_turn ? extension : release;
+    if (release != NULL)
+        return release;
+    if (extension != NULL)
+        return extension;
+    return first_of(&q->others);
+}
+
+rl_slot *rl_send_queue_peek_after(const rl_send_queue *q, const rl_slot *first)
+{
+    if (is_extension(first))
+        return q->extend_count > 0 ? q->extends[0] : NULL;
+    /* first's FIFO is whichever list its link was in: a release that
+     * waits behind a request of its lock is among the rest. */
+    rl_slot *release = first_of(&q->releases);
+    if (first->round->kind == RL_ROUND_RELEASE && release != NULL)
+        return release;
+    return first_of(&q->others);
+}
+
+void rl_send_queue_sent(rl_send_queue *q, const rl_slot *first)
+{
+    q->extension_turn = !is_extension(first);
 }
 
 void rl_send_queue_remove(rl_send_queue *q, rl_slot *slot)

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * One master's requests that wait for room in its window (master.h): sent
- * in order of what is lost by waiting. Releases first, in the order they
- * came (each frees a lock for others, and may undo a request sent before
- * it); then extensions, the one whose lock runs out first first (a late
- * one loses its lock); then the rest (acquires, inspects, pings), in the
- * order they came. A release never overtakes a request of its own lock
+ * in order of what is lost by waiting. Releases (each frees a lock for
+ * others, and may undo a request sent before it), in the order they came,
+ * and extensions, the one whose lock runs out first first (a late one
+ * loses its lock), take turns, a batch each (master.c sends a class's
+ * requests next in line together): a flood of releases, a program letting
+ * go of many locks at once, must not starve the extensions of the locks it
+ * still holds, nor the reverse. Then the rest (acquires, inspects, pings),
+ * in the order they came. A release never overtakes a request of its own lock
  * that would set a key (an acquire, a fence confirm): with one of those
  * queued, it queues behind it among the rest. Overtaking an extension is
  * harmless: an extension changes only a key that still holds its value.
@@ -32,6 +35,7 @@ typedef struct rl_send_queue {
     rl_link others;     /* FIFO */
     size_t count;       /* in all three */
     uint64_t next_seq;  /* breaks ties among extensions: first come first */
+    bool extension_turn; /* with both waiting, an extension goes next */
 } rl_send_queue;
 
 void rl_send_queue_init(rl_send_queue *q);
@@ -39,7 +43,8 @@ void rl_send_queue_init(rl_send_queue *q);
 void rl_send_queue_free(rl_send_queue *q);
 /* Queue slot. false when out of memory (the slot is not queued). */
 bool rl_send_queue_push(rl_send_queue *q, rl_slot *slot);
-/* The next slot to send, taken out; NULL when empty. */
+/* The next slot to send, taken out (its class's turn taken, as with
+ * rl_send_queue_sent); NULL when empty. */
 rl_slot *rl_send_queue_pop(rl_send_queue *q);
 /* The extension that goes out first among those queued, left in; NULL
  * when none waits. */
@@ -48,6 +53,12 @@ const rl_slot *rl_send_queue_next_extension(const rl_send_queue *q);
  * is not an extension (extensions held back to gather a batch: master.c).
  * NULL when there is none. */
 rl_slot *rl_send_queue_peek(const rl_send_queue *q, bool extensions);
+/* The slot next in line in first's class (first already taken out), left
+ * in: what may join first's batch. NULL when that class is empty. */
+rl_slot *rl_send_queue_peek_after(const rl_send_queue *q, const rl_slot *first);
+/* The requests led by first went out: the other class's turn (releases and
+ * extensions alternate while both wait). */
+void rl_send_queue_sent(rl_send_queue *q, const rl_slot *first);
 /* Take a queued slot out, wherever it is. */
 void rl_send_queue_remove(rl_send_queue *q, rl_slot *slot);
 

@@ -3,10 +3,12 @@
  * behind it, against real masters: what waits there and is no longer
  * wanted is never sent, and a stopped master holds no more than the window. */
 #include "harness.h"
+#include "batch.h"
 #include "scripts.h"
 
 #include <criterion/criterion.h>
 #include <hiredis/hiredis.h>
+#include <stdio.h>
 #include <string.h>
 
 #define MASTERS 3
@@ -274,5 +276,75 @@ Test(send_queue, acquires_are_refused_while_the_masters_are_behind_with_extensio
     redlock_lock_free(second);
     redlock_release_async(h.client, first, NULL, NULL);
     redlock_lock_free(first);
+    harness_free_client(&h);
+}
+
+typedef struct release_count {
+    size_t done;
+    size_t at_extension; /* releases done when the extension completed */
+} release_count;
+
+static void on_one_released(int status, const redlock_result *r, void *arg)
+{
+    (void)status;
+    (void)r;
+    ((release_count *)arg)->done++;
+}
+
+typedef struct extension_watch {
+    extended ext;
+    release_count *releases;
+} extension_watch;
+
+static void on_watched_extension(int status, const redlock_result *r, void *arg)
+{
+    extension_watch *w = arg;
+    w->releases->at_extension = w->releases->done;
+    on_extended(status, r, &w->ext);
+}
+
+static bool watched_done(harness *hh, void *arg)
+{
+    (void)hh;
+    return ((extension_watch *)arg)->ext.called;
+}
+
+Test(send_queue, a_flood_of_releases_does_not_starve_the_extension_of_a_lock_still_held)
+{
+    /* Every master stopped with its one request in flight; 256 releases
+     * and then an extension wait behind it. The extension goes out after
+     * one batch of releases at most, not after all of them. */
+    enum { RELEASES = 256 };
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_MAX_IN_FLIGHT, 1), REDLOCK_OK);
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_COMMAND_TIMEOUT_MS, fleet_scaled_ms(2000)),
+                 REDLOCK_OK);
+    harness_connect(&h);
+    redlock_lock *held = acquire("held", fleet_scaled_ms(20000));
+    static redlock_lock *flood[RELEASES];
+    for (size_t i = 0; i < RELEASES; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "flood:%zu", i);
+        flood[i] = acquire(name, fleet_scaled_ms(20000));
+    }
+    for (size_t i = 0; i < MASTERS; i++)
+        cr_assert_eq(fleet_pause(h.fleet, i), 0);
+    done filler = {0};
+    cr_assert_eq(redlock_ping_async(h.client, on_done, &filler), REDLOCK_OK);
+    release_count releases = {0};
+    for (size_t i = 0; i < RELEASES; i++) {
+        cr_assert_eq(redlock_release_async(h.client, flood[i], on_one_released, &releases),
+                     REDLOCK_OK);
+        redlock_lock_free(flood[i]);
+    }
+    extension_watch w = {.releases = &releases};
+    cr_assert_eq(redlock_extend_async(h.client, held, 0, on_watched_extension, &w), REDLOCK_OK);
+    for (size_t i = 0; i < MASTERS; i++)
+        cr_assert_eq(fleet_resume(h.fleet, i), 0);
+    cr_assert(harness_wait_until(&h, watched_done, &w, 10000));
+    cr_assert_eq(w.ext.status, REDLOCK_OK, "%s", redlock_strerror(w.ext.status));
+    cr_expect_leq(releases.at_extension, RL_BATCH_MAX,
+                  "the extension waited for %zu releases", releases.at_extension);
+    redlock_release_async(h.client, held, NULL, NULL);
+    redlock_lock_free(held);
     harness_free_client(&h);
 }

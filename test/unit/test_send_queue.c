@@ -52,7 +52,7 @@ static void expect_next(const rl_slot *slot)
     cr_assert_eq(next, slot, "popped the wrong request");
 }
 
-Test(send_queue, releases_then_the_most_urgent_extension_then_the_rest)
+Test(send_queue, releases_and_the_most_urgent_extensions_take_turns_then_the_rest)
 {
     rl_slot *acquire1 = request(RL_ROUND_ACQUIRE, 1, 0);
     rl_slot *late_ext = request(RL_ROUND_EXTEND, 2, 3000);
@@ -66,8 +66,8 @@ Test(send_queue, releases_then_the_most_urgent_extension_then_the_rest)
         push(all[i]);
     cr_assert_eq(q.count, 7);
     expect_next(release1);
-    expect_next(release2);
     expect_next(soon_ext);
+    expect_next(release2);
     expect_next(tie_ext); /* same urgency: first come first */
     expect_next(late_ext);
     expect_next(acquire1);
@@ -142,4 +142,39 @@ Test(send_queue, anything_can_be_taken_out_and_the_order_holds)
         drop(ext[i]);
     for (size_t i = 0; i < 3; i++)
         drop(fifo[i]);
+}
+
+Test(send_queue, a_batch_takes_its_class_turn_and_continues_in_its_class)
+{
+    rl_slot *r1 = request(RL_ROUND_RELEASE, 1, 0);
+    rl_slot *r2 = request(RL_ROUND_RELEASE, 2, 0);
+    rl_slot *e1 = request(RL_ROUND_EXTEND, 3, 100);
+    rl_slot *e2 = request(RL_ROUND_EXTEND, 4, 200);
+    rl_slot *all[] = {r1, r2, e1, e2};
+    for (size_t i = 0; i < 4; i++)
+        push(all[i]);
+    /* A release leads: the next of its class is the other release, even
+     * though extensions wait too. */
+    rl_slot *first = rl_send_queue_peek(&q, true);
+    cr_assert_eq(first, r1);
+    rl_send_queue_remove(&q, first);
+    cr_assert_eq(rl_send_queue_peek_after(&q, first), r2);
+    rl_send_queue_remove(&q, r2);
+    rl_send_queue_sent(&q, first);
+    /* Then the extensions' turn, whole. */
+    first = rl_send_queue_peek(&q, true);
+    cr_assert_eq(first, e1);
+    rl_send_queue_remove(&q, first);
+    cr_assert_eq(rl_send_queue_peek_after(&q, first), e2);
+    rl_send_queue_remove(&q, e2);
+    rl_send_queue_sent(&q, first);
+    cr_assert_null(rl_send_queue_peek(&q, true));
+    /* Extensions held back to gather: releases go whatever the turn. */
+    push(e1);
+    push(r1);
+    cr_assert_eq(rl_send_queue_peek(&q, false), r1);
+    rl_send_queue_remove(&q, r1);
+    rl_send_queue_remove(&q, e1);
+    for (size_t i = 0; i < 4; i++)
+        drop(all[i]);
 }

@@ -3,6 +3,7 @@
  * requests to one master go out as one call of a batch script, and each
  * lock still gets its own answer. */
 #include "harness.h"
+#include "slowlog.h"
 #include "scripts.h"
 
 #include <criterion/criterion.h>
@@ -28,63 +29,6 @@ static void teardown(void)
 }
 
 TestSuite(batch, .init = three_masters, .fini = teardown, .timeout = 120);
-
-/* Master i's slow log keeps every command from now on. */
-static void log_every_command(size_t i)
-{
-    redisReply *r = fleet_command(h.fleet, i, "CONFIG SET slowlog-log-slower-than 0");
-    cr_assert(r != NULL && r->type == REDIS_REPLY_STATUS);
-    freeReplyObject(r);
-    r = fleet_command(h.fleet, i, "CONFIG SET slowlog-max-len 10000");
-    freeReplyObject(r);
-    r = fleet_command(h.fleet, i, "SLOWLOG RESET");
-    freeReplyObject(r);
-}
-
-/* The EVALSHA calls of sha in master i's slow log naming key among their
- * first arguments (the slow log keeps 32 of them). */
-static size_t calls_naming(size_t i, const char *sha, const char *key)
-{
-    redisReply *r = fleet_command(h.fleet, i, "SLOWLOG GET 10000");
-    cr_assert(r != NULL && r->type == REDIS_REPLY_ARRAY);
-    size_t n = 0;
-    for (size_t e = 0; e < r->elements; e++) {
-        const redisReply *entry = r->element[e];
-        if (entry->type != REDIS_REPLY_ARRAY || entry->elements < 4)
-            continue;
-        const redisReply *args = entry->element[3];
-        if (args->type != REDIS_REPLY_ARRAY || args->elements < 4 ||
-            strcasecmp(args->element[0]->str, "EVALSHA") != 0 ||
-            strcmp(args->element[1]->str, sha) != 0)
-            continue;
-        for (size_t a = 3; a < args->elements; a++)
-            if (args->element[a]->type == REDIS_REPLY_STRING &&
-                strcmp(args->element[a]->str, key) == 0) {
-                n++;
-                break;
-            }
-    }
-    freeReplyObject(r);
-    return n;
-}
-
-/* The EVALSHA calls of sha in master i's slow log. */
-static size_t calls_of(size_t i, const char *sha)
-{
-    redisReply *r = fleet_command(h.fleet, i, "SLOWLOG GET 10000");
-    cr_assert(r != NULL && r->type == REDIS_REPLY_ARRAY);
-    size_t n = 0;
-    for (size_t e = 0; e < r->elements; e++) {
-        const redisReply *entry = r->element[e];
-        if (entry->type == REDIS_REPLY_ARRAY && entry->elements >= 4 &&
-            entry->element[3]->type == REDIS_REPLY_ARRAY && entry->element[3]->elements >= 2 &&
-            strcasecmp(entry->element[3]->element[0]->str, "EVALSHA") == 0 &&
-            strcmp(entry->element[3]->element[1]->str, sha) == 0)
-            n++;
-    }
-    freeReplyObject(r);
-    return n;
-}
 
 typedef struct done {
     bool called;
@@ -205,7 +149,7 @@ Test(batch, extensions_go_as_one_call_and_each_lock_gets_its_own_answer)
     redlock_lock *locks[LOCKS];
     acquire_all(locks, 10000);
     for (size_t i = 0; i < MASTERS; i++) {
-        log_every_command(i);
+        slowlog_every_command(h.fleet, i);
         /* Locks 1 and 2 taken over by another client; lock 3's key made
          * a list (a key of the wrong type). */
         for (size_t l = 1; l <= 3; l++)
@@ -239,10 +183,12 @@ Test(batch, extensions_go_as_one_call_and_each_lock_gets_its_own_answer)
     /* One call of the batch script per master, naming every lock; no
      * extend script call of its own. */
     for (size_t m = 0; m < MASTERS; m++) {
-        cr_expect_eq(calls_of(m, rl_extend_batch_script.sha), 1, "master %zu", m);
-        cr_expect_eq(calls_of(m, rl_extend_script.sha), 0, "master %zu", m);
+        cr_expect_eq(slowlog_script_calls(h.fleet, m, rl_extend_batch_script.sha, NULL),
+                     1, "master %zu", m);
+        cr_expect_eq(slowlog_script_calls(h.fleet, m, rl_extend_script.sha, NULL),
+                     0, "master %zu", m);
         for (size_t i = 0; i < LOCKS; i++)
-            cr_expect_eq(calls_naming(m, rl_extend_batch_script.sha, name(i)), 1,
+            cr_expect_eq(slowlog_script_calls(h.fleet, m, rl_extend_batch_script.sha, name(i)), 1,
                          "master %zu, lock %zu", m, i);
     }
     forget(d, LOCKS);
@@ -278,7 +224,7 @@ Test(batch, releases_waiting_for_room_go_as_one_call_and_each_is_announced)
     size_t first = 0;
     cr_assert(harness_wait_until(&h, idle, &first, 3000)); /* the acquires answered */
     redisContext *sub = subscribe_all(0);
-    log_every_command(0);
+    slowlog_every_command(h.fleet, 0);
     cr_assert_eq(fleet_pause(h.fleet, 0), 0);
     request_count c = {0, requests_to(0) + 1};
     done extended = {0};
@@ -303,10 +249,11 @@ Test(batch, releases_waiting_for_room_go_as_one_call_and_each_is_announced)
                          "lock %zu still held on master %zu", i, m);
     }
     /* Master 0 ran one release batch naming all five. */
-    cr_expect_eq(calls_of(0, rl_release_batch_script.sha), 1);
-    cr_expect_eq(calls_of(0, rl_release_script.sha), 0);
+    cr_expect_eq(slowlog_script_calls(h.fleet, 0, rl_release_batch_script.sha, NULL), 1);
+    cr_expect_eq(slowlog_script_calls(h.fleet, 0, rl_release_script.sha, NULL), 0);
     for (size_t i = 1; i < LOCKS; i++)
-        cr_expect_eq(calls_naming(0, rl_release_batch_script.sha, name(i)), 1, "lock %zu", i);
+        cr_expect_eq(slowlog_script_calls(h.fleet, 0, rl_release_batch_script.sha, name(i)),
+                     1, "lock %zu", i);
     /* Each release was announced on its channel. */
     bool heard[LOCKS] = {false};
     for (size_t n = 1; n < LOCKS; n++) {
@@ -367,7 +314,7 @@ Test(batch, masters_whose_scripts_were_flushed_still_extend_each_lock)
         redisReply *r = fleet_command(h.fleet, m, "SCRIPT FLUSH");
         cr_assert(r != NULL && r->type == REDIS_REPLY_STATUS);
         freeReplyObject(r);
-        log_every_command(m);
+        slowlog_every_command(h.fleet, m);
     }
     done d[LOCKS] = {0};
     extend_all(locks, 30000, d);
@@ -379,7 +326,8 @@ Test(batch, masters_whose_scripts_were_flushed_still_extend_each_lock)
     /* Each batch was refused NOSCRIPT and its locks went one by one with
      * EVAL; the batch script is back for the next batch. */
     for (size_t m = 0; m < MASTERS; m++) {
-        cr_expect_eq(calls_of(m, rl_extend_batch_script.sha), 1, "master %zu", m);
+        cr_expect_eq(slowlog_script_calls(h.fleet, m, rl_extend_batch_script.sha, NULL),
+                     1, "master %zu", m);
         cr_expect(script_cached(m, rl_extend_batch_script.sha), "master %zu", m);
     }
     forget(d, LOCKS);
@@ -390,7 +338,8 @@ Test(batch, masters_whose_scripts_were_flushed_still_extend_each_lock)
         cr_expect(harness_wait_until(&h, extended_everywhere, &e, 2000), "lock %zu", i);
     }
     for (size_t m = 0; m < MASTERS; m++)
-        cr_expect_eq(calls_of(m, rl_extend_batch_script.sha), 2, "master %zu", m);
+        cr_expect_eq(slowlog_script_calls(h.fleet, m, rl_extend_batch_script.sha, NULL),
+                     2, "master %zu", m);
     forget(d, LOCKS);
     release_and_free(locks);
     harness_free_client(&h);
@@ -434,7 +383,7 @@ Test(batch, a_connection_lost_with_a_batch_in_flight_tells_each_lock)
     connect_all();
     redlock_lock *locks[LOCKS];
     acquire_all(locks, fleet_scaled_ms(20000));
-    log_every_command(1);
+    slowlog_every_command(h.fleet, 1);
     cr_assert_eq(fleet_pause(h.fleet, 0), 0);
     cr_assert_eq(fleet_pause(h.fleet, 1), 0);
     request_count c = {0, requests_to(0) + LOCKS};
@@ -458,7 +407,8 @@ Test(batch, a_connection_lost_with_a_batch_in_flight_tells_each_lock)
         cr_expect_not_null(d[i].result->masters[0].detail);
         cr_expect_eq(d[i].result->masters[1].outcome, REDLOCK_MASTER_OK, "lock %zu", i);
     }
-    cr_expect_eq(calls_of(1, rl_extend_batch_script.sha), 1, "not one batch");
+    cr_expect_eq(slowlog_script_calls(h.fleet, 1, rl_extend_batch_script.sha, NULL),
+                 1, "not one batch");
     forget(d, LOCKS);
     release_and_free(locks);
     harness_free_client(&h);

@@ -3,6 +3,7 @@
  * behind it, against real masters: what waits there and is no longer
  * wanted is never sent, and a stopped master holds no more than the window. */
 #include "harness.h"
+#include "slowlog.h"
 #include "batch.h"
 #include "scripts.h"
 
@@ -28,36 +29,6 @@ static void teardown(void)
 }
 
 TestSuite(send_queue, .init = three_masters, .fini = teardown, .timeout = 120);
-
-/* Master i runs scripts; its slow log keeps every command from now on. */
-static void log_every_command(size_t i)
-{
-    redisReply *r = fleet_command(h.fleet, i, "CONFIG SET slowlog-log-slower-than 0");
-    cr_assert(r != NULL && r->type == REDIS_REPLY_STATUS);
-    freeReplyObject(r);
-    r = fleet_command(h.fleet, i, "SLOWLOG RESET");
-    freeReplyObject(r);
-}
-
-/* Commands in master i's slow log running sha with key as first key. */
-static size_t script_calls(size_t i, const char *sha, const char *key)
-{
-    redisReply *r = fleet_command(h.fleet, i, "SLOWLOG GET 1000");
-    cr_assert(r != NULL && r->type == REDIS_REPLY_ARRAY);
-    size_t n = 0;
-    for (size_t e = 0; e < r->elements; e++) {
-        const redisReply *entry = r->element[e];
-        if (entry->type != REDIS_REPLY_ARRAY || entry->elements < 4)
-            continue;
-        const redisReply *args = entry->element[3];
-        if (args->type == REDIS_REPLY_ARRAY && args->elements >= 4 &&
-            strcasecmp(args->element[0]->str, "EVALSHA") == 0 &&
-            strcmp(args->element[1]->str, sha) == 0 && strcmp(args->element[3]->str, key) == 0)
-            n++;
-    }
-    freeReplyObject(r);
-    return n;
-}
 
 typedef struct done {
     bool called;
@@ -115,8 +86,8 @@ Test(send_queue, an_extension_waiting_for_room_is_never_sent_once_its_lock_is_re
     cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_COMMAND_TIMEOUT_MS, fleet_scaled_ms(200)),
                  REDLOCK_OK); /* stalled only after 10 of them: longer than the test */
     harness_connect(&h);
-    log_every_command(0);
-    log_every_command(1);
+    slowlog_every_command(h.fleet, 0);
+    slowlog_every_command(h.fleet, 1);
     redlock_lock *first = acquire("first", fleet_scaled_ms(10000));
     redlock_lock *second = acquire("second", fleet_scaled_ms(1500));
     cr_assert_eq(redlock_auto_extend_async(h.client, second, ignore_loss, NULL), REDLOCK_OK);
@@ -137,9 +108,9 @@ Test(send_queue, an_extension_waiting_for_room_is_never_sent_once_its_lock_is_re
     cr_assert(harness_wait_until(&h, is_done, &extended, 5000));
     harness_run_for(&h, 100);
     for (size_t i = 0; i < 2; i++) {
-        cr_assert_eq(script_calls(i, rl_release_script.sha, "second"), 1,
+        cr_assert_eq(slowlog_script_calls(h.fleet, i, rl_release_script.sha, "second"), 1,
                      "master %zu: the release went out", i);
-        cr_expect_eq(script_calls(i, rl_extend_script.sha, "second"), 0,
+        cr_expect_eq(slowlog_script_calls(h.fleet, i, rl_extend_script.sha, "second"), 0,
                      "master %zu: the extension of a released lock went out after its release", i);
     }
     redlock_lock_free(second);

@@ -98,14 +98,39 @@ static void print_client(const redlock_stats *s)
     print_histogram("redlock_hold_seconds", NULL, s->hold_ms, s->hold_sum_ms, 1e-3);
 }
 
+/* One value a master, labelled with its name: the value's field is read
+ * by field() from the master's statistics. */
+static void print_per_master(const redlock_stats *s, const redlock_config *cfg, const char *name,
+                             const char *type, const char *help,
+                             uint64_t (*field)(const redlock_master_stats *m))
+{
+    print_help(name, type, help);
+    for (unsigned i = 0; i < s->master_count; i++) {
+        printf("%s{master=\"", name);
+        print_label(redlock_config_node_name(cfg, i));
+        printf("\"} %llu\n", (unsigned long long)field(&s->masters[i]));
+    }
+}
+
+static uint64_t requests_of(const redlock_master_stats *m)
+{
+    return m->requests;
+}
+
+static uint64_t in_flight_of(const redlock_master_stats *m)
+{
+    return m->in_flight;
+}
+
+static uint64_t queued_of(const redlock_master_stats *m)
+{
+    return m->queued;
+}
+
 static void print_masters(const redlock_stats *s, const redlock_config *cfg)
 {
-    print_help("redlock_master_requests_total", "counter", "Requests sent to the master.");
-    for (unsigned i = 0; i < s->master_count; i++) {
-        printf("redlock_master_requests_total{master=\"");
-        print_label(redlock_config_node_name(cfg, i));
-        printf("\"} %llu\n", (unsigned long long)s->masters[i].requests);
-    }
+    print_per_master(s, cfg, "redlock_master_requests_total", "counter",
+                     "Requests sent to the master.", requests_of);
     print_help("redlock_master_outcomes_total", "counter", "Requests by outcome.");
     for (unsigned i = 0; i < s->master_count; i++)
         for (int o = 0; o < REDLOCK_STATS_OUTCOMES; o++)
@@ -122,18 +147,10 @@ static void print_masters(const redlock_stats *s, const redlock_config *cfg)
         printf("\",state=\"%s\"} %d\n", redlock_connection_state_name(s->masters[i].state),
                s->masters[i].state == REDLOCK_CONNECTION_READY);
     }
-    print_help("redlock_master_in_flight", "gauge", "Requests sent and not answered.");
-    for (unsigned i = 0; i < s->master_count; i++) {
-        printf("redlock_master_in_flight{master=\"");
-        print_label(redlock_config_node_name(cfg, i));
-        printf("\"} %llu\n", (unsigned long long)s->masters[i].in_flight);
-    }
-    print_help("redlock_master_queued", "gauge", "Requests waiting in the client to be sent.");
-    for (unsigned i = 0; i < s->master_count; i++) {
-        printf("redlock_master_queued{master=\"");
-        print_label(redlock_config_node_name(cfg, i));
-        printf("\"} %llu\n", (unsigned long long)s->masters[i].queued);
-    }
+    print_per_master(s, cfg, "redlock_master_in_flight", "gauge",
+                     "Requests sent and not answered.", in_flight_of);
+    print_per_master(s, cfg, "redlock_master_queued", "gauge",
+                     "Requests waiting in the client to be sent.", queued_of);
     print_help("redlock_master_latency_seconds", "histogram", "Reply latency.");
     for (unsigned i = 0; i < s->master_count; i++)
         print_histogram("redlock_master_latency_seconds", redlock_config_node_name(cfg, i),

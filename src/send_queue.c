@@ -32,63 +32,62 @@ static bool is_extension(const rl_slot *slot)
 }
 
 /* a must go before b. */
-static bool heap_before(const rl_slot *a, const rl_slot *b)
+static bool heap_before(const rl_queued_extension *a, const rl_queued_extension *b)
 {
-    int64_t ua = a->round->urgent_by_us;
-    int64_t ub = b->round->urgent_by_us;
-    if (ua != ub)
-        return ua < ub;
-    return a->queue_seq < b->queue_seq;
+    if (a->urgent_by_us != b->urgent_by_us)
+        return a->urgent_by_us < b->urgent_by_us;
+    return a->seq < b->seq;
 }
 
-static void heap_place(rl_send_queue *q, size_t i, rl_slot *slot)
+static void heap_place(rl_send_queue *q, size_t i, rl_queued_extension e)
 {
-    q->extends[i] = slot;
-    slot->queue_index = i;
+    q->extends[i] = e;
+    e.slot->queue_index = i;
 }
 
 static void heap_up(rl_send_queue *q, size_t i)
 {
-    rl_slot *slot = q->extends[i];
+    rl_queued_extension e = q->extends[i];
     while (i > 0) {
         size_t parent = (i - 1) / 2;
-        if (!heap_before(slot, q->extends[parent]))
+        if (!heap_before(&e, &q->extends[parent]))
             break;
         heap_place(q, i, q->extends[parent]);
         i = parent;
     }
-    heap_place(q, i, slot);
+    heap_place(q, i, e);
 }
 
 static void heap_down(rl_send_queue *q, size_t i)
 {
-    rl_slot *slot = q->extends[i];
+    rl_queued_extension e = q->extends[i];
     for (;;) {
         size_t child = 2 * i + 1;
         if (child >= q->extend_count)
             break;
-        if (child + 1 < q->extend_count && heap_before(q->extends[child + 1], q->extends[child]))
+        if (child + 1 < q->extend_count && heap_before(&q->extends[child + 1], &q->extends[child]))
             child++;
-        if (!heap_before(q->extends[child], slot))
+        if (!heap_before(&q->extends[child], &e))
             break;
         heap_place(q, i, q->extends[child]);
         i = child;
     }
-    heap_place(q, i, slot);
+    heap_place(q, i, e);
 }
 
 /* Take the heap's element at i out. */
 static void heap_remove_at(rl_send_queue *q, size_t i)
 {
-    rl_slot *last = q->extends[--q->extend_count];
+    rl_queued_extension last = q->extends[--q->extend_count];
     if (i != q->extend_count) {
         heap_place(q, i, last);
         heap_up(q, i);
-        heap_down(q, last->queue_index);
+        heap_down(q, last.slot->queue_index);
     }
     /* A burst's memory is given back once it has gone out. */
     if (q->extend_cap > RL_SEND_QUEUE_MIN_CAP && q->extend_count < q->extend_cap / 4) {
-        rl_slot **shrunk = realloc(q->extends, q->extend_cap / 2 * sizeof(rl_slot *));
+        rl_queued_extension *shrunk =
+            realloc(q->extends, q->extend_cap / 2 * sizeof(rl_queued_extension));
         if (shrunk != NULL) {
             q->extends = shrunk;
             q->extend_cap /= 2;
@@ -120,13 +119,14 @@ bool rl_send_queue_push(rl_send_queue *q, rl_slot *slot)
     }
     if (q->extend_count == q->extend_cap) {
         size_t cap = q->extend_cap ? q->extend_cap * 2 : RL_SEND_QUEUE_MIN_CAP;
-        rl_slot **grown = realloc(q->extends, cap * sizeof(rl_slot *));
+        rl_queued_extension *grown = realloc(q->extends, cap * sizeof(rl_queued_extension));
         if (grown == NULL)
             return false;
         q->extends = grown;
         q->extend_cap = cap;
     }
-    heap_place(q, q->extend_count++, slot);
+    rl_queued_extension e = {slot->round->urgent_by_us, slot->queue_seq, slot};
+    heap_place(q, q->extend_count++, e);
     heap_up(q, slot->queue_index);
     q->count++;
     return true;
@@ -144,7 +144,7 @@ rl_slot *rl_send_queue_pop(rl_send_queue *q)
 
 const rl_slot *rl_send_queue_next_extension(const rl_send_queue *q)
 {
-    return q->extend_count > 0 ? q->extends[0] : NULL;
+    return q->extend_count > 0 ? q->extends[0].slot : NULL;
 }
 
 static rl_slot *first_of(const rl_link *fifo)
@@ -155,7 +155,7 @@ static rl_slot *first_of(const rl_link *fifo)
 rl_slot *rl_send_queue_peek(const rl_send_queue *q, bool extensions)
 {
     rl_slot *release = first_of(&q->releases);
-    rl_slot *extension = extensions && q->extend_count > 0 ? q->extends[0] : NULL;
+    rl_slot *extension = extensions && q->extend_count > 0 ? q->extends[0].slot : NULL;
     if (release != NULL && extension != NULL)
         return q->extension_turn ? extension : release;
     if (release != NULL)
@@ -168,7 +168,7 @@ rl_slot *rl_send_queue_peek(const rl_send_queue *q, bool extensions)
 rl_slot *rl_send_queue_peek_after(const rl_send_queue *q, const rl_slot *first)
 {
     if (is_extension(first))
-        return q->extend_count > 0 ? q->extends[0] : NULL;
+        return q->extend_count > 0 ? q->extends[0].slot : NULL;
     /* first's FIFO is whichever list its link was in: a release that
      * waits behind a request of its lock is among the rest. */
     rl_slot *release = first_of(&q->releases);

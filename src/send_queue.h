@@ -27,9 +27,19 @@
 
 typedef struct rl_slot rl_slot;
 
+/* A queued extension in the heap, its order kept beside it: the heap's
+ * comparisons read only the heap's own memory (at many thousands of locks,
+ * reading each slot's round for its urgency missed the cache at every
+ * step). */
+typedef struct rl_queued_extension {
+    int64_t urgent_by_us;
+    uint64_t seq;
+    rl_slot *slot;
+} rl_queued_extension;
+
 typedef struct rl_send_queue {
     rl_link releases;   /* FIFO */
-    rl_slot **extends;  /* a binary min-heap by (urgent_by_us, seq) */
+    rl_queued_extension *extends; /* a binary min-heap by (urgent_by_us, seq) */
     size_t extend_count;
     size_t extend_cap;
     rl_link others;     /* FIFO */

@@ -198,6 +198,12 @@ static void round_arm_timer(rl_round *round)
     }
     if (next == INT64_MAX)
         return;
+    /* Most replies leave the earliest deadline where it was (a round's
+     * requests go out together): the timer then stays as it is, rather
+     * than leave and rejoin the loop's heap of every lock's timers. */
+    if (ev_is_active(&round->timer) && round->timer_at_us == next)
+        return;
+    round->timer_at_us = next;
     rl_timer_arm_at(round->client->loop, &round->timer, next);
 }
 

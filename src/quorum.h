@@ -175,6 +175,7 @@ struct rl_round {
     rl_round_decided_fn on_decided; /* NULL once detached */
     void *owner;
     ev_timer timer;         /* next slot deadline; runs only while undecided */
+    int64_t timer_at_us;    /* the deadline the timer was last armed for */
     const rl_script *script; /* the script its EVALSHA runs, or NULL */
     char *cmd;              /* the request in RESP (SET, EVALSHA, PING), after slots[] */
     size_t cmd_len;

@@ -321,8 +321,10 @@ Test(cleanup, releases_dropped_for_a_master_out_of_reach_are_told_once_not_each)
      * a release; once the connection is dropped as stalled, they all are. */
     cr_assert_eq(fleet_pause(h.fleet, 2), 0);
     redlock_acquire_options o = fleet_acquire_options(10000, 0);
-    for (int i = 0; i < 80; i++)
-        cr_assert_eq(harness_acquire(&h, "owed", 4, &o, NULL, NULL), REDLOCK_ECONFLICT);
+    for (int i = 0; i < 80; i++) {
+        int status = harness_acquire(&h, "owed", 4, &o, NULL, NULL);
+        cr_assert_eq(status, REDLOCK_ECONFLICT, "attempt %d: %s", i, redlock_status_name(status));
+    }
     cr_assert(harness_wait_until(&h, log_has, "no reply for", 10000),
               "the stopped master's connection was never dropped");
     harness_run_for(&h, 100);

@@ -57,6 +57,16 @@ struct redisContext *hold_master_connect(const bench_masters *ms, size_t i, int 
 /* From an INFO commandstats reply: the calls of the commands extensions use
  * (EVALSHA, and EVAL, the fallback after NOSCRIPT); -1 when unreadable. */
 int64_t hold_script_calls(const char *info);
+/* From an INFO cpu reply: the server process's CPU so far, used_cpu_sys +
+ * used_cpu_user, in s; -1 when unreadable. */
+double hold_server_cpu_s(const char *info);
+/* INFO cpu on c: the server's CPU so far, in s; -1 with why when not read. */
+double hold_read_cpu_s(struct redisContext *c, char *why, size_t why_size);
+/* Every master's CPU so far, summed, in s, on conns[i] (connected on first
+ * use, kept for the next reading; the caller frees them); -1 with why when
+ * a master cannot be read. */
+double hold_masters_cpu_s(const bench_masters *ms, struct redisContext **conns, char *why,
+                          size_t why_size);
 /* Keys named prefix* on master i (SCAN, bounded): -1 on an error. */
 long hold_count_keys(const bench_masters *ms, size_t i, const char *prefix);
 
@@ -168,6 +178,14 @@ struct hold_figures {
     double hold_seconds;
     double lock_seconds;          /* held time summed over locks, in the hold */
     double hold_cpu_s;            /* the client's thread */
+
+    /* The masters' CPU in the hold: INFO cpu at its start and its end, and
+     * the client's extends at the same instants */
+    bool masters_cpu_read;
+    char masters_cpu_why_not[160];
+    double masters_cpu_s;         /* summed over the masters */
+    bool hold_extends_read;
+    uint64_t hold_extends;        /* extends completed in the hold */
 
     /* The loop's lag, ns, by phase */
     samples lag_acquire, lag_hold, lag_release;

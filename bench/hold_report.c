@@ -27,6 +27,21 @@ static double cpu_us_per_lock_s(const hold_figures *f)
     return f->lock_seconds > 0 ? f->hold_cpu_s * 1e6 / f->lock_seconds : 0;
 }
 
+/* The masters' CPU per lock extended in the hold, per master, in us; -1
+ * when not measured, *why saying why. */
+static double masters_cpu_us_per_extend(const hold_figures *f, const char **why)
+{
+    if (!f->masters_cpu_read)
+        *why = f->masters_cpu_why_not;
+    else if (!f->hold_extends_read)
+        *why = "the client's extends could not be read";
+    else if (f->hold_extends == 0 || f->masters == 0)
+        *why = "no lock extended in the hold";
+    else
+        return f->masters_cpu_s * 1e6 / ((double)f->hold_extends * (double)f->masters);
+    return -1;
+}
+
 static unsigned long lost_total(const hold_figures *f)
 {
     return f->lost_acquiring + f->lost_holding + f->lost_releasing;
@@ -105,6 +120,26 @@ static void print_memory(FILE *out, const hold_figures *f)
         per_lock(f->heap_hold_max - f->heap_before, f->acquired));
 }
 
+static void print_masters_cpu(FILE *out, const hold_figures *f)
+{
+    if (f->masters_cpu_read)
+        row(out, "masters' CPU in the hold", "%.3f s (summed over %zu masters; INFO cpu at the "
+            "hold's start and end)", f->masters_cpu_s, f->masters);
+    else
+        row(out, "masters' CPU in the hold", "- (%s)", f->masters_cpu_why_not);
+    if (f->hold_extends_read)
+        row(out, "extends in the hold", "%llu (the client's count)",
+            (unsigned long long)f->hold_extends);
+    else
+        row(out, "extends in the hold", "- (the client's count could not be read)");
+    const char *why = NULL;
+    double us = masters_cpu_us_per_extend(f, &why);
+    if (us < 0)
+        row(out, "masters' CPU per extended lock and master", "- (%s)", why);
+    else
+        row(out, "masters' CPU per extended lock and master", "%.2f us", us);
+}
+
 static void print_hold(FILE *out, hold_figures *f)
 {
     row(out, "held when the hold began", "%lu locks, for %.1f s", f->held_at_start,
@@ -131,6 +166,7 @@ static void print_hold(FILE *out, hold_figures *f)
     }
     if (f->probe_failures > 0)
         row(out, "master readings without an answer", "%lu", f->probe_failures);
+    print_masters_cpu(out, f);
     if (f->pttl_min_ms < 0)
         row(out, "least PTTL of the sample", "- (%zu keys, %lu reads, %lu absent)", f->sample_keys,
             f->pttl_reads, f->pttl_absent);
@@ -314,6 +350,28 @@ static void json_rtt(FILE *out, const hold_rtt *r)
     fprintf(out, "]}");
 }
 
+/* A figure with so many decimals, or null when not measured (negative). */
+static void json_figure(FILE *out, const char *name, int decimals, double v)
+{
+    if (v < 0)
+        fprintf(out, ",\"%s\":null", name);
+    else
+        fprintf(out, ",\"%s\":%.*f", name, decimals, v);
+}
+
+static void json_masters_cpu(FILE *out, const hold_figures *f)
+{
+    const char *why = "";
+    double us = masters_cpu_us_per_extend(f, &why);
+    fprintf(out, ",\"masters_cpu\":{\"measured\":%s", us >= 0 ? "true" : "false");
+    json_figure(out, "hold_s", 6, f->masters_cpu_read ? f->masters_cpu_s : -1);
+    json_figure(out, "extends", 0, f->hold_extends_read ? (double)f->hold_extends : -1);
+    json_figure(out, "us_per_extend_and_master", 3, us);
+    fprintf(out, ",\"why_not\":");
+    json_string(out, us >= 0 ? "" : why);
+    fputc('}', out);
+}
+
 static void json_hold(FILE *out, hold_figures *f)
 {
     fprintf(out, ",\"held_at_hold_start\":%lu,\"hold_seconds\":%.3f,\"lock_seconds\":%.1f,"
@@ -332,6 +390,7 @@ static void json_hold(FILE *out, hold_figures *f)
     for (size_t i = 0; i < f->ext_seconds; i++)
         fprintf(out, "%s%.1f", i ? "," : "", f->ext_series[i]);
     fprintf(out, "],\"readings_without_answer\":%lu}", f->probe_failures);
+    json_masters_cpu(out, f);
     fprintf(out, ",\"pttl\":{\"sample_keys\":%zu,\"reads\":%lu,\"absent\":%lu,\"min_ms\":%lld}",
             f->sample_keys, f->pttl_reads, f->pttl_absent, (long long)f->pttl_min_ms);
 }

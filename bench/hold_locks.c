@@ -575,6 +575,8 @@ int hold_run(const bench_masters *ms, const hold_options *o, hold_figures *f)
         long n = hold_count_keys(ms, i, h.prefix);
         f->keys_left = n < 0 ? -1 : f->keys_left + n;
     }
+    fprintf(stderr, "redlock-hold-bench: the extend scripts' cost on master 0\n");
+    hold_script_cost_measure(ms, h.prefix, &f->script_cost);
     fprintf(stderr, "redlock-hold-bench: redlock run through a recording proxy\n");
     for (int fenced = 0; fenced < HOLD_RTT_RUNS; fenced++) {
         char resource[HOLD_PREFIX_SIZE + 16];

@@ -47,6 +47,25 @@ int64_t hold_script_calls(const char *info)
            command_calls(info, "cmdstat_eval:calls=");
 }
 
+bool hold_command_stats(const char *info, const char *name, int64_t *calls, int64_t *usec)
+{
+    *calls = *usec = 0;
+    if (info == NULL || strstr(info, "# Commandstats") == NULL)
+        return false;
+    /* The colon ends the name: cmdstat_evalsha is not cmdstat_evalsha_ro. */
+    char line_start[64];
+    snprintf(line_start, sizeof(line_start), "cmdstat_%s:calls=", name);
+    const char *at = strstr(info, line_start);
+    if (at == NULL)
+        return true; /* never called */
+    char *end = NULL;
+    *calls = strtoll(at + strlen(line_start), &end, 10);
+    if (strncmp(end, ",usec=", 6) != 0)
+        return false;
+    *usec = strtoll(end + 6, NULL, 10);
+    return true;
+}
+
 /* One field of an INFO cpu reply, in s; -1 when absent. */
 static double cpu_field(const char *info, const char *field)
 {

@@ -16,6 +16,7 @@
 #define HOLD_SAMPLE_KEYS 100    /* held keys whose PTTL the probe reads */
 #define HOLD_STATUSES REDLOCK_STATS_STATUSES /* counts by status, index -status */
 #define HOLD_PREFIX_SIZE 64
+#define HOLD_WHY_SIZE 160       /* why a figure was not measured */
 
 typedef struct hold_options {
     size_t local;              /* masters to start; 0 with --config */
@@ -57,6 +58,19 @@ struct redisContext *hold_master_connect(const bench_masters *ms, size_t i, int 
 /* From an INFO commandstats reply: the calls of the commands extensions use
  * (EVALSHA, and EVAL, the fallback after NOSCRIPT); -1 when unreadable. */
 int64_t hold_script_calls(const char *info);
+/* From an INFO commandstats reply: cmdstat_<name>'s calls and usec (both
+ * 0 for a command never called); false when the reply is not that. */
+bool hold_command_stats(const char *info, const char *name, int64_t *calls, int64_t *usec);
+/* From an INFO cpu reply: the server process's CPU so far, used_cpu_sys +
+ * used_cpu_user, in s; -1 when unreadable. */
+double hold_server_cpu_s(const char *info);
+/* INFO cpu on c: the server's CPU so far, in s; -1 with why when not read. */
+double hold_read_cpu_s(struct redisContext *c, char *why, size_t why_size);
+/* Every master's CPU so far, summed, in s, on conns[i] (connected on first
+ * use, kept for the next reading; the caller frees them); -1 with why when
+ * a master cannot be read. */
+double hold_masters_cpu_s(const bench_masters *ms, struct redisContext **conns, char *why,
+                          size_t why_size);
 /* Keys named prefix* on master i (SCAN, bounded): -1 on an error. */
 long hold_count_keys(const bench_masters *ms, size_t i, const char *prefix);
 
@@ -142,6 +156,32 @@ void hold_rtt_measure(const bench_masters *ms, const char *tool, const char *res
                       bool fenced, bool init_fencing, hold_rtt *out);
 void hold_rtt_free(hold_rtt *r);
 
+/* ---- What the extend scripts cost a master (hold_script_cost.c) --------- */
+
+/* One way of extending, summed over the rounds. */
+typedef struct script_cost_side {
+    int64_t calls;             /* EVALSHA calls, INFO commandstats */
+    int64_t usec;              /* their time, INFO commandstats */
+    double cpu_s;              /* the server's CPU, INFO cpu */
+    uint64_t locks;            /* locks extended */
+} script_cost_side;
+
+typedef struct hold_script_cost {
+    bool measured;
+    char why_not[HOLD_WHY_SIZE];
+    size_t keys;               /* plain keys, each extended once a phase */
+    unsigned rounds;
+    unsigned groups;           /* locks per batch call */
+    double seconds;            /* the whole measure, keys set to keys deleted */
+    bool keys_deleted;
+    script_cost_side single, batch;
+} hold_script_cost;
+
+/* On master 0, with keys prefix + "cost:<i>": rounds of extending every
+ * key with a call of the extend script each, then with batch calls of
+ * groups locks each; the master's counters read around each phase. */
+void hold_script_cost_measure(const bench_masters *ms, const char *prefix, hold_script_cost *out);
+
 /* ---- The run (hold_locks.c) --------------------------------------------- */
 
 struct hold_figures {
@@ -168,6 +208,14 @@ struct hold_figures {
     double hold_seconds;
     double lock_seconds;          /* held time summed over locks, in the hold */
     double hold_cpu_s;            /* the client's thread */
+
+    /* The masters' CPU in the hold: INFO cpu at its start and its end, and
+     * the client's extends at the same instants */
+    bool masters_cpu_read;
+    char masters_cpu_why_not[HOLD_WHY_SIZE];
+    double masters_cpu_s;         /* summed over the masters */
+    bool hold_extends_read;
+    uint64_t hold_extends;        /* extends completed in the hold */
 
     /* The loop's lag, ns, by phase */
     samples lag_acquire, lag_hold, lag_release;
@@ -201,6 +249,7 @@ struct hold_figures {
     uint64_t requests, outcome_ok, outcome_held_absent, outcome_timeout, outcome_not_connected,
         outcome_other, late, connects;
 
+    hold_script_cost script_cost; /* after the release, before the round trips */
     hold_rtt rtt[HOLD_RTT_RUNS];
 };
 

@@ -8,6 +8,7 @@
  */
 #include "hold.h"
 
+#include <hiredis/hiredis.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -270,8 +271,55 @@ static int64_t probe_period_ms(const hold_options *o)
     return o->hold_seconds >= 8 ? 1000 : (int64_t)(o->hold_seconds * 1000 / 8) + 1;
 }
 
+static bool client_extends(const redlock_client *client, uint64_t *extends)
+{
+    redlock_stats st;
+    memset(&st, 0, sizeof(st));
+    st.size = sizeof(st);
+    if (redlock_client_stats(client, &st) != REDLOCK_OK)
+        return false;
+    *extends = st.extends;
+    return true;
+}
+
+/* What the masters spent so far and the client's extends, at one instant:
+ * the loop does not run between the two readings, so no extension
+ * completes in between. The masters' CPU is -1 when one cannot be read
+ * (why says which), extends_read false when the client's cannot. */
+typedef struct spent {
+    double masters_cpu_s;
+    bool extends_read;
+    uint64_t extends;
+} spent;
+
+static spent read_spent(hold_state *h, redisContext **conns, char *why, size_t why_size)
+{
+    spent s = {.masters_cpu_s = hold_masters_cpu_s(h->ms, conns, why, why_size)};
+    s.extends_read = client_extends(h->client, &s.extends);
+    return s;
+}
+
+/* The masters' CPU and the client's extends between the two readings. */
+static void spent_figures(hold_figures *f, const spent *a, const spent *b, const char *why)
+{
+    f->hold_extends_read = a->extends_read && b->extends_read;
+    if (f->hold_extends_read)
+        f->hold_extends = b->extends - a->extends;
+    f->masters_cpu_read = a->masters_cpu_s >= 0 && b->masters_cpu_s >= 0 &&
+                          b->masters_cpu_s >= a->masters_cpu_s;
+    if (f->masters_cpu_read)
+        f->masters_cpu_s = b->masters_cpu_s - a->masters_cpu_s;
+    else if (a->masters_cpu_s >= 0 && b->masters_cpu_s >= 0)
+        snprintf(f->masters_cpu_why_not, sizeof(f->masters_cpu_why_not),
+                 "a master's CPU went down: restarted in the hold?");
+    else
+        snprintf(f->masters_cpu_why_not, sizeof(f->masters_cpu_why_not), "%s", why);
+}
+
 /* Hold for the hold time; the probe runs from its start and is asked to
- * stop at its end (joined later, so the loop never waits for it). */
+ * stop at its end (joined later, so the loop never waits for it). The
+ * masters' CPU is read just before and just after, outside the client's
+ * CPU figure. */
 static hold_probe *hold_all(hold_state *h, int64_t *start, int64_t *end)
 {
     hold_figures *f = h->f;
@@ -283,6 +331,9 @@ static hold_probe *hold_all(hold_state *h, int64_t *start, int64_t *end)
     int64_t period = probe_period_ms(h->o);
     f->probe_period_s = (double)period / 1000;
     size_t ticks = (size_t)(h->o->hold_seconds * 1000 / (double)period) + 16;
+    redisContext *conns[BENCH_MAX_MASTERS] = {NULL};
+    char why[sizeof(f->masters_cpu_why_not)] = "";
+    spent before = read_spent(h, conns, why, sizeof(why));
     int64_t cpu = thread_cpu_us();
     *start = tc_now_ns();
     hold_probe *probe = hold_probe_start(h->ms, h->prefix, keys, f->sample_keys, period, ticks);
@@ -292,6 +343,16 @@ static hold_probe *hold_all(hold_state *h, int64_t *start, int64_t *end)
     if (probe != NULL)
         hold_probe_signal_stop(probe);
     f->hold_cpu_s = (double)(thread_cpu_us() - cpu) / 1e6;
+    /* No second reading after a failed first: it would only wait again. */
+    spent after = {.masters_cpu_s = -1};
+    if (before.masters_cpu_s >= 0)
+        after = read_spent(h, conns, why, sizeof(why));
+    else
+        after.extends_read = client_extends(h->client, &after.extends);
+    spent_figures(f, &before, &after, why);
+    for (size_t i = 0; i < h->ms->n; i++)
+        if (conns[i] != NULL)
+            redisFree(conns[i]);
     f->hold_seconds = (double)(*end - *start) / 1e9;
     f->lock_seconds = lock_seconds(h, *start, *end);
     f->rss_hold_end_kb = bench_rss_kb();
@@ -514,6 +575,8 @@ int hold_run(const bench_masters *ms, const hold_options *o, hold_figures *f)
         long n = hold_count_keys(ms, i, h.prefix);
         f->keys_left = n < 0 ? -1 : f->keys_left + n;
     }
+    fprintf(stderr, "redlock-hold-bench: the extend scripts' cost on master 0\n");
+    hold_script_cost_measure(ms, h.prefix, &f->script_cost);
     fprintf(stderr, "redlock-hold-bench: redlock run through a recording proxy\n");
     for (int fenced = 0; fenced < HOLD_RTT_RUNS; fenced++) {
         char resource[HOLD_PREFIX_SIZE + 16];

@@ -27,6 +27,38 @@ static double cpu_us_per_lock_s(const hold_figures *f)
     return f->lock_seconds > 0 ? f->hold_cpu_s * 1e6 / f->lock_seconds : 0;
 }
 
+/* The masters' CPU per lock extended in the hold, per master, in us; -1
+ * when not measured, *why saying why. */
+static double masters_cpu_us_per_extend(const hold_figures *f, const char **why)
+{
+    if (!f->masters_cpu_read)
+        *why = f->masters_cpu_why_not;
+    else if (!f->hold_extends_read)
+        *why = "the client's extends could not be read";
+    else if (f->hold_extends == 0 || f->masters == 0)
+        *why = "no lock extended in the hold";
+    else
+        return f->masters_cpu_s * 1e6 / ((double)f->hold_extends * (double)f->masters);
+    return -1;
+}
+
+/* A side's cost per lock extended, in us: EVALSHA's time, or the
+ * server's CPU; -1 when not measured. */
+static double script_us_per_lock(const hold_script_cost *c, const script_cost_side *s, bool cpu)
+{
+    if (!c->measured || s->locks == 0)
+        return -1;
+    return (cpu ? s->cpu_s * 1e6 : (double)s->usec) / (double)s->locks;
+}
+
+/* Batched against single, per lock; -1 when not measured. */
+static double script_ratio(const hold_script_cost *c, bool cpu)
+{
+    double single = script_us_per_lock(c, &c->single, cpu);
+    double batch = script_us_per_lock(c, &c->batch, cpu);
+    return single > 0 && batch >= 0 ? batch / single : -1;
+}
+
 static unsigned long lost_total(const hold_figures *f)
 {
     return f->lost_acquiring + f->lost_holding + f->lost_releasing;
@@ -105,6 +137,26 @@ static void print_memory(FILE *out, const hold_figures *f)
         per_lock(f->heap_hold_max - f->heap_before, f->acquired));
 }
 
+static void print_masters_cpu(FILE *out, const hold_figures *f)
+{
+    if (f->masters_cpu_read)
+        row(out, "masters' CPU in the hold", "%.3f s (summed over %zu masters; INFO cpu at the "
+            "hold's start and end)", f->masters_cpu_s, f->masters);
+    else
+        row(out, "masters' CPU in the hold", "- (%s)", f->masters_cpu_why_not);
+    if (f->hold_extends_read)
+        row(out, "extends in the hold", "%llu (the client's count)",
+            (unsigned long long)f->hold_extends);
+    else
+        row(out, "extends in the hold", "- (the client's count could not be read)");
+    const char *why = NULL;
+    double us = masters_cpu_us_per_extend(f, &why);
+    if (us < 0)
+        row(out, "masters' CPU per extended lock and master", "- (%s)", why);
+    else
+        row(out, "masters' CPU per extended lock and master", "%.2f us", us);
+}
+
 static void print_hold(FILE *out, hold_figures *f)
 {
     row(out, "held when the hold began", "%lu locks, for %.1f s", f->held_at_start,
@@ -131,6 +183,7 @@ static void print_hold(FILE *out, hold_figures *f)
     }
     if (f->probe_failures > 0)
         row(out, "master readings without an answer", "%lu", f->probe_failures);
+    print_masters_cpu(out, f);
     if (f->pttl_min_ms < 0)
         row(out, "least PTTL of the sample", "- (%zu keys, %lu reads, %lu absent)", f->sample_keys,
             f->pttl_reads, f->pttl_absent);
@@ -167,6 +220,35 @@ static void print_end(FILE *out, const hold_figures *f)
         (unsigned long long)f->late);
     row(out, "client: connections made", "%llu (to %zu masters)",
         (unsigned long long)f->connects, f->masters);
+}
+
+static void print_script_cost_row(FILE *out, const char *label, const hold_script_cost *c,
+                                  bool cpu)
+{
+    double ratio = script_ratio(c, cpu);
+    if (ratio < 0)
+        row(out, label, "single %.2f us, batch %.2f us, batch/single -",
+            script_us_per_lock(c, &c->single, cpu), script_us_per_lock(c, &c->batch, cpu));
+    else
+        row(out, label, "single %.2f us, batch %.2f us, batch/single %.2f",
+            script_us_per_lock(c, &c->single, cpu), script_us_per_lock(c, &c->batch, cpu),
+            ratio);
+}
+
+static void print_script_cost(FILE *out, const hold_script_cost *c)
+{
+    const char *label = "extend scripts on master 0, per lock";
+    if (!c->measured)
+        row(out, label, "- (%s)", c->why_not);
+    else
+        row(out, label, "%zu plain keys x %u rounds: a call a lock, then calls of %u locks, "
+            "alternating (%.2f s)", c->keys, c->rounds, c->groups, c->seconds);
+    if (c->measured) {
+        print_script_cost_row(out, "  EVALSHA time (commandstats usec)", c, false);
+        print_script_cost_row(out, "  server CPU (INFO cpu)", c, true);
+    }
+    if (!c->keys_deleted)
+        row(out, "  its keys", "not all deleted: they expire within 60 s");
 }
 
 /* The length of a command's kind: its first two words. */
@@ -254,6 +336,7 @@ void hold_print_text(FILE *out, const hold_options *o, hold_figures *f)
     print_memory(out, f);
     print_hold(out, f);
     print_end(out, f);
+    print_script_cost(out, &f->script_cost);
     for (int i = 0; i < HOLD_RTT_RUNS; i++)
         print_rtt(out, &f->rtt[i], f->masters);
 }
@@ -314,6 +397,60 @@ static void json_rtt(FILE *out, const hold_rtt *r)
     fprintf(out, "]}");
 }
 
+/* A figure with so many decimals, or null when not measured (negative). */
+static void json_number(FILE *out, int decimals, double v)
+{
+    if (v < 0)
+        fprintf(out, "null");
+    else
+        fprintf(out, "%.*f", decimals, v);
+}
+
+static void json_figure(FILE *out, const char *name, int decimals, double v)
+{
+    fprintf(out, ",\"%s\":", name);
+    json_number(out, decimals, v);
+}
+
+static void json_masters_cpu(FILE *out, const hold_figures *f)
+{
+    const char *why = "";
+    double us = masters_cpu_us_per_extend(f, &why);
+    fprintf(out, ",\"masters_cpu\":{\"measured\":%s", us >= 0 ? "true" : "false");
+    json_figure(out, "hold_s", 6, f->masters_cpu_read ? f->masters_cpu_s : -1);
+    json_figure(out, "extends", 0, f->hold_extends_read ? (double)f->hold_extends : -1);
+    json_figure(out, "us_per_extend_and_master", 3, us);
+    fprintf(out, ",\"why_not\":");
+    json_string(out, us >= 0 ? "" : why);
+    fputc('}', out);
+}
+
+static void json_script_side(FILE *out, const char *name, const hold_script_cost *c,
+                             const script_cost_side *s)
+{
+    fprintf(out, ",\"%s\":{\"calls\":%lld,\"locks\":%llu", name,
+            (long long)s->calls, (unsigned long long)s->locks);
+    json_figure(out, "evalsha_us_per_lock", 3, script_us_per_lock(c, s, false));
+    json_figure(out, "cpu_us_per_lock", 3, script_us_per_lock(c, s, true));
+    fputc('}', out);
+}
+
+static void json_script_cost(FILE *out, const hold_script_cost *c)
+{
+    fprintf(out, ",\"script_cost\":{\"measured\":%s,\"master\":0,\"keys\":%zu,\"rounds\":%u,"
+                 "\"locks_per_batch_call\":%u,\"seconds\":%.3f,\"keys_deleted\":%s",
+            c->measured ? "true" : "false", c->keys, c->rounds, c->groups, c->seconds,
+            c->keys_deleted ? "true" : "false");
+    json_script_side(out, "single", c, &c->single);
+    json_script_side(out, "batch", c, &c->batch);
+    fprintf(out, ",\"batch_over_single\":{\"evalsha_us\":");
+    json_number(out, 3, script_ratio(c, false));
+    json_figure(out, "cpu_us", 3, script_ratio(c, true));
+    fprintf(out, "},\"why_not\":");
+    json_string(out, c->why_not);
+    fputc('}', out);
+}
+
 static void json_hold(FILE *out, hold_figures *f)
 {
     fprintf(out, ",\"held_at_hold_start\":%lu,\"hold_seconds\":%.3f,\"lock_seconds\":%.1f,"
@@ -332,6 +469,7 @@ static void json_hold(FILE *out, hold_figures *f)
     for (size_t i = 0; i < f->ext_seconds; i++)
         fprintf(out, "%s%.1f", i ? "," : "", f->ext_series[i]);
     fprintf(out, "],\"readings_without_answer\":%lu}", f->probe_failures);
+    json_masters_cpu(out, f);
     fprintf(out, ",\"pttl\":{\"sample_keys\":%zu,\"reads\":%lu,\"absent\":%lu,\"min_ms\":%lld}",
             f->sample_keys, f->pttl_reads, f->pttl_absent, (long long)f->pttl_min_ms);
 }
@@ -378,6 +516,7 @@ void hold_print_json(FILE *out, const hold_options *o, hold_figures *f)
             (unsigned long long)f->outcome_held_absent, (unsigned long long)f->outcome_timeout,
             (unsigned long long)f->outcome_not_connected, (unsigned long long)f->outcome_other,
             (unsigned long long)f->late, (unsigned long long)f->connects);
+    json_script_cost(out, &f->script_cost);
     fprintf(out, ",\"round_trips\":[");
     for (int i = 0; i < HOLD_RTT_RUNS; i++) {
         if (i > 0)

@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * What the extend scripts cost a master, measured in the same run as the
+ * hold: COST_KEYS plain keys on master 0, extended in rounds, first each
+ * with an EVALSHA of its own of the extend script (pipelined), then in
+ * calls of the batch script of RL_BATCH_MAX locks each, as the library
+ * batches them. Around each phase, the master's INFO commandstats
+ * (EVALSHA's calls and usec) and INFO cpu: deltas only, so its counters
+ * are never reset (the masters may be the user's). Every wait is bounded;
+ * a failure leaves the figures unmeasured, with why.
+ */
+#include "batch.h"
+#include "hold.h"
+#include "scripts.h"
+
+#include <hiredis/hiredis.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define COST_KEYS 6400
+#define COST_GROUPS RL_BATCH_MAX /* locks per batch call, as the library */
+#define COST_ROUNDS 3
+#define COST_PIPELINE 256        /* commands outstanding at most */
+#define COST_TIMEOUT_MS 5000     /* each connect and each reply */
+#define COST_MAX_NS (60 * (int64_t)1000000000)
+#define COST_TTL_MS "60000"      /* a failed clean-up leaves the keys a minute at most */
+#define COST_DEL_CHUNK 256
+#define COST_KEY_SIZE (HOLD_PREFIX_SIZE + 24)
+#define COST_VALUE_SIZE 40
+#define COST_BATCH_ARGS (4 + COST_GROUPS * 5) /* EVALSHA sha n keys... groups (1 2 v ttl)... */
+
+_Static_assert(COST_KEYS % COST_GROUPS == 0, "whole batch calls");
+
+typedef struct cost_run {
+    redisContext *c;
+    const char *prefix;
+    unsigned long tag;       /* makes the values this run's own */
+    int64_t deadline_ns;
+    hold_script_cost *out;
+    char *why_not;           /* HOLD_WHY_SIZE bytes: the first failure's reason */
+} cost_run;
+
+/* The first failure's reason is the one kept; false, for the caller. */
+static bool fail(cost_run *r, const char *why)
+{
+    if (r->why_not[0] == '\0')
+        snprintf(r->why_not, HOLD_WHY_SIZE, "%s", why);
+    return false;
+}
+
+/* The connection's error (or an unexpected reply) while doing what. */
+static bool fail_on(cost_run *r, const char *what, const redisReply *reply)
+{
+    char why[HOLD_WHY_SIZE];
+    if (reply == NULL && r->c->err == REDIS_ERR_IO) /* a timeout among them */
+        snprintf(why, sizeof(why), "%.40s: %.80s (a reply waits %d ms at most)", what,
+                 r->c->errstr, COST_TIMEOUT_MS);
+    else if (reply == NULL)
+        snprintf(why, sizeof(why), "%s: %s", what, r->c->errstr[0] ? r->c->errstr : "no reply");
+    else if (reply->type == REDIS_REPLY_ERROR)
+        snprintf(why, sizeof(why), "%s: %.100s", what, reply->str);
+    else
+        snprintf(why, sizeof(why), "%s: an unexpected reply (type %d)", what, reply->type);
+    return fail(r, why);
+}
+
+static void key_of(const cost_run *r, size_t i, char *key)
+{
+    snprintf(key, COST_KEY_SIZE, "%scost:%zu", r->prefix, i);
+}
+
+static void value_of(const cost_run *r, size_t i, char *value)
+{
+    snprintf(value, COST_VALUE_SIZE, "%016lx%06zu", r->tag, i);
+}
+
+/* ---- A bounded pipeline ------------------------------------------------- */
+
+/* Append command k of a pipeline to r->c: REDIS_OK or REDIS_ERR. */
+typedef int (*append_fn)(cost_run *r, size_t k);
+/* Whether a reply is the one expected. */
+typedef bool (*check_fn)(const redisReply *reply);
+
+/* n commands, at most COST_PIPELINE outstanding, each reply read and
+ * checked. After a wrong reply the ones still due are read, so the
+ * connection stays in step; a broken connection ends it at once. */
+static bool pipeline(cost_run *r, size_t n, append_fn append, check_fn check, const char *what)
+{
+    size_t sent = 0;
+    size_t read = 0;
+    bool ok = true;
+    while (read < sent || (ok && sent < n)) {
+        if (ok && sent < n && sent - read < COST_PIPELINE) {
+            if (tc_now_ns() >= r->deadline_ns)
+                ok = fail(r, "took longer than 60 s");
+            else if (append(r, sent) != REDIS_OK)
+                ok = fail_on(r, what, NULL);
+            else
+                sent++;
+            continue;
+        }
+        void *reply = NULL;
+        if (redisGetReply(r->c, &reply) != REDIS_OK || reply == NULL)
+            return fail_on(r, what, NULL);
+        read++;
+        if (ok && !check(reply))
+            ok = fail_on(r, what, reply);
+        freeReplyObject(reply);
+    }
+    return ok;
+}
+
+static bool is_ok(const redisReply *reply)
+{
+    return reply->type == REDIS_REPLY_STATUS && strcmp(reply->str, "OK") == 0;
+}
+
+static bool is_one(const redisReply *reply)
+{
+    return reply->type == REDIS_REPLY_INTEGER && reply->integer == 1;
+}
+
+static bool is_integer(const redisReply *reply)
+{
+    return reply->type == REDIS_REPLY_INTEGER;
+}
+
+/* A batch's reply: 1 for every lock. */
+static bool all_one(const redisReply *reply)
+{
+    if (reply->type != REDIS_REPLY_ARRAY || reply->elements != COST_GROUPS)
+        return false;
+    for (size_t i = 0; i < reply->elements; i++)
+        if (!is_one(reply->element[i]))
+            return false;
+    return true;
+}
+
+/* ---- The commands ------------------------------------------------------- */
+
+/* SET key value PX ttl. */
+static int append_set(cost_run *r, size_t k)
+{
+    char key[COST_KEY_SIZE];
+    char value[COST_VALUE_SIZE];
+    key_of(r, k, key);
+    value_of(r, k, value);
+    const char *argv[] = {"SET", key, value, "PX", COST_TTL_MS};
+    return redisAppendCommandArgv(r->c, 5, argv, NULL);
+}
+
+/* One lock, one call: as the library sends an extension alone. */
+static int append_single(cost_run *r, size_t k)
+{
+    char key[COST_KEY_SIZE];
+    char value[COST_VALUE_SIZE];
+    key_of(r, k, key);
+    value_of(r, k, value);
+    const char *argv[] = {"EVALSHA", rl_extend_script.sha, "1", key, value, COST_TTL_MS};
+    return redisAppendCommandArgv(r->c, 6, argv, NULL);
+}
+
+/* COST_GROUPS locks, keys k * COST_GROUPS on, in one call (batch.h):
+ * EVALSHA sha <keys> key... <groups> then for each lock 1 2 value ttl. */
+static int append_batch(cost_run *r, size_t k)
+{
+    char keys[COST_GROUPS][COST_KEY_SIZE];
+    char values[COST_GROUPS][COST_VALUE_SIZE];
+    char count[16];
+    snprintf(count, sizeof(count), "%d", COST_GROUPS);
+    const char *argv[COST_BATCH_ARGS];
+    int argc = 0;
+    argv[argc++] = "EVALSHA";
+    argv[argc++] = rl_extend_batch_script.sha;
+    argv[argc++] = count;
+    for (size_t g = 0; g < COST_GROUPS; g++) {
+        key_of(r, k * COST_GROUPS + g, keys[g]);
+        value_of(r, k * COST_GROUPS + g, values[g]);
+        argv[argc++] = keys[g];
+    }
+    argv[argc++] = count;
+    for (size_t g = 0; g < COST_GROUPS; g++) {
+        argv[argc++] = "1";
+        argv[argc++] = "2";
+        argv[argc++] = values[g];
+        argv[argc++] = COST_TTL_MS;
+    }
+    return redisAppendCommandArgv(r->c, argc, argv, NULL);
+}
+
+/* DEL of COST_DEL_CHUNK keys, k * COST_DEL_CHUNK on. */
+static int append_del(cost_run *r, size_t k)
+{
+    char keys[COST_DEL_CHUNK][COST_KEY_SIZE];
+    const char *argv[1 + COST_DEL_CHUNK];
+    int argc = 0;
+    argv[argc++] = "DEL";
+    for (size_t i = k * COST_DEL_CHUNK; i < (k + 1) * COST_DEL_CHUNK && i < COST_KEYS; i++) {
+        key_of(r, i, keys[argc - 1]);
+        argv[argc] = keys[argc - 1];
+        argc++;
+    }
+    return redisAppendCommandArgv(r->c, argc, argv, NULL);
+}
+
+/* SCRIPT LOAD of the library's source; the SHA must be the library's. */
+static bool load_script(cost_run *r, const rl_script *s)
+{
+    redisReply *reply = redisCommand(r->c, "SCRIPT LOAD %s", s->source);
+    bool ok = reply != NULL && reply->type == REDIS_REPLY_STRING && reply->len == 40;
+    if (!ok) {
+        fail_on(r, "SCRIPT LOAD", reply);
+    } else if (strcmp(reply->str, s->sha) != 0) {
+        char why[HOLD_WHY_SIZE];
+        snprintf(why, sizeof(why), "SCRIPT LOAD of the %s script: SHA %.40s, not %.40s", s->name,
+                 reply->str, s->sha);
+        ok = fail(r, why);
+    }
+    if (reply != NULL)
+        freeReplyObject(reply);
+    return ok;
+}
+
+/* ---- The measure -------------------------------------------------------- */
+
+/* The master's counters at one instant. */
+typedef struct cost_stats {
+    int64_t calls, usec; /* EVALSHA's */
+    double cpu_s;
+} cost_stats;
+
+static bool read_stats(cost_run *r, cost_stats *s)
+{
+    redisReply *reply = redisCommand(r->c, "INFO commandstats");
+    bool ok = reply != NULL && reply->type == REDIS_REPLY_STRING &&
+              hold_command_stats(reply->str, "evalsha", &s->calls, &s->usec);
+    if (!ok)
+        fail_on(r, "INFO commandstats", reply);
+    if (reply != NULL)
+        freeReplyObject(reply);
+    if (!ok)
+        return false;
+    char why[HOLD_WHY_SIZE] = "";
+    s->cpu_s = hold_read_cpu_s(r->c, why, sizeof(why));
+    return s->cpu_s >= 0 || fail(r, why);
+}
+
+/* Every key extended once, singly or in batches; the master's counters'
+ * deltas added to side. */
+static bool extend_phase(cost_run *r, bool batch, script_cost_side *side)
+{
+    cost_stats a;
+    cost_stats b;
+    if (!read_stats(r, &a))
+        return false;
+    bool ok = batch ? pipeline(r, COST_KEYS / COST_GROUPS, append_batch, all_one,
+                               "EVALSHA of the batch script")
+                    : pipeline(r, COST_KEYS, append_single, is_one, "EVALSHA of the extend script");
+    if (!ok || !read_stats(r, &b))
+        return false;
+    side->calls += b.calls - a.calls;
+    side->usec += b.usec - a.usec;
+    side->cpu_s += b.cpu_s - a.cpu_s;
+    side->locks += COST_KEYS;
+    return true;
+}
+
+/* Whether the master counted only our calls: another client's EVALSHA
+ * would be in the figures. */
+static bool only_ours(cost_run *r, const script_cost_side *side, int64_t sent)
+{
+    if (side->calls == sent && side->cpu_s >= 0 && side->usec >= 0)
+        return true;
+    char why[HOLD_WHY_SIZE];
+    snprintf(why, sizeof(why), "master 0 counted %lld EVALSHA calls for the %lld sent (others "
+             "ran meanwhile) or its counters went back", (long long)side->calls, (long long)sent);
+    return fail(r, why);
+}
+
+static bool measure(cost_run *r)
+{
+    hold_script_cost *out = r->out;
+    if (!pipeline(r, COST_KEYS, append_set, is_ok, "SET") ||
+        !load_script(r, &rl_extend_script) || !load_script(r, &rl_extend_batch_script))
+        return false;
+    for (unsigned round = 0; round < COST_ROUNDS; round++)
+        if (!extend_phase(r, false, &out->single) || !extend_phase(r, true, &out->batch))
+            return false;
+    return only_ours(r, &out->single, (int64_t)COST_ROUNDS * COST_KEYS) &&
+           only_ours(r, &out->batch, (int64_t)COST_ROUNDS * COST_KEYS / COST_GROUPS);
+}
+
+/* The keys deleted, on a fresh connection when the measure broke its; a
+ * failure here leaves the measure's figures and reason as they are. */
+static bool delete_keys(cost_run *r, const bench_masters *ms)
+{
+    if (r->c->err) {
+        redisFree(r->c);
+        r->c = hold_master_connect(ms, 0, COST_TIMEOUT_MS);
+        if (r->c == NULL)
+            return false;
+    }
+    char why[HOLD_WHY_SIZE] = "";
+    char *measure_why = r->why_not;
+    r->why_not = why;
+    r->deadline_ns = tc_now_ns() + COST_MAX_NS;
+    bool ok = pipeline(r, (COST_KEYS + COST_DEL_CHUNK - 1) / COST_DEL_CHUNK, append_del,
+                       is_integer, "DEL");
+    r->why_not = measure_why;
+    return ok;
+}
+
+void hold_script_cost_measure(const bench_masters *ms, const char *prefix, hold_script_cost *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->keys = COST_KEYS;
+    out->rounds = COST_ROUNDS;
+    out->groups = COST_GROUPS;
+    cost_run r = {.prefix = prefix, .out = out, .why_not = out->why_not};
+    if (ms->n == 0) {
+        fail(&r, "no master");
+        out->keys_deleted = true;
+        return;
+    }
+    int64_t start = tc_now_ns();
+    r.tag = (unsigned long)start ^ ((unsigned long)getpid() << 16);
+    r.deadline_ns = start + COST_MAX_NS;
+    r.c = hold_master_connect(ms, 0, COST_TIMEOUT_MS);
+    if (r.c == NULL) {
+        fail(&r, "master 0: cannot connect");
+        out->keys_deleted = true; /* none set */
+        return;
+    }
+    out->measured = measure(&r);
+    out->keys_deleted = delete_keys(&r, ms);
+    out->seconds = (double)(tc_now_ns() - start) / 1e9;
+    if (r.c != NULL)
+        redisFree(r.c);
+}

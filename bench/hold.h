@@ -225,12 +225,17 @@ struct hold_figures {
     unsigned long lost_status[HOLD_STATUSES];
     double first_loss_s;          /* after the hold began; -1: none in the hold */
 
-    /* The masters' script calls in the hold, after the first cycle */
+    /* The extension requests written to the masters in the hold, after the
+     * first cycle: the client's count of requests (each lock's once, in a
+     * batch too), read every probe period on the loop */
     double probe_period_s;
     double ext_window_s;
     double ext_mean_per_s, ext_busiest_per_s, ext_theory_per_s;
     size_t ext_seconds;           /* readings in the window */
-    double *ext_series;           /* per reading, calls/s (ext_seconds of them) */
+    double *ext_series;           /* per reading, requests/s (ext_seconds of them) */
+    /* The masters' script calls in the same window (the probe's INFO
+     * commandstats): a batch is one call */
+    double calls_mean_per_s, calls_busiest_per_s;
     unsigned long probe_failures; /* master readings that got no answer */
 
     /* PTTL of the sample keys in the hold */

@@ -60,6 +60,12 @@ struct hold_state {
     int64_t phase_start_ns, stop_starting_ns;
     int ping_status;           /* 1 until the first ping completes */
     hold_lag lag;
+    /* The client's requests to the masters so far, read every probe
+     * period in the hold (rate_sample) */
+    int64_t *rate_ns;
+    uint64_t *rate_requests;
+    size_t rate_n, rate_cap;
+    int64_t rate_period_ns, rate_next_ns;
 };
 
 static int64_t thread_cpu_us(void)
@@ -316,6 +322,66 @@ static void spent_figures(hold_figures *f, const spent *a, const spent *b, const
         snprintf(f->masters_cpu_why_not, sizeof(f->masters_cpu_why_not), "%s", why);
 }
 
+/* The requests the client has written to the masters, summed (a batch
+ * counts each lock's); false when the statistics cannot be read. */
+static bool client_requests(const redlock_client *client, uint64_t *out)
+{
+    static redlock_stats st; /* some 30 KiB; read on the loop thread only */
+    memset(&st, 0, sizeof(st));
+    st.size = sizeof(st);
+    if (redlock_client_stats(client, &st) != REDLOCK_OK)
+        return false;
+    *out = 0;
+    for (unsigned i = 0; i < st.master_count; i++)
+        *out += st.masters[i].requests;
+    return true;
+}
+
+/* After a loop iteration in the hold: a reading of the requests when a
+ * period has passed (the lag timer wakes the loop every 10 ms). */
+static void rate_sample(hold_state *h)
+{
+    int64_t now = tc_now_ns();
+    if (now < h->rate_next_ns || h->rate_n == h->rate_cap)
+        return;
+    uint64_t requests = 0;
+    if (!client_requests(h->client, &requests))
+        return;
+    h->rate_ns[h->rate_n] = now;
+    h->rate_requests[h->rate_n++] = requests;
+    h->rate_next_ns = now + h->rate_period_ns;
+}
+
+/* The extension request rate from the readings in [from_ns, to_ns]: the
+ * mean, the busiest period and each period's. */
+static void rate_figures(const hold_state *h, int64_t from_ns, int64_t to_ns, hold_figures *f)
+{
+    f->ext_mean_per_s = f->ext_busiest_per_s = -1;
+    f->ext_series = calloc(h->rate_n > 0 ? h->rate_n : 1, sizeof(*f->ext_series));
+    size_t first = h->rate_n;
+    size_t prev = h->rate_n;
+    for (size_t k = 0; k < h->rate_n; k++) {
+        if (h->rate_ns[k] < from_ns || h->rate_ns[k] > to_ns)
+            continue;
+        if (prev < h->rate_n) {
+            double rate = (double)(h->rate_requests[k] - h->rate_requests[prev]) * 1e9 /
+                          (double)(h->rate_ns[k] - h->rate_ns[prev]);
+            if (f->ext_series != NULL)
+                f->ext_series[f->ext_seconds++] = rate;
+            if (rate > f->ext_busiest_per_s)
+                f->ext_busiest_per_s = rate;
+        }
+        if (first == h->rate_n)
+            first = k;
+        prev = k;
+    }
+    if (first < h->rate_n && prev != first) {
+        f->ext_window_s = (double)(h->rate_ns[prev] - h->rate_ns[first]) / 1e9;
+        f->ext_mean_per_s =
+            (double)(h->rate_requests[prev] - h->rate_requests[first]) / f->ext_window_s;
+    }
+}
+
 /* Hold for the hold time; the probe runs from its start and is asked to
  * stop at its end (joined later, so the loop never waits for it). The
  * masters' CPU is read just before and just after, outside the client's
@@ -337,7 +403,14 @@ static hold_probe *hold_all(hold_state *h, int64_t *start, int64_t *end)
     int64_t cpu = thread_cpu_us();
     *start = tc_now_ns();
     hold_probe *probe = hold_probe_start(h->ms, h->prefix, keys, f->sample_keys, period, ticks);
-    run_until(h, NULL, *start + (int64_t)(h->o->hold_seconds * 1e9), NULL);
+    h->rate_period_ns = period * 1000000;
+    h->rate_next_ns = *start;
+    h->rate_cap = ticks;
+    h->rate_ns = calloc(ticks, sizeof(*h->rate_ns));
+    h->rate_requests = calloc(ticks, sizeof(*h->rate_requests));
+    if (h->rate_ns == NULL || h->rate_requests == NULL)
+        h->rate_cap = 0;
+    run_until(h, NULL, *start + (int64_t)(h->o->hold_seconds * 1e9), rate_sample);
     *end = tc_now_ns();
     f->heap_hold_max = h->lag.heap_max;
     if (probe != NULL)
@@ -502,6 +575,8 @@ static void hold_teardown(hold_state *h)
     for (unsigned long i = 0; h->entries != NULL && i < h->o->locks; i++)
         redlock_lock_free(h->entries[i].lock);
     free(h->entries);
+    free(h->rate_ns);
+    free(h->rate_requests);
 }
 
 /* What the probe read, over the hold after the first extension cycle. */
@@ -510,7 +585,8 @@ static void probe_figures(hold_state *h, hold_probe *probe, int64_t start, int64
     hold_figures *f = h->f;
     int64_t ttl_ms = h->o->ttl_ms;
     f->ext_theory_per_s = (double)f->held_at_start * (double)h->ms->n * 3000.0 / (double)ttl_ms;
-    f->ext_mean_per_s = f->ext_busiest_per_s = -1;
+    rate_figures(h, start + ttl_ms * 1000000 / 3, end, f);
+    f->calls_mean_per_s = f->calls_busiest_per_s = -1;
     f->pttl_min_ms = -1;
     if (probe == NULL)
         return;

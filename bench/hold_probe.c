@@ -210,8 +210,7 @@ void hold_probe_summarize(const probe_tick *ticks, size_t n, size_t masters, int
         for (size_t i = 0; i < masters; i++)
             if (ticks[k].calls[i] < 0 && ticks[k].done_ns <= to_ns)
                 f->probe_failures++;
-    f->ext_mean_per_s = f->ext_busiest_per_s = -1;
-    f->ext_series = calloc(n > 0 ? n : 1, sizeof(*f->ext_series));
+    f->calls_mean_per_s = f->calls_busiest_per_s = -1;
     const probe_tick *first = NULL;
     const probe_tick *prev = NULL;
     for (size_t k = 0; k < n; k++) {
@@ -220,17 +219,13 @@ void hold_probe_summarize(const probe_tick *ticks, size_t n, size_t masters, int
             continue;
         if (prev != NULL) {
             double rate = calls_per_s(prev, t, masters);
-            if (f->ext_series != NULL)
-                f->ext_series[f->ext_seconds++] = rate;
-            if (rate > f->ext_busiest_per_s)
-                f->ext_busiest_per_s = rate;
+            if (rate > f->calls_busiest_per_s)
+                f->calls_busiest_per_s = rate;
         }
         if (first == NULL)
             first = t;
         prev = t;
     }
-    if (first != NULL && prev != first) {
-        f->ext_mean_per_s = calls_per_s(first, prev, masters);
-        f->ext_window_s = (double)(prev->t_ns[0] - first->t_ns[0]) / 1e9;
-    }
+    if (first != NULL && prev != first)
+        f->calls_mean_per_s = calls_per_s(first, prev, masters);
 }

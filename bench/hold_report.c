@@ -168,11 +168,14 @@ static void print_hold(FILE *out, hold_figures *f)
     print_lag(out, "loop lag while acquiring", &f->lag_acquire);
     print_lag(out, "loop lag while releasing", &f->lag_release);
     if (f->ext_mean_per_s < 0) {
-        row(out, "masters' extensions/s", "- (fewer than two readings after the first cycle)");
+        row(out, "extension requests/s", "- (fewer than two readings after the first cycle)");
     } else {
-        row(out, "masters' extensions/s: mean / theory", "%.0f / %.0f (K*N/(TTL/3); over %.1f s)",
-            f->ext_mean_per_s, f->ext_theory_per_s, f->ext_window_s);
-        row(out, "masters' extensions/s: busiest reading", "%.0f (busiest/mean %.2f; a reading "
+        row(out, "extension requests/s: mean / theory", "%.0f / %.0f = %.2f (K*N/(TTL/3); over "
+            "%.1f s; the client's requests, a batch counting each lock)", f->ext_mean_per_s,
+            f->ext_theory_per_s,
+            f->ext_theory_per_s > 0 ? f->ext_mean_per_s / f->ext_theory_per_s : 0,
+            f->ext_window_s);
+        row(out, "extension requests/s: busiest reading", "%.0f (busiest/mean %.2f; a reading "
             "every %.2f s)", f->ext_busiest_per_s,
             f->ext_mean_per_s > 0 ? f->ext_busiest_per_s / f->ext_mean_per_s : 0,
             f->probe_period_s);
@@ -181,6 +184,9 @@ static void print_hold(FILE *out, hold_figures *f)
             fprintf(out, " %.1f", f->ext_series[i] / 1000);
         fputc('\n', out);
     }
+    if (f->calls_mean_per_s >= 0)
+        row(out, "masters' script calls/s: mean / busiest", "%.0f / %.0f (INFO commandstats; a "
+            "batch is one call)", f->calls_mean_per_s, f->calls_busiest_per_s);
     if (f->probe_failures > 0)
         row(out, "master readings without an answer", "%lu", f->probe_failures);
     print_masters_cpu(out, f);
@@ -468,7 +474,9 @@ static void json_hold(FILE *out, hold_figures *f)
             f->ext_mean_per_s > 0 ? f->ext_busiest_per_s / f->ext_mean_per_s : 0);
     for (size_t i = 0; i < f->ext_seconds; i++)
         fprintf(out, "%s%.1f", i ? "," : "", f->ext_series[i]);
-    fprintf(out, "],\"readings_without_answer\":%lu}", f->probe_failures);
+    fprintf(out, "],\"script_calls_mean_per_s\":%.1f,\"script_calls_busiest_per_s\":%.1f,"
+                 "\"readings_without_answer\":%lu}",
+            f->calls_mean_per_s, f->calls_busiest_per_s, f->probe_failures);
     json_masters_cpu(out, f);
     fprintf(out, ",\"pttl\":{\"sample_keys\":%zu,\"reads\":%lu,\"absent\":%lu,\"min_ms\":%lld}",
             f->sample_keys, f->pttl_reads, f->pttl_absent, (long long)f->pttl_min_ms);

@@ -2,7 +2,8 @@
 /*
  * Auto-extension ("watchdog"): keep a held lock extended in the background.
  *
- *   WAITING --tick (ttl/3 ± 10 % after the last extension)--> EXTENDING
+ *   WAITING --tick (ttl/3 ± 10 % after the last extension; the first
+ *              anywhere in [0.1, 1.1]·ttl/3 after the acquire)--> EXTENDING
  *   WAITING --tick, the holder's own operation in flight--> WAITING (retry
  *                                                 after retry_delay + jitter)
  *   WAITING --tick, the extension cannot start--> WAITING (backoff), or LOST
@@ -16,7 +17,9 @@
  *
  * The schedule (watchdog_schedule.h): the tick is drawn anew for each
  * extension within ttl/3 ± 10 % after the last one started, so that locks
- * acquired together are not extended together forever. The backoff: after
+ * acquired together are not extended together forever, and the first one
+ * anywhere within a whole interval, so that a burst of them is spread over
+ * a cycle at once. The backoff: after
  * the n-th failed extension in a row, a retry 2^(n-1) times the acquire's
  * retry_delay + 0..retry_jitter later (at least 10 ms, at most ttl/3),
  * never later than a command timeout before the guard; once past that, a
@@ -127,13 +130,15 @@ static uint64_t draw(rl_watchdog *wd)
 }
 
 /* Schedule the regular extension and the guard from the lock's deadline:
- * the last extension (or the acquire) started ttl - drift before it. */
-static void schedule_from_deadline(rl_watchdog *wd)
+ * the last extension (or the acquire) started ttl - drift before it. The
+ * first tick of the watchdog is drawn over a whole interval (spreading a
+ * burst of acquires at once: watchdog_schedule.h). */
+static void schedule_from_deadline(rl_watchdog *wd, bool first)
 {
     int64_t ttl_ms = lock_ttl_ms(wd);
     int64_t deadline = rl_lock_deadline(wd->lock);
     int64_t started = deadline - (ttl_ms * 1000 - rl_drift_us(ttl_ms, wd->client->cfg->drift_factor));
-    arm_tick(wd, rl_wd_tick_at(started, interval_us(wd), guard_at(wd), draw(wd)));
+    arm_tick(wd, rl_wd_tick_at(started, interval_us(wd), guard_at(wd), first, draw(wd)));
     arm_guard(wd);
 }
 
@@ -224,7 +229,7 @@ static void watchdog_lost(rl_watchdog *wd, int status)
 static void guard_follow(rl_watchdog *wd)
 {
     if (wd->state == RL_WATCHDOG_WAITING && !ev_is_active(&wd->tick))
-        schedule_from_deadline(wd);
+        schedule_from_deadline(wd, false);
     else
         arm_guard(wd);
 }
@@ -270,7 +275,7 @@ static void watchdog_handle(rl_watchdog *wd, rl_watchdog_event event, int status
         wd->state = RL_WATCHDOG_WAITING;
         if (status == REDLOCK_OK) {
             wd->failures = 0;
-            schedule_from_deadline(wd);
+            schedule_from_deadline(wd, false);
         } else {
             /* Masters unreachable for now. */
             rl_count(&wd->client->stats.auto_extend_failures);
@@ -289,7 +294,7 @@ static void watchdog_handle(rl_watchdog *wd, rl_watchdog_event event, int status
             return; /* our own extension: RL_WATCHDOG_EXTENDED follows */
         if (status == REDLOCK_OK) {
             wd->failures = 0;
-            schedule_from_deadline(wd); /* maybe with a new TTL */
+            schedule_from_deadline(wd, false); /* maybe with a new TTL */
         } else {
             wd->last_failure = status;
             arm_guard(wd); /* the validity may have been cut */
@@ -363,6 +368,6 @@ int redlock_auto_extend_async(redlock_client *client, redlock_lock *lock, redloc
     lock->watchdog = wd;
     client->watchdogs++;
     atomic_store(&lock->watched, true);
-    schedule_from_deadline(wd);
+    schedule_from_deadline(wd, true);
     return REDLOCK_OK;
 }

@@ -24,10 +24,10 @@ int64_t rl_wd_guard_at(int64_t deadline_us, int64_t ttl_ms)
     return deadline_us - rl_wd_margin_us(ttl_ms);
 }
 
-void rl_wd_tick_window(int64_t started_us, int64_t interval_us, int64_t guard_us, int64_t *lo_us,
-                       int64_t *hi_us)
+void rl_wd_tick_window(int64_t started_us, int64_t interval_us, int64_t guard_us, bool first,
+                       int64_t *lo_us, int64_t *hi_us)
 {
-    int64_t lo = started_us + interval_us - interval_us / 10;
+    int64_t lo = started_us + (first ? interval_us / 10 : interval_us - interval_us / 10);
     int64_t hi = started_us + interval_us + interval_us / 10;
     int64_t halfway = started_us + (guard_us - started_us) / 2;
     if (hi > halfway)
@@ -38,11 +38,12 @@ void rl_wd_tick_window(int64_t started_us, int64_t interval_us, int64_t guard_us
     *hi_us = hi;
 }
 
-int64_t rl_wd_tick_at(int64_t started_us, int64_t interval_us, int64_t guard_us, uint64_t random)
+int64_t rl_wd_tick_at(int64_t started_us, int64_t interval_us, int64_t guard_us, bool first,
+                      uint64_t random)
 {
     int64_t lo;
     int64_t hi;
-    rl_wd_tick_window(started_us, interval_us, guard_us, &lo, &hi);
+    rl_wd_tick_window(started_us, interval_us, guard_us, first, &lo, &hi);
     return uniform(lo, hi - lo, random);
 }
 

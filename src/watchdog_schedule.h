@@ -6,11 +6,17 @@
  *
  *   started           tick window            guard        deadline
  *      |-------------[0.9 .. 1.1]·ttl/3---------|--- ttl/6 ---|
+ *      |--[0.1 ............ 1.1]·ttl/3---------|   (the first tick)
  *
  * - The tick (the next regular extension) is drawn uniformly within 10 %
  *   of ttl/3 after the last extension started, anew for each extension, so
- *   that locks acquired together drift apart instead of being extended
- *   together forever. It is never later than halfway from that start to the
+ *   that locks extended together drift apart instead of being extended
+ *   together forever. The first tick of an auto-extension is drawn over a
+ *   whole interval, from a tenth of it to 1.1 of it after the acquire (or
+ *   last extension) started: locks acquired in a burst are spread over a
+ *   cycle at once, where ±10 % a cycle would take some twenty cycles to
+ *   spread them (a lock held less than that may be extended once more than
+ *   it needed). A tick is never later than halfway from that start to the
  *   guard, so that retries always have at least as long as the wait before
  *   the tick (with the default drift factor, the bound only bites when the
  *   TTL is under about 23 ms).
@@ -26,6 +32,7 @@
 #ifndef REDLOCK_WATCHDOG_SCHEDULE_H
 #define REDLOCK_WATCHDOG_SCHEDULE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Extensions are retried no faster than this after a failure. */
@@ -42,13 +49,14 @@ int64_t rl_wd_guard_at(int64_t deadline_us, int64_t ttl_ms);
 
 /* The tick window after an extension started at started_us, the guard at
  * guard_us: [*lo_us, *hi_us], both within [0.9, 1.1] of the interval after
- * started_us, hi no later than halfway to the guard (lo then no later than
- * hi). */
-void rl_wd_tick_window(int64_t started_us, int64_t interval_us, int64_t guard_us, int64_t *lo_us,
-                       int64_t *hi_us);
+ * started_us ([0.1, 1.1] for the first tick), hi no later than halfway to
+ * the guard (lo then no later than hi). */
+void rl_wd_tick_window(int64_t started_us, int64_t interval_us, int64_t guard_us, bool first,
+                       int64_t *lo_us, int64_t *hi_us);
 
 /* The tick: uniform within the window, drawn from random. */
-int64_t rl_wd_tick_at(int64_t started_us, int64_t interval_us, int64_t guard_us, uint64_t random);
+int64_t rl_wd_tick_at(int64_t started_us, int64_t interval_us, int64_t guard_us, bool first,
+                      uint64_t random);
 
 /* The retry settings, in microseconds. */
 typedef struct rl_wd_backoff {

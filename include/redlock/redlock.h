@@ -605,7 +605,8 @@ typedef void (*redlock_lost_cb)(int status, redlock_lock *lock, void *arg);
 
 /*
  * Keep a held lock extended in the background: about every ttl/3 (drawn
- * within 10 % each time) an extend by the lock's TTL; a failed one is
+ * within 10 % each time; the first within [0.1, 1.1] · ttl/3 of the
+ * acquire, spreading a burst of acquires) an extend by the lock's TTL; a failed one is
  * retried after the config's retry_delay_ms + 0..retry_jitter_ms, doubled
  * per failure in a row, the last retry a command timeout before the guard
  * at the latest. When no extension has succeeded and

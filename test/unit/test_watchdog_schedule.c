@@ -42,19 +42,41 @@ Test(watchdog_schedule, the_tick_window_is_ttl_over_3_give_or_take_10_percent)
     lock_times t = times_of(1500, 0.01);
     int64_t lo;
     int64_t hi;
-    rl_wd_tick_window(0, t.interval, t.guard, &lo, &hi);
+    rl_wd_tick_window(0, t.interval, t.guard, false, &lo, &hi);
     cr_assert_eq(lo, 450 * MS);
     cr_assert_eq(hi, 550 * MS);
     /* Counted from when the last extension started. */
-    rl_wd_tick_window(7 * MS, t.interval, 7 * MS + t.guard, &lo, &hi);
+    rl_wd_tick_window(7 * MS, t.interval, 7 * MS + t.guard, false, &lo, &hi);
     cr_assert_eq(lo, 457 * MS);
     cr_assert_eq(hi, 557 * MS);
     /* The draw picks within it, both ends included. */
-    cr_assert_eq(rl_wd_tick_at(0, t.interval, t.guard, 0), 450 * MS);
-    cr_assert_eq(rl_wd_tick_at(0, t.interval, t.guard, (uint64_t)(hi - lo)), 550 * MS);
-    cr_assert_eq(rl_wd_tick_at(0, t.interval, t.guard, (uint64_t)(hi - lo) + 1), 450 * MS);
-    cr_assert_eq(rl_wd_tick_at(0, t.interval, t.guard, UINT64_MAX) - 450 * MS,
+    cr_assert_eq(rl_wd_tick_at(0, t.interval, t.guard, false, 0), 450 * MS);
+    cr_assert_eq(rl_wd_tick_at(0, t.interval, t.guard, false, (uint64_t)(hi - lo)), 550 * MS);
+    cr_assert_eq(rl_wd_tick_at(0, t.interval, t.guard, false, (uint64_t)(hi - lo) + 1), 450 * MS);
+    cr_assert_eq(rl_wd_tick_at(0, t.interval, t.guard, false, UINT64_MAX) - 450 * MS,
                  (int64_t)(UINT64_MAX % (uint64_t)(hi - lo + 1)));
+}
+
+Test(watchdog_schedule, the_first_tick_window_is_a_whole_interval_wide)
+{
+    /* A burst of acquires is spread over a cycle at once: the first tick
+     * anywhere from a tenth of the interval to 1.1 of it, the same end as
+     * every later window. */
+    lock_times t = times_of(1500, 0.01);
+    int64_t lo;
+    int64_t hi;
+    rl_wd_tick_window(0, t.interval, t.guard, true, &lo, &hi);
+    cr_assert_eq(lo, 50 * MS);
+    cr_assert_eq(hi, 550 * MS);
+    cr_assert_eq(hi - lo, t.interval);
+    cr_assert_eq(rl_wd_tick_at(0, t.interval, t.guard, true, 0), 50 * MS);
+    cr_assert_eq(rl_wd_tick_at(0, t.interval, t.guard, true, (uint64_t)(hi - lo)), 550 * MS);
+    /* Cut at halfway to the guard like the others (a tiny TTL, a large
+     * drift factor), never opening after it closes. */
+    t = times_of(10, 0.6);
+    rl_wd_tick_window(0, t.interval, t.guard, true, &lo, &hi);
+    cr_assert_leq(hi, t.guard / 2);
+    cr_assert_leq(lo, hi);
 }
 
 Test(watchdog_schedule, the_latest_tick_leaves_the_retries_at_least_as_long_before_the_guard)
@@ -72,7 +94,13 @@ Test(watchdog_schedule, the_latest_tick_leaves_the_retries_at_least_as_long_befo
             lock_times t = times_of(ttls[i], drifts[j]);
             int64_t lo;
             int64_t hi;
-            rl_wd_tick_window(0, t.interval, t.guard, &lo, &hi);
+            int64_t first_lo;
+            int64_t first_hi;
+            rl_wd_tick_window(0, t.interval, t.guard, true, &first_lo, &first_hi);
+            rl_wd_tick_window(0, t.interval, t.guard, false, &lo, &hi);
+            cr_assert_eq(first_hi, hi, "ttl %lld drift %g: the first window ends elsewhere",
+                         (long long)t.ttl_ms, drifts[j]);
+            cr_assert_leq(first_lo, lo);
             cr_assert_leq(lo, hi, "ttl %lld drift %g", (long long)t.ttl_ms, drifts[j]);
             cr_assert_leq(hi, t.guard / 2, "ttl %lld drift %g: tick %lld, guard %lld",
                           (long long)t.ttl_ms, drifts[j], (long long)hi, (long long)t.guard);
@@ -97,13 +125,13 @@ Test(watchdog_schedule, ticks_drawn_from_the_random_source_cover_the_window_even
     lock_times t = times_of(1500, 0.01);
     int64_t lo;
     int64_t hi;
-    rl_wd_tick_window(0, t.interval, t.guard, &lo, &hi);
+    rl_wd_tick_window(0, t.interval, t.guard, false, &lo, &hi);
     rl_random_pool pool;
     rl_random_pool_init(&pool);
     unsigned bins[BINS] = {0};
     double sum = 0;
     for (int i = 0; i < DRAWS; i++) {
-        int64_t at = rl_wd_tick_at(0, t.interval, t.guard, rl_random_pool_word(&pool));
+        int64_t at = rl_wd_tick_at(0, t.interval, t.guard, false, rl_random_pool_word(&pool));
         if (at < lo || at > hi) /* asserted only when false: 10000 asserts are slow */
             cr_assert_fail("tick at %lld, outside [%lld, %lld]", (long long)at, (long long)lo,
                            (long long)hi);
@@ -222,7 +250,7 @@ Test(watchdog_schedule, a_lock_whose_extensions_all_fail_backs_off_until_a_last_
     rl_random_pool_init(&pool);
     for (int run = 0; run < 1000; run++) {
         lock_times t = times_of(10000, 0.01);
-        int64_t start = rl_wd_tick_at(0, t.interval, t.guard, rl_random_pool_word(&pool));
+        int64_t start = rl_wd_tick_at(0, t.interval, t.guard, false, rl_random_pool_word(&pool));
         int64_t starts[32] = {0};
         int count = 0;
         for (unsigned failures = 1; start != RL_WD_NEVER; failures++) {

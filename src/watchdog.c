@@ -31,7 +31,9 @@
  * then follows the new deadline and TTL (a failed extend may have cut the
  * validity short: the guard follows, and may fire at once).
  *
- * The guard is armed in every state, ttl/6 before the validity ends. It
+ * The guard is armed in every state, ttl/6 before the validity ends (or
+ * earlier: once the lock was extended, a guard armed for the old validity
+ * is left to fire, sees the new one and is armed again). It
  * fires before the validity ends, so a holder told that its lock is lost
  * still has a little time to stop before anyone else can take it. LOST is
  * final: the lock is marked lost, the holder told, and the watchdog freed.
@@ -76,6 +78,7 @@ struct rl_watchdog {
     rl_round_op *extending; /* EXTENDING: our extension in flight */
     int64_t cap_us;         /* max_hold_ms after the acquire; 0: no cap */
     ev_timer tick;          /* WAITING: the next extension, never after the cap */
+    int64_t guard_armed_us; /* when the guard was last armed to fire */
     ev_timer guard;         /* lost unless extended by then */
 };
 
@@ -119,7 +122,15 @@ static void arm_tick(rl_watchdog *wd, int64_t at_us)
 
 static void arm_guard(rl_watchdog *wd)
 {
-    arm_at(wd, &wd->guard, guard_at(wd));
+    int64_t at = guard_at(wd);
+    /* Armed for an earlier time (the lock was extended since): left to
+     * fire there, see the extension and follow it (guard_follow). Once
+     * every other extension, instead of moving the timer among every
+     * lock's timers at each one. */
+    if (ev_is_active(&wd->guard) && wd->guard_armed_us <= at)
+        return;
+    wd->guard_armed_us = at;
+    arm_at(wd, &wd->guard, at);
 }
 
 /* A uniform 64-bit word for the schedule's jitter, from the client's pool

@@ -195,6 +195,7 @@ struct hold_figures {
     unsigned long acquire_status[HOLD_STATUSES]; /* failures, by status */
     unsigned long attempts;
     unsigned long auto_extend_refused;
+    unsigned long overload_retries; /* acquires refused EOVERLOAD, started again */
     double acquire_seconds;
     double acquire_cpu_us_per_lock;
 

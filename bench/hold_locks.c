@@ -21,6 +21,10 @@
 #define DRAIN_MAX_NS (60 * NS_PER_S)     /* acquires in flight at the end */
 #define RELEASE_MAX_NS (300 * NS_PER_S)
 #define CLOSE_MAX_S 10.0
+/* An acquire refused with REDLOCK_EOVERLOAD (the extensions of the locks
+ * held are behind) is tried again, after a pause of the acquires: as fast
+ * as the library allows is as fast as it takes them. */
+#define OVERLOAD_PAUSE_NS (20 * (int64_t)1000000)
 
 typedef enum entry_state {
     ENTRY_IDLE,
@@ -60,6 +64,9 @@ struct hold_state {
     int64_t phase_start_ns, stop_starting_ns;
     int ping_status;           /* 1 until the first ping completes */
     hold_lag lag;
+    entry **retry;             /* refused with EOVERLOAD, to start again */
+    size_t retry_n;
+    int64_t pause_until_ns;    /* no acquire starts before */
     /* The client's requests to the masters so far, read every probe
      * period in the hold (rate_sample) */
     int64_t *rate_ns;
@@ -132,6 +139,16 @@ static void on_lost(int status, redlock_lock *lock, void *arg)
 
 static void acquire_pump(hold_state *h);
 
+/* An acquire of e refused as the masters are behind: again after a pause
+ * (while the phase still starts acquires). */
+static void overloaded(hold_state *h, entry *e)
+{
+    e->state = ENTRY_IDLE;
+    h->f->overload_retries++;
+    h->retry[h->retry_n++] = e;
+    h->pause_until_ns = tc_now_ns() + OVERLOAD_PAUSE_NS;
+}
+
 static void on_acquired(int status, redlock_lock *lock, const redlock_result *r, void *arg)
 {
     entry *e = arg;
@@ -140,7 +157,9 @@ static void on_acquired(int status, redlock_lock *lock, const redlock_result *r,
     h->in_flight--;
     if (r != NULL)
         f->attempts += r->attempts;
-    if (status != REDLOCK_OK) {
+    if (status == REDLOCK_EOVERLOAD) {
+        overloaded(h, e);
+    } else if (status != REDLOCK_OK) {
         e->state = ENTRY_FAILED;
         f->acquire_failed++;
         f->acquire_status[status_index(status)]++;
@@ -165,12 +184,19 @@ static void acquire_pump(hold_state *h)
     double allowed = o->acquire_rate > 0
                          ? 1 + o->acquire_rate * (double)(now - h->phase_start_ns) / 1e9
                          : (double)o->locks;
-    while (h->in_flight < o->in_flight && h->next < o->locks && (double)h->next < allowed &&
-           now < h->stop_starting_ns) {
-        entry *e = &h->entries[h->next++];
+    if (now < h->pause_until_ns)
+        return;
+    while (h->in_flight < o->in_flight && (h->retry_n > 0 || h->next < o->locks) &&
+           (double)h->next < allowed && now < h->stop_starting_ns &&
+           h->pause_until_ns <= now) {
+        entry *e = h->retry_n > 0 ? h->retry[--h->retry_n] : &h->entries[h->next++];
         char key[HOLD_PREFIX_SIZE + 24];
         int len = snprintf(key, sizeof(key), "%s%lu", h->prefix, e->index);
         int rc = redlock_acquire_async(h->client, key, (size_t)len, &h->opts, on_acquired, e);
+        if (rc == REDLOCK_EOVERLOAD) {
+            overloaded(h, e);
+            continue;
+        }
         if (rc != REDLOCK_OK) {
             e->state = ENTRY_FAILED;
             h->f->acquire_failed++;
@@ -184,7 +210,8 @@ static void acquire_pump(hold_state *h)
 
 static bool acquire_done(const hold_state *h)
 {
-    return h->in_flight == 0 && (h->next == h->o->locks || tc_now_ns() >= h->stop_starting_ns);
+    return h->in_flight == 0 &&
+           ((h->next == h->o->locks && h->retry_n == 0) || tc_now_ns() >= h->stop_starting_ns);
 }
 
 static void acquire_all(hold_state *h)
@@ -201,7 +228,7 @@ static void acquire_all(hold_state *h)
     acquire_pump(h);
     run_until(h, acquire_done, h->stop_starting_ns + DRAIN_MAX_NS, acquire_pump);
     f->acquire_seconds = (double)(tc_now_ns() - h->phase_start_ns) / 1e9;
-    f->not_started = h->o->locks - h->next;
+    f->not_started = h->o->locks - h->next + h->retry_n;
     f->acquire_cpu_us_per_lock =
         (double)(thread_cpu_us() - cpu) / (double)(h->next > 0 ? h->next : 1);
 }
@@ -544,6 +571,9 @@ static bool hold_setup(hold_state *h)
     h->entries = malloc(o->locks * sizeof(*h->entries));
     if (h->entries == NULL)
         return false;
+    h->retry = calloc(o->locks, sizeof(*h->retry));
+    if (h->retry == NULL)
+        return false;
     /* Every entry written now, so that its pages count in "before". */
     for (unsigned long i = 0; i < o->locks; i++)
         h->entries[i] = (entry){.h = h, .index = i, .state = ENTRY_IDLE};
@@ -577,6 +607,7 @@ static void hold_teardown(hold_state *h)
     free(h->entries);
     free(h->rate_ns);
     free(h->rate_requests);
+    free(h->retry);
 }
 
 /* What the probe read, over the hold after the first extension cycle. */

@@ -116,6 +116,9 @@ static void print_acquire(FILE *out, const hold_figures *f)
                                            ? f->acquired + f->acquire_failed
                                            : 1));
     row(out, "client CPU per acquire", "%.1f us", f->acquire_cpu_us_per_lock);
+    if (f->overload_retries > 0)
+        row(out, "acquires refused as overloaded", "%lu, each started again after a 20 ms "
+            "pause (REDLOCK_EOVERLOAD: the extensions were behind)", f->overload_retries);
     if (f->auto_extend_refused > 0)
         row(out, "auto-extension refused", "%lu locks", f->auto_extend_refused);
 }
@@ -489,10 +492,11 @@ void hold_print_json(FILE *out, const hold_options *o, hold_figures *f)
             redlock_version(), f->masters, f->locks, (long long)f->ttl_ms, f->hold_seconds_asked,
             o->acquire_rate, o->in_flight);
     fprintf(out, ",\"acquired\":%lu,\"acquire_failed\":%lu,\"not_started\":%lu,\"attempts\":%lu,"
-                 "\"auto_extend_refused\":%lu,\"acquire_seconds\":%.3f,"
+                 "\"auto_extend_refused\":%lu,\"overload_retries\":%lu,"
+                 "\"acquire_seconds\":%.3f,"
                  "\"acquire_cpu_us_per_lock\":%.2f",
             f->acquired, f->acquire_failed, f->not_started, f->attempts, f->auto_extend_refused,
-            f->acquire_seconds, f->acquire_cpu_us_per_lock);
+            f->overload_retries, f->acquire_seconds, f->acquire_cpu_us_per_lock);
     json_statuses(out, "acquire_failures", f->acquire_status);
     fprintf(out, ",\"rss_kb\":{\"before\":%ld,\"held\":%ld,\"hold_end\":%ld,\"peak\":%ld,"
                  "\"after_release\":%ld},\"rss_bytes_per_lock\":%.1f,"

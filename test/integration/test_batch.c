@@ -305,24 +305,39 @@ static bool extended_everywhere(harness *hh, void *arg)
     return true;
 }
 
+/* Every master's script cache emptied. */
+static void flush_scripts(void)
+{
+    for (size_t m = 0; m < MASTERS; m++) {
+        redisReply *r = fleet_command(h.fleet, m, "SCRIPT FLUSH");
+        cr_assert(r != NULL && r->type == REDIS_REPLY_STATUS);
+        freeReplyObject(r);
+    }
+}
+
+/* Each lock's extension succeeded, and its key lives longer than
+ * at_least_ms on every master. */
+static void expect_extended_everywhere(const done *d, long long at_least_ms)
+{
+    for (size_t i = 0; i < LOCKS; i++) {
+        cr_expect_eq(d[i].status, REDLOCK_OK, "lock %zu: %s", i, redlock_strerror(d[i].status));
+        extended_to e = {i, at_least_ms};
+        cr_expect(harness_wait_until(&h, extended_everywhere, &e, 2000),
+                  "lock %zu not extended on every master", i);
+    }
+}
+
 Test(batch, masters_whose_scripts_were_flushed_still_extend_each_lock)
 {
     connect_all();
     redlock_lock *locks[LOCKS];
     acquire_all(locks, 10000);
-    for (size_t m = 0; m < MASTERS; m++) {
-        redisReply *r = fleet_command(h.fleet, m, "SCRIPT FLUSH");
-        cr_assert(r != NULL && r->type == REDIS_REPLY_STATUS);
-        freeReplyObject(r);
+    flush_scripts();
+    for (size_t m = 0; m < MASTERS; m++)
         slowlog_every_command(h.fleet, m);
-    }
     done d[LOCKS] = {0};
     extend_all(locks, 30000, d);
-    for (size_t i = 0; i < LOCKS; i++) {
-        cr_expect_eq(d[i].status, REDLOCK_OK, "lock %zu: %s", i, redlock_strerror(d[i].status));
-        extended_to e = {i, 20000};
-        cr_expect(harness_wait_until(&h, extended_everywhere, &e, 2000), "lock %zu", i);
-    }
+    expect_extended_everywhere(d, 20000);
     /* Each batch was refused NOSCRIPT and its locks went one by one with
      * EVAL; the batch script is back for the next batch. */
     for (size_t m = 0; m < MASTERS; m++) {
@@ -332,11 +347,7 @@ Test(batch, masters_whose_scripts_were_flushed_still_extend_each_lock)
     }
     forget(d, LOCKS);
     extend_all(locks, 40000, d);
-    for (size_t i = 0; i < LOCKS; i++) {
-        cr_expect_eq(d[i].status, REDLOCK_OK, "lock %zu: %s", i, redlock_strerror(d[i].status));
-        extended_to e = {i, 30000};
-        cr_expect(harness_wait_until(&h, extended_everywhere, &e, 2000), "lock %zu", i);
-    }
+    expect_extended_everywhere(d, 30000);
     for (size_t m = 0; m < MASTERS; m++)
         cr_expect_eq(slowlog_script_calls(h.fleet, m, rl_extend_batch_script.sha, NULL),
                      2, "master %zu", m);
@@ -352,21 +363,12 @@ Test(batch, a_master_refusing_the_batch_after_the_decision_still_extends_each_lo
     connect_all();
     redlock_lock *locks[LOCKS];
     acquire_all(locks, 10000);
-    for (size_t m = 0; m < MASTERS; m++) {
-        redisReply *r = fleet_command(h.fleet, m, "SCRIPT FLUSH");
-        cr_assert(r != NULL && r->type == REDIS_REPLY_STATUS);
-        freeReplyObject(r);
-    }
+    flush_scripts();
     cr_assert_eq(fleet_pause(h.fleet, MASTERS - 1), 0);
     done d[LOCKS] = {0};
     extend_all(locks, 30000, d);
     cr_assert_eq(fleet_resume(h.fleet, MASTERS - 1), 0);
-    for (size_t i = 0; i < LOCKS; i++) {
-        cr_expect_eq(d[i].status, REDLOCK_OK, "lock %zu: %s", i, redlock_strerror(d[i].status));
-        extended_to e = {i, 20000};
-        cr_expect(harness_wait_until(&h, extended_everywhere, &e, 2000),
-                  "lock %zu not extended on every master", i);
-    }
+    expect_extended_everywhere(d, 20000);
     forget(d, LOCKS);
     release_and_free(locks);
     harness_free_client(&h);

@@ -64,7 +64,7 @@ struct hold_state {
     int64_t phase_start_ns, stop_starting_ns;
     int ping_status;           /* 1 until the first ping completes */
     hold_lag lag;
-    entry **retry;             /* refused with EOVERLOAD, to start again */
+    unsigned long *retry;      /* entries refused with EOVERLOAD, to start again */
     size_t retry_n;
     int64_t pause_until_ns;    /* no acquire starts before */
     /* The client's requests to the masters so far, read every probe
@@ -145,7 +145,7 @@ static void overloaded(hold_state *h, entry *e)
 {
     e->state = ENTRY_IDLE;
     h->f->overload_retries++;
-    h->retry[h->retry_n++] = e;
+    h->retry[h->retry_n++] = e->index;
     h->pause_until_ns = tc_now_ns() + OVERLOAD_PAUSE_NS;
 }
 
@@ -189,7 +189,7 @@ static void acquire_pump(hold_state *h)
     while (h->in_flight < o->in_flight && (h->retry_n > 0 || h->next < o->locks) &&
            (double)h->next < allowed && now < h->stop_starting_ns &&
            h->pause_until_ns <= now) {
-        entry *e = h->retry_n > 0 ? h->retry[--h->retry_n] : &h->entries[h->next++];
+        entry *e = &h->entries[h->retry_n > 0 ? h->retry[--h->retry_n] : h->next++];
         char key[HOLD_PREFIX_SIZE + 24];
         int len = snprintf(key, sizeof(key), "%s%lu", h->prefix, e->index);
         int rc = redlock_acquire_async(h->client, key, (size_t)len, &h->opts, on_acquired, e);
@@ -369,7 +369,8 @@ static bool client_requests(const redlock_client *client, uint64_t *out)
 static void rate_sample(hold_state *h)
 {
     int64_t now = tc_now_ns();
-    if (now < h->rate_next_ns || h->rate_n == h->rate_cap)
+    if (now < h->rate_next_ns || h->rate_n == h->rate_cap || h->rate_ns == NULL ||
+        h->rate_requests == NULL)
         return;
     uint64_t requests = 0;
     if (!client_requests(h->client, &requests))
@@ -384,6 +385,8 @@ static void rate_sample(hold_state *h)
 static void rate_figures(const hold_state *h, int64_t from_ns, int64_t to_ns, hold_figures *f)
 {
     f->ext_mean_per_s = f->ext_busiest_per_s = -1;
+    if (h->rate_ns == NULL || h->rate_requests == NULL)
+        return;
     f->ext_series = calloc(h->rate_n > 0 ? h->rate_n : 1, sizeof(*f->ext_series));
     size_t first = h->rate_n;
     size_t prev = h->rate_n;
@@ -571,12 +574,12 @@ static bool hold_setup(hold_state *h)
     h->entries = malloc(o->locks * sizeof(*h->entries));
     if (h->entries == NULL)
         return false;
-    h->retry = calloc(o->locks, sizeof(*h->retry));
-    if (h->retry == NULL)
-        return false;
     /* Every entry written now, so that its pages count in "before". */
     for (unsigned long i = 0; i < o->locks; i++)
         h->entries[i] = (entry){.h = h, .index = i, .state = ENTRY_IDLE};
+    h->retry = calloc(o->locks, sizeof(*h->retry));
+    if (h->retry == NULL)
+        return false;
     redlock_config *cfg = bench_config_default_retry(h->ms);
     h->loop = ev_loop_new(EVFLAG_AUTO);
     if (cfg == NULL || h->loop == NULL) {

@@ -432,6 +432,7 @@ enum key_case {
 };
 
 #define VALUE "value-ours"
+#define TOKEN_AND_VALUE "7:value-ours" /* a token key's: "<token>:<value>" */
 #define CHANNELS "redlock:released:0:"
 
 static void eq_key(char *out, size_t size, const char *side, int c, bool token)
@@ -450,7 +451,8 @@ static void eq_command(redisContext *ctx, int argc, const char **argv)
 /* Key case c written under the name side:c (and its token key). */
 static void eq_setup(redisContext *ctx, const char *side, int c)
 {
-    char k[64], t[64];
+    char k[64];
+    char t[64];
     eq_key(k, sizeof(k), side, c, false);
     eq_key(t, sizeof(t), side, c, true);
     switch (c) {
@@ -458,7 +460,7 @@ static void eq_setup(redisContext *ctx, const char *side, int c)
     case CASE_FENCED_OURS:
         eq_command(ctx, 5, (const char *[]){"SET", k, VALUE, "PX", "10000"});
         if (c == CASE_FENCED_OURS)
-            eq_command(ctx, 5, (const char *[]){"SET", t, "7:" VALUE, "PX", "10000"});
+            eq_command(ctx, 5, (const char *[]){"SET", t, TOKEN_AND_VALUE, "PX", "10000"});
         break;
     case CASE_OTHERS:
         eq_command(ctx, 5, (const char *[]){"SET", k, "value-other", "PX", "10000"});
@@ -474,7 +476,7 @@ static void eq_setup(redisContext *ctx, const char *side, int c)
         eq_command(ctx, 3, (const char *[]){"PEXPIRE", k, "10000"});
         break;
     case CASE_FENCED_GONE:
-        eq_command(ctx, 5, (const char *[]){"SET", t, "7:" VALUE, "PX", "10000"});
+        eq_command(ctx, 5, (const char *[]){"SET", t, TOKEN_AND_VALUE, "PX", "10000"});
         break;
     default:
         break;
@@ -534,8 +536,13 @@ static void same_as_single(bool release)
     /* The batch call's arguments: EVAL, source, key count, keys, count,
      * then per lock its key count, argument count and arguments. */
     const char *bargv[4 + 2 * CASES + 1 + 5 * CASES];
-    char bkeys[2 * CASES][64], nkeys[16], ngroups[16], nk[CASES][16], na[CASES][16];
-    int bargc = 0, nbkeys = 0;
+    char bkeys[2 * CASES][64];
+    char nkeys[16];
+    char ngroups[16];
+    char nk[CASES][16];
+    char na[CASES][16];
+    int bargc = 0;
+    int nbkeys = 0;
     bargv[bargc++] = "EVAL";
     bargv[bargc++] = batch->source;
     bargv[bargc++] = nkeys;
@@ -552,7 +559,8 @@ static void same_as_single(bool release)
     bargv[bargc++] = ngroups;
     char answers[CASES][64];
     for (int c = 0; c < CASES; c++) {
-        char k[64], t[64];
+        char k[64];
+        char t[64];
         eq_key(k, sizeof(k), "single", c, false);
         eq_key(t, sizeof(t), "single", c, true);
         const char *args[3] = {VALUE, release ? CHANNELS : "30000", "1"};
@@ -578,7 +586,9 @@ static void same_as_single(bool release)
     cr_assert(r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == CASES, "%s",
               r != NULL && r->type == REDIS_REPLY_ERROR ? r->str : "not an array");
     for (int c = 0; c < CASES; c++) {
-        char got[64], single_state[128], batch_state[128];
+        char got[64];
+        char single_state[128];
+        char batch_state[128];
         eq_answer(r->element[c], got, sizeof(got));
         cr_expect_str_eq(got, answers[c], "case %d: the batch answered %s, the single script %s",
                          c, got, answers[c]);

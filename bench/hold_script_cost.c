@@ -28,7 +28,7 @@
 #define COST_DEL_CHUNK 256
 #define COST_KEY_SIZE (HOLD_PREFIX_SIZE + 24)
 #define COST_VALUE_SIZE 40
-#define COST_BATCH_ARGS (4 + COST_GROUPS * 5) /* EVALSHA sha n keys... groups (1 2 v ttl)... */
+#define COST_BATCH_ARGS (4 + COST_GROUPS * 3) /* EVALSHA sha n keys... p (v ttl)... */
 
 _Static_assert(COST_KEYS % COST_GROUPS == 0, "whole batch calls");
 
@@ -161,8 +161,9 @@ static int append_single(cost_run *r, size_t k)
     return redisAppendCommandArgv(r->c, 6, argv, NULL);
 }
 
-/* COST_GROUPS locks, keys k * COST_GROUPS on, in one call (batch.h):
- * EVALSHA sha <keys> key... <groups> then for each lock 1 2 value ttl. */
+/* COST_GROUPS locks, keys k * COST_GROUPS on, in one call, as the client
+ * sends plain locks (batch.h, its short form): EVALSHA sha <keys> key...
+ * p then for each lock its value and ttl. */
 static int append_batch(cost_run *r, size_t k)
 {
     char keys[COST_GROUPS][COST_KEY_SIZE];
@@ -179,10 +180,8 @@ static int append_batch(cost_run *r, size_t k)
         value_of(r, k * COST_GROUPS + g, values[g]);
         argv[argc++] = keys[g];
     }
-    argv[argc++] = count;
+    argv[argc++] = "p";
     for (size_t g = 0; g < COST_GROUPS; g++) {
-        argv[argc++] = "1";
-        argv[argc++] = "2";
         argv[argc++] = values[g];
         argv[argc++] = COST_TTL_MS;
     }

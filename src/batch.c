@@ -131,6 +131,16 @@ static const rl_script *batched_single(const rl_script *script)
     return NULL;
 }
 
+/* A lock with one key and two arguments (no token keys): the batch's
+ * short form carries no headers for it. */
+static bool part_plain(const rl_batch_part *part)
+{
+    return part->nkeys == 1 && part->nargs == 2;
+}
+
+/* "$1\r\np\r\n": ARGV[1] of the short form, for batches of plain locks. */
+static const char plain_mark[] = "$1\r\np\r\n";
+
 char *rl_batch_command(const rl_script *script, rl_slot *const *slots, size_t count, size_t *len)
 {
     const rl_script *single = batched_single(script);
@@ -138,21 +148,27 @@ char *rl_batch_command(const rl_script *script, rl_slot *const *slots, size_t co
     if (single == NULL || count == 0 || count > RL_BATCH_MAX)
         return NULL;
     size_t nkeys = 0;
-    size_t argc = 4; /* EVALSHA, the sha, the key count, the lock count */
+    size_t argc = 4; /* EVALSHA, the sha, the key count, the lock count (or the mark) */
     size_t body = 0;
+    bool plain = true;
     for (size_t i = 0; i < count; i++) {
         size_t cmd_len;
         const char *cmd = rl_slot_command(slots[i], &cmd_len);
         if (!read_part(cmd, cmd_len, single, &parts[i]))
             return NULL;
+        plain = plain && part_plain(&parts[i]);
         nkeys += parts[i].nkeys;
-        argc += parts[i].nkeys + 2 + parts[i].nargs;
-        body += parts[i].keys_len + number_size(parts[i].nkeys) + number_size(parts[i].nargs) +
-                parts[i].args_len;
+        argc += parts[i].nkeys + parts[i].nargs;
+        body += parts[i].keys_len + parts[i].args_len;
+    }
+    if (!plain) {
+        for (size_t i = 0; i < count; i++)
+            body += number_size(parts[i].nkeys) + number_size(parts[i].nargs);
+        argc += 2 * count;
     }
     static const char evalsha[] = "$7\r\nEVALSHA\r\n$40\r\n";
     size_t total = 1 + rl_resp_digits(argc) + 2 + (sizeof(evalsha) - 1) + 40 + 2 + number_size(nkeys) +
-                   number_size(count) + body;
+                   (plain ? sizeof(plain_mark) - 1 : number_size(count)) + body;
     char *out = malloc(total + 1);
     if (out == NULL)
         return NULL;
@@ -164,10 +180,16 @@ char *rl_batch_command(const rl_script *script, rl_slot *const *slots, size_t co
     w += write_number(w, nkeys);
     for (size_t i = 0; i < count; i++)
         memcpy(w, parts[i].keys, parts[i].keys_len), w += parts[i].keys_len;
-    w += write_number(w, count);
+    if (plain) {
+        memcpy(w, plain_mark, sizeof(plain_mark) - 1), w += sizeof(plain_mark) - 1;
+    } else {
+        w += write_number(w, count);
+    }
     for (size_t i = 0; i < count; i++) {
-        w += write_number(w, parts[i].nkeys);
-        w += write_number(w, parts[i].nargs);
+        if (!plain) {
+            w += write_number(w, parts[i].nkeys);
+            w += write_number(w, parts[i].nargs);
+        }
         memcpy(w, parts[i].args, parts[i].args_len), w += parts[i].args_len;
     }
     *w = '\0';

@@ -40,7 +40,9 @@ const rl_script *rl_batch_script(const rl_slot *slot);
  * The one request for count (2..RL_BATCH_MAX) slots' requests, each an
  * EVALSHA of the single script script->name batches: EVALSHA <batch sha>
  * <keys in all> <every slot's keys...> <count> then, for each slot, <its
- * key count> <its argument count> <its arguments...>. Written straight from
+ * key count> <its argument count> <its arguments...>; when every slot has
+ * one key and two arguments (plain locks), the short form: "p" instead of
+ * <count>, then each slot's two arguments alone. Written straight from
  * the slots' RESP, malloc'ed and NUL-terminated (*len bytes without the
  * NUL); NULL when out of memory or a request is not such an EVALSHA.
  */

@@ -331,8 +331,29 @@ const rl_script rl_extend_script = {
  * and no tables or closures (the single body's TYPE and tables cost the
  * master more than the commands themselves). It returns nil for a key of
  * any other type, which `one` then answers. Its commands run under pcall
- * too, their error that lock's answer. */
+ * too, their error that lock's answer.
+ *
+ * A batch of such locks only has a shorter form, with no group headers:
+ * ARGV[1] is "p", then each lock's two arguments in KEYS' order (what
+ * the masters spend per lock is mostly its arguments). */
 #define RL_LUA_BATCH_LOOP \
+    "local function answer(ok, r)\n" \
+    "  if not ok and not (type(r) == 'table' and r.err) then\n" \
+    "    return {err = tostring(r)}\n" \
+    "  end\n" \
+    "  return r\n" \
+    "end\n" \
+    "if ARGV[1] == 'p' then\n" \
+    "  local out = {}\n" \
+    "  for i = 1, #KEYS do\n" \
+    "    local r = plain(KEYS[i], ARGV[2 * i], ARGV[2 * i + 1])\n" \
+    "    if r == nil then\n" \
+    "      r = answer(pcall(one, {KEYS[i]}, {ARGV[2 * i], ARGV[2 * i + 1]}))\n" \
+    "    end\n" \
+    "    out[i] = r\n" \
+    "  end\n" \
+    "  return out\n" \
+    "end\n" \
     "local out, k, a = {}, 0, 2\n" \
     "for g = 1, tonumber(ARGV[1]) do\n" \
     "  local nk, na = tonumber(ARGV[a]), tonumber(ARGV[a + 1])\n" \
@@ -348,11 +369,7 @@ const rl_script rl_extend_script = {
     "    for i = 1, na do\n" \
     "      args[i] = ARGV[a + 1 + i]\n" \
     "    end\n" \
-    "    local ok\n" \
-    "    ok, r = pcall(one, keys, args)\n" \
-    "    if not ok and not (type(r) == 'table' and r.err) then\n" \
-    "      r = {err = tostring(r)}\n" \
-    "    end\n" \
+    "    r = answer(pcall(one, keys, args))\n" \
     "  end\n" \
     "  out[g] = r\n" \
     "  k, a = k + nk, a + 2 + na\n" \
@@ -398,7 +415,7 @@ const rl_script rl_extend_batch_script = {
     "end\n"
     RL_LUA_EXTEND_PLAIN
     RL_LUA_BATCH_LOOP,
-    "34d4c6c3d11f54a3054e828d99d13888d65919a6",
+    "7b309059d40082aa88c6164ba6d64c2c9812561f",
 };
 
 const rl_script rl_release_batch_script = {
@@ -410,7 +427,7 @@ const rl_script rl_release_batch_script = {
     "end\n"
     RL_LUA_RELEASE_PLAIN
     RL_LUA_BATCH_LOOP,
-    "81e9998d8f4017eb1dad788f683fcbc53a3a039d",
+    "08139925e354066a096ddcfb275caf8137f0b464",
 };
 
 /* One atomic read, so value and PTTL describe the same instant. For a

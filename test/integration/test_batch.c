@@ -520,6 +520,53 @@ static void eq_answer(const redisReply *r, char *out, size_t size)
         snprintf(out, size, "type %d", r->type);
 }
 
+/* The cases of one key and two arguments (not fenced) through the batch
+ * script's short form, "p" then each lock's two arguments: the same
+ * answers as the single script's, and the same keys left. */
+static void same_in_short_form(redisContext *ctx, const char *source, bool release,
+                               char answers[CASES][64])
+{
+    const char *argv[4 + 3 * CASES + 1];
+    char keys[CASES][64];
+    int cases[CASES];
+    int n = 0;
+    for (int c = 0; c < CASES; c++)
+        if (!eq_fenced(c))
+            cases[n++] = c;
+    char nkeys[16];
+    snprintf(nkeys, sizeof(nkeys), "%d", n);
+    int argc = 0;
+    argv[argc++] = "EVAL";
+    argv[argc++] = source;
+    argv[argc++] = nkeys;
+    for (int i = 0; i < n; i++) {
+        eq_key(keys[i], sizeof(keys[i]), "plain", cases[i], false);
+        argv[argc++] = keys[i];
+    }
+    argv[argc++] = "p";
+    for (int i = 0; i < n; i++) {
+        argv[argc++] = VALUE;
+        argv[argc++] = release ? CHANNELS : "30000";
+    }
+    redisReply *r = redisCommandArgv(ctx, argc, argv, NULL);
+    cr_assert(r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == (size_t)n, "%s",
+              r != NULL && r->type == REDIS_REPLY_ERROR ? r->str : "not an array");
+    for (int i = 0; i < n; i++) {
+        int c = cases[i];
+        char got[64];
+        char single_state[128];
+        char plain_state[128];
+        eq_answer(r->element[i], got, sizeof(got));
+        cr_expect_str_eq(got, answers[c], "case %d: the short form answered %s, the single "
+                         "script %s", c, got, answers[c]);
+        eq_state(ctx, "single", c, single_state, sizeof(single_state));
+        eq_state(ctx, "plain", c, plain_state, sizeof(plain_state));
+        cr_expect_str_eq(plain_state, single_state, "case %d: the short form left %s, the "
+                         "single script %s", c, plain_state, single_state);
+    }
+    freeReplyObject(r);
+}
+
 /* Every key case through the single script (one call each) and the batch
  * script (one call for all): the same answer for each lock, and the same
  * keys left. release: the release scripts, else the extend scripts. */
@@ -532,6 +579,7 @@ static void same_as_single(bool release)
     for (int c = 0; c < CASES; c++) {
         eq_setup(ctx, "single", c);
         eq_setup(ctx, "batch", c);
+        eq_setup(ctx, "plain", c);
     }
     /* The batch call's arguments: EVAL, source, key count, keys, count,
      * then per lock its key count, argument count and arguments. */
@@ -598,6 +646,7 @@ static void same_as_single(bool release)
                          "script %s", c, batch_state, single_state);
     }
     freeReplyObject(r);
+    same_in_short_form(ctx, batch->source, release, answers);
     redisFree(ctx);
 }
 

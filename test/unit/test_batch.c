@@ -93,7 +93,7 @@ Test(batch, releases_keep_each_masters_own_request)
     char *ours = rl_batch_command(&rl_release_batch_script, slots, 2, &len);
     char *expected = NULL;
     int expected_len = redisFormatCommand(
-        &expected, "EVALSHA %s 2 x y 2 1 2 vx redlock:released:0: 1 2 vy redlock:released:3:",
+        &expected, "EVALSHA %s 2 x y p vx redlock:released:0: vy redlock:released:3:",
         rl_release_batch_script.sha);
     assert_same(ours, len, expected, expected_len);
     free(ours);
@@ -102,7 +102,9 @@ Test(batch, releases_keep_each_masters_own_request)
     drop(b);
 }
 
-Test(batch, a_full_batch_crosses_the_digit_boundaries)
+/* A full batch of extensions, the first one fenced (its token key and
+ * flag) or plain like the others, taken apart by hiredis's reader. */
+static redisReply *full_batch(bool first_fenced)
 {
     rl_slot *slots[RL_BATCH_MAX];
     char names[RL_BATCH_MAX][8];
@@ -110,28 +112,44 @@ Test(batch, a_full_batch_crosses_the_digit_boundaries)
     for (size_t i = 0; i < RL_BATCH_MAX; i++) {
         snprintf(names[i], sizeof(names[i]), "k%zu", i);
         rl_keys k = rl_keys_one(names[i], strlen(names[i]));
-        rl_command_extend(&cmd, &k, "v", 1, 10, false);
+        rl_command_extend(&cmd, &k, "v", 1, 10, i == 0 && first_fenced);
         slots[i] = request(RL_ROUND_EXTEND, &cmd);
     }
     size_t len = 0;
     char *ours = rl_batch_command(&rl_extend_batch_script, slots, RL_BATCH_MAX, &len);
     cr_assert_not_null(ours);
-    /* hiredis's reader takes it apart: argc, the key count, the groups. */
     redisReader *reader = redisReaderCreate();
     cr_assert_eq(redisReaderFeed(reader, ours, len), REDIS_OK);
     redisReply *parsed = NULL;
     cr_assert_eq(redisReaderGetReply(reader, (void **)&parsed), REDIS_OK);
     cr_assert_not_null(parsed);
-    cr_assert_eq(parsed->elements, 3 + RL_BATCH_MAX + 1 + RL_BATCH_MAX * 4);
-    cr_assert_str_eq(parsed->element[2]->str, "64");
-    cr_assert_str_eq(parsed->element[3 + 63]->str, "k63");
-    cr_assert_str_eq(parsed->element[3 + 64]->str, "64");
-    cr_assert_str_eq(parsed->element[parsed->elements - 2]->str, "v");
-    freeReplyObject(parsed);
     redisReaderFree(reader);
     free(ours);
     for (size_t i = 0; i < RL_BATCH_MAX; i++)
         drop(slots[i]);
+    return parsed;
+}
+
+Test(batch, a_full_batch_crosses_the_digit_boundaries)
+{
+    /* Every lock plain: the short form, "p" then two arguments a lock. */
+    redisReply *parsed = full_batch(false);
+    cr_assert_eq(parsed->elements, 3 + RL_BATCH_MAX + 1 + RL_BATCH_MAX * 2);
+    cr_assert_str_eq(parsed->element[2]->str, "64");
+    cr_assert_str_eq(parsed->element[3 + 63]->str, "k63");
+    cr_assert_str_eq(parsed->element[3 + 64]->str, "p");
+    cr_assert_str_eq(parsed->element[parsed->elements - 2]->str, "v");
+    freeReplyObject(parsed);
+    /* One fenced among them: every lock with its key and argument counts. */
+    parsed = full_batch(true);
+    cr_assert_eq(parsed->elements, 3 + RL_BATCH_MAX + 1 + 1 + RL_BATCH_MAX * 4 + 1);
+    cr_assert_str_eq(parsed->element[2]->str, "65");
+    cr_assert_str_eq(parsed->element[3 + 64]->str, "k63");
+    cr_assert_str_eq(parsed->element[3 + 65]->str, "64");
+    cr_assert_str_eq(parsed->element[3 + 66]->str, "2");
+    cr_assert_str_eq(parsed->element[3 + 67]->str, "3");
+    cr_assert_str_eq(parsed->element[parsed->elements - 2]->str, "v");
+    freeReplyObject(parsed);
 }
 
 Test(batch, only_extensions_and_releases_by_evalsha_batch)

@@ -287,6 +287,8 @@ Test(send_queue, a_flood_of_releases_does_not_starve_the_extension_of_a_lock_sti
      * one batch of releases at most, not after all of them. */
     enum { RELEASES = 256 };
     cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_MAX_IN_FLIGHT, 1), REDLOCK_OK);
+    /* The TTL first: a command timeout must stay below it. */
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_TTL_MS, fleet_scaled_ms(60000)), REDLOCK_OK);
     cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_COMMAND_TIMEOUT_MS, fleet_scaled_ms(2000)),
                  REDLOCK_OK);
     harness_connect(&h);

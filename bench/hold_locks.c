@@ -304,14 +304,22 @@ static int64_t probe_period_ms(const hold_options *o)
     return o->hold_seconds >= 8 ? 1000 : (int64_t)(o->hold_seconds * 1000 / 8) + 1;
 }
 
-static bool client_extends(const redlock_client *client, uint64_t *extends)
+/* The client's statistics now, or NULL when they cannot be read. One
+ * buffer, some 30 KiB, read on the loop thread only. */
+static const redlock_stats *client_stats(const redlock_client *client)
 {
-    redlock_stats st;
+    static redlock_stats st;
     memset(&st, 0, sizeof(st));
     st.size = sizeof(st);
-    if (redlock_client_stats(client, &st) != REDLOCK_OK)
+    return redlock_client_stats(client, &st) == REDLOCK_OK ? &st : NULL;
+}
+
+static bool client_extends(const redlock_client *client, uint64_t *extends)
+{
+    const redlock_stats *st = client_stats(client);
+    if (st == NULL)
         return false;
-    *extends = st.extends;
+    *extends = st->extends;
     return true;
 }
 
@@ -353,14 +361,12 @@ static void spent_figures(hold_figures *f, const spent *a, const spent *b, const
  * counts each lock's); false when the statistics cannot be read. */
 static bool client_requests(const redlock_client *client, uint64_t *out)
 {
-    static redlock_stats st; /* some 30 KiB; read on the loop thread only */
-    memset(&st, 0, sizeof(st));
-    st.size = sizeof(st);
-    if (redlock_client_stats(client, &st) != REDLOCK_OK)
+    const redlock_stats *st = client_stats(client);
+    if (st == NULL)
         return false;
     *out = 0;
-    for (unsigned i = 0; i < st.master_count; i++)
-        *out += st.masters[i].requests;
+    for (unsigned i = 0; i < st->master_count; i++)
+        *out += st->masters[i].requests;
     return true;
 }
 
@@ -518,17 +524,15 @@ static void release_all(hold_state *h)
 
 static void client_figures(const redlock_client *client, hold_figures *f)
 {
-    redlock_stats st;
-    memset(&st, 0, sizeof(st));
-    st.size = sizeof(st);
-    if (redlock_client_stats(client, &st) != REDLOCK_OK)
+    const redlock_stats *st = client_stats(client);
+    if (st == NULL)
         return;
-    f->extends = st.extends;
-    f->extend_failures = st.extend_failures;
-    f->auto_extend_failures = st.auto_extend_failures;
-    f->lib_locks_lost = st.locks_lost;
-    for (unsigned i = 0; i < st.master_count; i++) {
-        const redlock_master_stats *m = &st.masters[i];
+    f->extends = st->extends;
+    f->extend_failures = st->extend_failures;
+    f->auto_extend_failures = st->auto_extend_failures;
+    f->lib_locks_lost = st->locks_lost;
+    for (unsigned i = 0; i < st->master_count; i++) {
+        const redlock_master_stats *m = &st->masters[i];
         f->requests += m->requests;
         f->late += m->late;
         f->connects += m->connects;

@@ -105,6 +105,32 @@ typedef struct hold_figures hold_figures;
 void hold_probe_summarize(const probe_tick *ticks, size_t n, size_t masters, int64_t from_ns,
                           int64_t to_ns, hold_figures *f);
 
+/* ---- The keys of lost locks, seen from outside (hold_lost_watch.c) ----- */
+
+#define HOLD_LOST_WATCHED 1000          /* lost locks watched at most */
+#define HOLD_LOST_CHECKS 2              /* readings of each: 1.5 s and 3 s after */
+#define HOLD_LOST_QUIET_NS 1000000000LL /* nothing sent for a lock this long after its loss */
+
+typedef struct hold_lost_figures {
+    bool measured;
+    unsigned long watched, not_watched, checked;
+    unsigned long readings;             /* checks, each a PTTL on every master */
+    unsigned long present, gone, errors; /* PTTL replies: a TTL, no key, none */
+    unsigned long extended_late;        /* keys proven extended past the quiet time */
+    int64_t latest_after_ns;            /* the latest extension proven, after the loss */
+} hold_lost_figures;
+
+typedef struct hold_lost_watch hold_lost_watch;
+
+/* Start the watch of lost locks' keys (prefix<index>, set with PX ttl_ms)
+ * on connections of its own; NULL when the thread cannot start. */
+hold_lost_watch *hold_lost_watch_start(const bench_masters *ms, const char *prefix, int64_t ttl_ms);
+/* Lock index was reported lost at lost_ns (any thread; w may be NULL). */
+void hold_lost_watch_add(hold_lost_watch *w, unsigned long index, int64_t lost_ns);
+/* Stop it (checks not yet due are not made) and free it; out gets what it
+ * saw (out->measured false when w is NULL). */
+void hold_lost_watch_stop(hold_lost_watch *w, hold_lost_figures *out);
+
 /* ---- The round trips before the first SET (hold_proxy.c, hold_rtt.c) ---- */
 
 #define HOLD_RTT_MAX_COMMANDS 256
@@ -225,6 +251,10 @@ struct hold_figures {
     unsigned long lost_acquiring, lost_holding, lost_releasing; /* by phase */
     unsigned long lost_status[HOLD_STATUSES];
     double first_loss_s;          /* after the hold began; -1: none in the hold */
+    /* The lock's validity (redlock_lock_validity_ms) when its loss was reported */
+    int64_t lost_validity_min_ms;
+    unsigned long lost_without_validity; /* reported with none left */
+    hold_lost_figures lost_watch;
 
     /* The extension requests written to the masters in the hold, after the
      * first cycle: the client's count of requests (each lock's once, in a

@@ -67,6 +67,7 @@ struct hold_state {
     unsigned long *retry;      /* entries refused with EOVERLOAD, to start again */
     size_t retry_n;
     int64_t pause_until_ns;    /* no acquire starts before */
+    hold_lost_watch *lost_watch; /* the keys of locks reported lost */
     /* The client's requests to the masters so far, read every probe
      * period in the hold (rate_sample) */
     int64_t *rate_ns;
@@ -128,6 +129,12 @@ static void on_lost(int status, redlock_lock *lock, void *arg)
     hold_state *h = e->h;
     e->state = ENTRY_LOST;
     e->lost_ns = tc_now_ns();
+    int64_t validity = redlock_lock_validity_ms(lock);
+    if (validity <= 0)
+        h->f->lost_without_validity++;
+    if (h->f->lost_validity_min_ms < 0 || validity < h->f->lost_validity_min_ms)
+        h->f->lost_validity_min_ms = validity;
+    hold_lost_watch_add(h->lost_watch, e->index, e->lost_ns);
     h->f->lost_status[status_index(status)]++;
     if (h->phase == PHASE_ACQUIRE)
         h->f->lost_acquiring++;
@@ -642,6 +649,7 @@ int hold_run(const bench_masters *ms, const hold_options *o, hold_figures *f)
     f->ttl_ms = o->ttl_ms;
     f->hold_seconds_asked = o->hold_seconds;
     f->first_loss_s = -1;
+    f->lost_validity_min_ms = -1;
     f->keys_left = -1;
     /* Room for every lag sample, so recording allocates nothing. */
     samples_reserve(&f->lag_acquire, (size_t)(ACQUIRE_MAX_NS / NS_PER_S) * 100 + 1000);
@@ -655,6 +663,7 @@ int hold_run(const bench_masters *ms, const hold_options *o, hold_figures *f)
     f->rss_before_kb = bench_rss_kb();
     f->heap_before = bench_live_bytes();
     hold_lag_start(&h.lag, h.loop, LAG_PERIOD_MS, &f->lag_acquire);
+    h.lost_watch = hold_lost_watch_start(ms, h.prefix, o->ttl_ms);
 
     acquire_all(&h);
     f->rss_held_kb = bench_rss_kb();
@@ -671,6 +680,8 @@ int hold_run(const bench_masters *ms, const hold_options *o, hold_figures *f)
     }
 
     release_all(&h);
+    hold_lost_watch_stop(h.lost_watch, &f->lost_watch);
+    h.lost_watch = NULL;
     hold_lag_stop(&h.lag);
     probe_figures(&h, probe, start, end);
     f->rss_after_kb = bench_rss_kb();

@@ -202,6 +202,24 @@ static void print_hold(FILE *out, hold_figures *f)
             f->pttl_absent);
 }
 
+/* What the keys of lost locks showed afterwards. */
+static void print_lost_watch(FILE *out, const hold_lost_figures *w)
+{
+    if (!w->measured) {
+        row(out, "  sent after the report", "- (the watch did not start)");
+        return;
+    }
+    if (w->checked == 0)
+        return;
+    char latest[64] = "none proven";
+    if (w->present > 0)
+        snprintf(latest, sizeof(latest), "latest proven %+.2f s from the report",
+                 (double)w->latest_after_ns / 1e9);
+    row(out, "  extended over 1 s after the report", "%lu keys of %lu locks watched (%s; "
+        "PTTL at 1.5 and 3 s on every master: %lu there, %lu gone, %lu unanswered)",
+        w->extended_late, w->checked, latest, w->present, w->gone, w->errors);
+}
+
 static void print_end(FILE *out, const hold_figures *f)
 {
     char st[256];
@@ -211,6 +229,10 @@ static void print_end(FILE *out, const hold_figures *f)
         f->lost_holding, f->lost_releasing);
     if (f->first_loss_s >= 0)
         row(out, "  first loss in the hold", "after %.2f s", f->first_loss_s);
+    if (lost_total(f) > 0)
+        row(out, "  validity left at the report", "least %lld ms (%lu reported with none left)",
+            (long long)f->lost_validity_min_ms, f->lost_without_validity);
+    print_lost_watch(out, &f->lost_watch);
     by_status(st, sizeof(st), f->release_status);
     row(out, "released", "%lu in %.2f s (%lu failed: %s)", f->released, f->release_seconds,
         f->release_failed, st);
@@ -513,6 +535,14 @@ void hold_print_json(FILE *out, const hold_options *o, hold_figures *f)
                  "\"first_in_hold_s\":%.3f",
             lost_total(f), f->lost_acquiring, f->lost_holding, f->lost_releasing,
             f->first_loss_s);
+    fprintf(out, ",\"validity_min_ms\":%lld,\"without_validity\":%lu",
+            (long long)f->lost_validity_min_ms, f->lost_without_validity);
+    const hold_lost_figures *w = &f->lost_watch;
+    if (w->measured)
+        fprintf(out, ",\"watch\":{\"checked\":%lu,\"present\":%lu,\"gone\":%lu,\"errors\":%lu,"
+                     "\"extended_late\":%lu,\"latest_after_s\":%.3f}",
+                w->checked, w->present, w->gone, w->errors, w->extended_late,
+                w->present > 0 ? (double)w->latest_after_ns / 1e9 : 0.0);
     json_statuses(out, "by_status", f->lost_status);
     fprintf(out, "},\"released\":%lu,\"release_failed\":%lu,\"release_seconds\":%.3f",
             f->released, f->release_failed, f->release_seconds);

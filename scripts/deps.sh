@@ -19,7 +19,7 @@ build_packages=(
 )
 # Running the tests and the checks besides.
 check_packages=(
-  redis-server
+  redis-server faketime libfaketime
   docker-compose
   clang libclang-rt-14-dev llvm valgrind clang-tidy cppcheck
   man-db groff-base dpkg-dev

@@ -505,3 +505,76 @@ Test(fleet, exit_stops_a_fleet_left_running, .timeout = 60)
 {
     cr_expect_eq(leftover_after_child(exit_without_stopping), 0, "atexit removes the directory");
 }
+
+/* PTTL of key on server i after it was set with PX 30000 and our clock
+ * ran wait_ms: how far the server's expiry clock advanced meanwhile. */
+static long long advanced_ms(size_t i, const char *key)
+{
+    long long pttl = fleet_pttl(fl, i, key, strlen(key));
+    cr_assert_geq(pttl, 0, "server %zu: %s gone (PTTL %lld)", i, key, pttl);
+    return 30000 - pttl;
+}
+
+Test(fleet, a_fake_clock_runs_fast_steps_and_survives_a_restart, .fini = stop_fleet, .timeout = 60)
+{
+    static const char *const clocks[] = {NULL, "+0 x3", "+0"};
+    fleet_options opts = {.faketime = clocks};
+    fl = fleet_start(3, &opts);
+    cr_assert_not_null(fl, "servers under libfaketime did not start");
+    cr_assert_eq(fleet_set_faketime(fl, 0, "+5"), -1, "server 0 runs on the real clock");
+
+    for (size_t i = 0; i < 3; i++) {
+        redisReply *r = fleet_command(fl, i, "SET k v PX 30000");
+        cr_assert(r != NULL && r->type == REDIS_REPLY_STATUS);
+        freeReplyObject(r);
+    }
+    int64_t start = tc_now_us();
+    tc_sleep_ms(500);
+    long long real = advanced_ms(0, "k");
+    long long fast = advanced_ms(1, "k");
+    int64_t ours_ms = (tc_now_us() - start) / 1000 + 1;
+    cr_assert_leq(real, ours_ms + 1, "the real clock advanced %lld ms in %lld", real,
+                  (long long)ours_ms);
+    cr_assert_geq(fast, 3 * (real - 2) - 2, "x3: advanced %lld ms while the real one %lld", fast,
+                  real);
+
+    /* +10 s on server 2: its key lapses 10 s early, within the second
+     * libfaketime takes to read the spec again. */
+    cr_assert_eq(fleet_set_faketime(fl, 2, "+10"), 0);
+    long long stepped = 0;
+    for (int k = 0; k < 40 && stepped < 10000; k++) {
+        tc_sleep_ms(50);
+        stepped = advanced_ms(2, "k");
+    }
+    cr_assert_geq(stepped, 10000, "the +10 s step did not show in 2 s (advanced %lld ms)", stepped);
+
+    /* kill -9 and restart: it comes back on the same fake clock. */
+    cr_assert_eq(fleet_kill(fl, 1), 0);
+    cr_assert_eq(fleet_restart(fl, 1), 0);
+    redisReply *r = fleet_command(fl, 1, "SET k v PX 30000");
+    cr_assert(r != NULL && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    r = fleet_command(fl, 0, "SET k v PX 30000");
+    cr_assert(r != NULL && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    tc_sleep_ms(300);
+    real = advanced_ms(0, "k");
+    fast = advanced_ms(1, "k");
+    cr_assert_geq(fast, 3 * (real - 2) - 2, "after the restart: advanced %lld ms, the real one %lld",
+                  fast, real);
+
+    /* libfaketime's shared memory goes with each server the fleet kills. */
+    pid_t pids[2] = {fleet_pid(fl, 1), fleet_pid(fl, 2)};
+    char shm[64];
+    snprintf(shm, sizeof(shm), "/dev/shm/faketime_shm_%ld", (long)pids[0]);
+    cr_assert_eq(access(shm, F_OK), 0, "libfaketime made no %s: nothing to check", shm);
+    fleet_stop(fl);
+    fl = NULL;
+    for (size_t k = 0; k < 2; k++) {
+        char path[64];
+        snprintf(path, sizeof(path), "/dev/shm/faketime_shm_%ld", (long)pids[k]);
+        cr_expect_neq(access(path, F_OK), 0, "%s left behind", path);
+        snprintf(path, sizeof(path), "/dev/shm/sem.faketime_sem_%ld", (long)pids[k]);
+        cr_expect_neq(access(path, F_OK), 0, "%s left behind", path);
+    }
+}

@@ -55,6 +55,7 @@ typedef struct fleet_server {
     char *err_path; /* its stderr (last launch): config errors come before
                        the log opens */
     char *socket_path; /* its --unixsocket, or NULL */
+    char *faketime_path; /* its fake clock's spec file, or NULL: the real one */
 } fleet_server;
 
 struct fleet {
@@ -461,8 +462,8 @@ static int start_janitor(fleet *f)
  * calls here (the test process may have threads).
  */
 __attribute__((noreturn)) static void exec_server(const char *bin, char *const argv[],
-                                                  const char *err_path, pid_t parent,
-                                                  long max_fd)
+                                                  char *const envp[], const char *err_path,
+                                                  pid_t parent, long max_fd)
 {
     /* Die with the thread that started us, even if the test crashes. If it
      * died between fork() and prctl(), the signal was missed: leave now. */
@@ -488,8 +489,61 @@ __attribute__((noreturn)) static void exec_server(const char *bin, char *const a
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    execv(bin, argv);
+    if (envp != NULL)
+        execve(bin, argv, envp);
+    else
+        execv(bin, argv);
     _exit(127);
+}
+
+/* The environment of a server with a fake clock: ours, with libfaketime
+ * and its shim preloaded and told where the spec is. NULL (with a
+ * message) on failure; free_env() frees it. */
+static char **faketime_env(const fleet_server *s)
+{
+    size_t n = 0;
+    while (environ[n] != NULL)
+        n++;
+    char **env = calloc(n + 5, sizeof(*env));
+    if (env == NULL)
+        return NULL;
+    size_t k = 0;
+    for (size_t j = 0; j < n; j++)
+        if (strncmp(environ[j], "LD_PRELOAD=", 11) != 0 && strncmp(environ[j], "FAKETIME", 8) != 0)
+            env[k++] = environ[j];
+    /* The first four entries past k are ours to free. */
+    char *own[4] = {
+        str_printf("LD_PRELOAD=%s:%s", FLEET_FAKETIME_SHIM, FLEET_LIBFAKETIME),
+        str_printf("FAKETIME_TIMESTAMP_FILE=%s", s->faketime_path),
+        str_printf("FAKETIME_CACHE_DURATION=1"),
+        str_printf("FAKETIME_DONT_FAKE_MONOTONIC=1"),
+    };
+    bool ok = true;
+    for (size_t j = 0; j < 4; j++) {
+        env[k + j] = own[j];
+        ok = ok && own[j] != NULL;
+    }
+    env[k + 4] = NULL;
+    if (!ok) {
+        for (size_t j = 0; j < 4; j++)
+            free(own[j]);
+        free(env);
+        fprintf(stderr, "fleet: out of memory\n");
+        return NULL;
+    }
+    return env;
+}
+
+static void free_env(char **env)
+{
+    if (env == NULL)
+        return;
+    size_t k = 0;
+    while (env[k] != NULL && strncmp(env[k], "LD_PRELOAD=", 11) != 0)
+        k++;
+    for (; env[k] != NULL; k++)
+        free(env[k]);
+    free(env);
 }
 
 /*
@@ -559,12 +613,18 @@ static int spawn_server(fleet *f, fleet_server *s, int replica_of_port)
         argv[k++] = f->extra_args[j];
     argv[k] = NULL;
 
+    char **env = NULL;
+    if (s->faketime_path != NULL && (env = faketime_env(s)) == NULL) {
+        free(argv);
+        return -1;
+    }
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid == 0)
-        exec_server(f->redis_bin, (char *const *)argv, s->err_path, parent, f->max_fd);
+        exec_server(f->redis_bin, (char *const *)argv, env, s->err_path, parent, f->max_fd);
     int fork_errno = errno;
     free(argv);
+    free_env(env);
     if (pid < 0) {
         fprintf(stderr, "fleet: fork: %s\n", strerror(fork_errno));
         return -1;
@@ -619,6 +679,19 @@ static void reap_orphans(pid_t group)
 }
 
 /* SIGKILL and reap server s if it runs (a stopped process dies too). */
+/* libfaketime keeps a shared memory segment and a semaphore named after
+ * each process it runs in, removed at exit but not after a SIGKILL. */
+static void remove_faketime_shm(const fleet_server *s)
+{
+    if (s->faketime_path == NULL || s->pid == 0)
+        return;
+    char path[64];
+    snprintf(path, sizeof(path), "/dev/shm/faketime_shm_%ld", (long)s->pid);
+    unlink(path);
+    snprintf(path, sizeof(path), "/dev/shm/sem.faketime_sem_%ld", (long)s->pid);
+    unlink(path);
+}
+
 static int kill_server(fleet_server *s, size_t i)
 {
     if (s->pid == 0)
@@ -633,6 +706,8 @@ static int kill_server(fleet_server *s, size_t i)
     if (rc != 0)
         fprintf(stderr, "fleet: server %zu (pid %ld) did not die on SIGKILL\n", i,
                 (long)s->pid);
+    else
+        remove_faketime_shm(s);
     s->pid = 0;
     s->paused = 0;
     return rc;
@@ -879,6 +954,34 @@ static int prepare_tls(fleet *f)
     return fleet_tls_make_certs(f->tls_dir);
 }
 
+/* Replace s's fake clock spec, whole: libfaketime may read it any time. */
+static int write_faketime(const fleet_server *s, const char *spec)
+{
+    char *tmp = str_printf("%s.new", s->faketime_path);
+    FILE *out = tmp != NULL ? fopen(tmp, "w") : NULL;
+    bool ok = out != NULL && fprintf(out, "%s\n", spec) >= 0;
+    if (out != NULL && fclose(out) != 0)
+        ok = false;
+    if (ok && rename(tmp, s->faketime_path) != 0)
+        ok = false;
+    if (!ok)
+        fprintf(stderr, "fleet: cannot write %s: %s\n", s->faketime_path, strerror(errno));
+    free(tmp);
+    return ok ? 0 : -1;
+}
+
+int fleet_set_faketime(fleet *f, size_t i, const char *spec)
+{
+    fleet_server *s = server_for(f, i, "set the fake clock of");
+    if (s == NULL || spec == NULL)
+        return -1;
+    if (s->faketime_path == NULL) {
+        fprintf(stderr, "fleet: server %zu runs on the real clock (fleet_options.faketime)\n", i);
+        return -1;
+    }
+    return write_faketime(s, spec);
+}
+
 /* Create DIR/i with its log paths and reserve a port for server i. */
 static int prepare_server(fleet *f, size_t i)
 {
@@ -938,6 +1041,12 @@ fleet *fleet_start(size_t n, const fleet_options *opts)
     for (size_t i = 0; i < n; i++) {
         if (prepare_server(f, i) != 0)
             goto fail;
+        if (opts->faketime != NULL && opts->faketime[i] != NULL) {
+            fleet_server *s = &f->servers[i];
+            if ((s->faketime_path = str_printf("%s/faketime", s->dir)) == NULL ||
+                write_faketime(s, opts->faketime[i]) != 0)
+                goto fail;
+        }
         f->servers[i].appendonly = f->appendonly;
         batch[i].index = i;
     }
@@ -967,6 +1076,7 @@ void fleet_stop(fleet *f)
         free(s->log_path);
         free(s->err_path);
         free(s->socket_path);
+        free(s->faketime_path);
     }
     if (ours && f->dir != NULL)
         remove_tree(f->dir);

@@ -93,7 +93,28 @@ typedef struct fleet_options {
                                        socket in its directory, mode 0700
                                        (fleet_unix_socket()) */
     int tls;                        /* a fleet_tls: TLS only on each port */
+    const char *const *faketime;    /* NULL, or one entry per server: NULL
+                                       for the real clock, else its initial
+                                       fake wall clock (see "Fake clocks") */
 } fleet_options;
+
+/*
+ * Fake clocks: a server given a faketime spec runs under libfaketime
+ * (Debian's faketime/libfaketime), with a shim preloaded before it so
+ * that its jemalloc does not hang it at start (faketime_shim.c). Only its
+ * wall clock is fake (FAKETIME_DONT_FAKE_MONOTONIC): what Redis expires
+ * keys by. The spec is libfaketime's, kept in a file of the server's
+ * directory that it reads again every second (FAKETIME_CACHE_DURATION=1):
+ * "+0" the real time, "+0 x3" three times as fast (from the server's
+ * start), "+5" five seconds ahead. fleet_set_faketime() rewrites it: a
+ * step, or a new rate (which counts from the server's start, so it jumps
+ * too). A restart keeps the current spec. libfaketime keeps a shared
+ * memory segment and a semaphore per process in /dev/shm, which a SIGKILL
+ * leaves behind: the fleet removes them when it kills a server (not when
+ * the test process itself dies: then the janitor removes only the
+ * directory).
+ */
+
 
 /*
  * TLS fleets: each server listens with TLS only on its port (--port 0
@@ -162,6 +183,10 @@ int fleet_kill(fleet *f, size_t i);
  * dump.rdb, e.g. from an earlier replica sync, is deleted first). On failure
  * the server is left not running. */
 int fleet_restart(fleet *f, size_t i);
+/* Set server i's fake wall clock to spec (see "Fake clocks"); it takes
+ * effect within a second. -1 with a message when server i was started
+ * with the real clock, or the file cannot be written. */
+int fleet_set_faketime(fleet *f, size_t i, const char *spec);
 
 /* Persistence of server i from its next (re)start on: 1 for AOF with
  * appendfsync always (a restart reloads its data), 0 for none (a restart

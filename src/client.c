@@ -89,6 +89,10 @@ int redlock_client_new(redlock_client **out, const redlock_config *cfg, struct e
     rl_list_init(&client->owed);
     rl_list_init(&client->locks);
     rl_random_pool_init(&client->random);
+    if (rl_random_pool_value(&client->random, client->id) != 0) {
+        rl_client_unref(client);
+        return REDLOCK_ESYS;
+    }
 
     int rc = rl_tls_contexts_new(client->cfg, &log, &client->tls);
     if (rc != REDLOCK_OK) {

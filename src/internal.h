@@ -51,6 +51,7 @@ struct redlock_client {
     rl_link locks;
     redlock_sync *sync;  /* the blocking client running this one, or NULL */
     rl_random_pool random; /* lock values, drawn on the loop's thread */
+    char id[REDLOCK_VALUE_LEN + 1]; /* names its clock probes (clock_probe.h) */
     rl_courtesy_ring courtesy; /* resources released while others waited */
     struct rl_seeding *seeding; /* n, once a fencing counter needed seeding (fence_seed.h) */
     struct rl_tls_ctx **tls; /* n, NULL for plain nodes; NULL when none uses TLS (tls.h) */

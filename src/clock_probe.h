@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * One master's clock probe (docs/safety.md, "Masters' clocks"): the probe
+ * key this client keeps there, the PTTL samples it reads, and what they
+ * prove about the master's expiry clock (clock_check.h).
+ *
+ *            connection ready             SET reply (OK: anchored)
+ *   DOWN ------------------------> SETTING ------------------------> SAMPLING
+ *    ^                                ^                                 |
+ *    |                                +--- re-anchor (half life, FAST, -+
+ *    |                                     restart, quarantine over)    |
+ *    +---------------- connection lost, from any state -----------------+
+ *
+ * - The probe is "redlock:clock:<client id>", value the client id, PX
+ *   RL_PROBE_PX_MS. The handshake asks SET ... NX then PTTL, pipelined
+ *   with the rest: no round trip of its own. A probe that is gone when the
+ *   run_id is the same is itself a verdict (FAST: clock_check.h).
+ * - A sample (PTTL) goes out behind a request of ours to that master, at
+ *   most one in flight and one per RL_PROBE_MIN_GAP_US, so sampling costs
+ *   no round trip; a timer samples an idle master every probe period.
+ * - Each sample's instants are taken when the request is handed to hiredis
+ *   (before it is written: the interval only widens, which is safe) and
+ *   when its reply is read.
+ * - The client being freed deletes the probe with its last requests.
+ */
+#ifndef REDLOCK_CLOCK_PROBE_H
+#define REDLOCK_CLOCK_PROBE_H
+
+#include "clock_check.h"
+
+#include <ev.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define RL_PROBE_PX_MS INT64_C(600000)
+#define RL_PROBE_MIN_GAP_US INT64_C(5000)
+#define RL_PROBE_IDLE_US INT64_C(1000000)
+/* Until they are settings: how old an anchor must be to trust a master,
+ * and how long a master proven fast is left out. */
+#define RL_PROBE_WARMUP_US INT64_C(20000)
+#define RL_PROBE_QUARANTINE_US INT64_C(60000000)
+
+struct rl_master;
+struct redisAsyncContext;
+
+typedef enum rl_probe_state {
+    RL_PROBE_DOWN,     /* no connection, or the check is off */
+    RL_PROBE_SETTING,  /* the probe's SET is in flight */
+    RL_PROBE_SAMPLING, /* anchored: samples go out */
+} rl_probe_state;
+
+typedef struct rl_clock_probe {
+    rl_probe_state state;
+    rl_clock clock;
+    bool sample_in_flight;
+    bool set_nx;               /* the SET in flight is the handshake's (NX) */
+    int64_t last_sample_us;    /* when the last sample went out */
+    int64_t set_sent_us;       /* when the SET went out */
+    ev_timer timer;            /* SAMPLING: samples an idle master */
+} rl_clock_probe;
+
+void rl_clock_probe_init(struct rl_master *m);
+/* The handshake: SET ... NX and PTTL pipelined behind it (the check on). */
+void rl_clock_probe_on_handshake(struct rl_master *m);
+/* A request of ours just went to hiredis: a sample behind it, if due. */
+void rl_clock_probe_after_send(struct rl_master *m);
+/* The connection is gone: DOWN, the timer stopped. */
+void rl_clock_probe_on_lost(struct rl_master *m);
+/* The client is freed: DEL of the probe with the last requests, its reply
+ * to on_deleted(ac, reply, m); whether it was sent. DOWN after it. */
+bool rl_clock_probe_on_close(struct rl_master *m,
+                             void (*on_deleted)(struct redisAsyncContext *, void *, void *));
+
+#endif

@@ -41,13 +41,16 @@ rl_verdict rl_tally_verdict(const rl_tally *t)
 int rl_tally_failure_status(const rl_tally *t, int refused_status)
 {
     unsigned n = t->ok + t->refused + t->timeout + t->unsent + t->not_connected + t->auth_failed +
-                 t->error + t->pending;
+                 t->error + t->pending + t->clock;
     /* "No" only when the refusals alone rule a quorum out: even had every
      * other master said yes, there would be none. Fewer refusals, with
      * masters out of reach, decide nothing: that is "no quorum", which an
      * auto-extension retries, where "not ours" would give the lock up. */
     if (t->refused + t->quorum > n)
         return refused_status;
+    /* Enough said yes, but too few of them on masters with trusted clocks. */
+    if (t->clock > 0 && t->ok + t->clock >= t->quorum)
+        return REDLOCK_ECLOCK;
     /* A quorum said yes, too few of them with a counter. */
     if (t->need_fence && t->ok >= t->quorum)
         return REDLOCK_ENOFENCE;
@@ -144,7 +147,18 @@ static void slot_count(rl_slot *slot, int outcome, const char *detail, size_t de
     slot_describe(slot, outcome, detail, detail_len);
     rl_stats_request_done(&slot->master->stats, outcome, slot->latency_us);
     t->pending--;
+    /* An acquire or extension done on a master proven fast does not count:
+     * that master may drop the key before the validity ends. */
+    if (outcome == REDLOCK_MASTER_OK &&
+        (round->kind == RL_ROUND_ACQUIRE || round->kind == RL_ROUND_EXTEND ||
+         round->kind == RL_ROUND_FENCE) &&
+        !rl_clock_counts(&slot->master->probe.clock))
+        slot_describe(slot, outcome = REDLOCK_MASTER_CLOCK, "its clock is proven fast",
+                      strlen("its clock is proven fast"));
     switch (outcome) {
+    case REDLOCK_MASTER_CLOCK:
+        t->clock++;
+        break;
     case REDLOCK_MASTER_OK:
         t->ok++;
         if (t->need_fence && slot->counter >= 0)
@@ -268,7 +282,8 @@ bool rl_slot_may_have_acted(const rl_slot *slot)
     case RL_SLOT_DONE:
     case RL_SLOT_LATE:
         /* An error too: a script stopped by one keeps what it wrote. */
-        return slot->outcome == REDLOCK_MASTER_OK || slot->outcome == REDLOCK_MASTER_ERROR;
+        return slot->outcome == REDLOCK_MASTER_OK || slot->outcome == REDLOCK_MASTER_ERROR ||
+               slot->outcome == REDLOCK_MASTER_CLOCK;
     default:
         return false;
     }

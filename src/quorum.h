@@ -76,6 +76,7 @@ typedef struct rl_tally {
     unsigned auth_failed;
     unsigned error;         /* error replies */
     unsigned pending;       /* asked, not counted yet */
+    unsigned clock;         /* did it on a master whose clock is proven fast */
     /* A fenced acquire's round 1 (docs/fencing.md) is decided by the OK
      * replies that carry a counter: a quorum of them, or too few left. */
     bool need_fence;

@@ -108,7 +108,8 @@ extern "C" {
     X(ENOTSUP, -13, "not supported by this build of the library")                \
     X(EMAXHOLD, -14, "held for max_hold_ms: auto-extension stopped")            \
     X(ENOFENCE, -15, "too few masters have a fencing counter in use")       \
-    X(EOVERLOAD, -16, "the masters are behind: the requests waited too long to be sent")
+    X(EOVERLOAD, -16, "the masters are behind: the requests waited too long to be sent") \
+    X(ECLOCK, -17, "too few masters with trustworthy clocks")
 
 typedef enum redlock_status {
 #define REDLOCK_STATUS_ENUM_(name, value, msg) REDLOCK_##name = (value),
@@ -333,7 +334,8 @@ REDLOCK_API bool redlock_url_mask_password(char *url);
     X(NOT_CONNECTED, 4, "not-connected") /* no connection, lost before the reply, or too many waiting */ \
     X(AUTH_FAILED, 5, "auth-failed") /* the master refused our credentials */ \
     X(ERROR, 6, "error")          /* an error reply; detail has its text */ \
-    X(PENDING, 7, "pending")      /* no reply yet when the outcome was decided */
+    X(PENDING, 7, "pending")      /* no reply yet when the outcome was decided */ \
+    X(CLOCK, 8, "clock-excluded") /* did it, but its clock is proven fast: not counted */
 
 typedef enum redlock_master_outcome {
 #define REDLOCK_MASTER_OUTCOME_ENUM_(name, value, text) REDLOCK_MASTER_##name = (value),

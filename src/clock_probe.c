@@ -33,7 +33,8 @@ static int64_t probe_period_us(const struct rl_master *m)
         return RL_PROBE_MIN_GAP_US; /* warming up: a verdict before the first acquire */
     if (client->watchdogs == 0 && rl_list_empty(&client->locks))
         return RL_PROBE_IDLE_US;
-    int64_t period = rl_client_setting(client, REDLOCK_TTL_MS) * 100; /* ttl/10, in us */
+    int64_t period = m->probe.probe_us != 0 ? m->probe.probe_us
+                                            : rl_client_setting(client, REDLOCK_TTL_MS) * 100;
     return period < RL_PROBE_MIN_GAP_US ? RL_PROBE_MIN_GAP_US : period;
 }
 
@@ -42,7 +43,12 @@ void rl_clock_probe_init(struct rl_master *m)
     rl_clock_probe *p = &m->probe;
     memset(p, 0, sizeof(*p));
     p->state = RL_PROBE_DOWN;
-    rl_clock_init(&p->clock, m->client->cfg->drift_factor);
+    const redlock_client *client = m->client;
+    rl_clock_init(&p->clock, client->cfg->drift_factor);
+    p->mode = (int)rl_client_setting(client, REDLOCK_CLOCK_CHECK);
+    p->warmup_us = rl_client_setting(client, REDLOCK_CLOCK_WARMUP_MS) * 1000;
+    p->probe_us = rl_client_setting(client, REDLOCK_CLOCK_PROBE_MS) * 1000;
+    p->quarantine_us = rl_client_setting(client, REDLOCK_CLOCK_QUARANTINE_MS) * 1000;
     ev_timer_init(&p->timer, probe_on_timer, 0., 0.);
     p->timer.data = m;
 }
@@ -77,10 +83,17 @@ static bool probe_send_sample(struct rl_master *m)
     return true;
 }
 
+bool rl_clock_probe_excludes(const struct rl_master *m)
+{
+    return m->probe.mode == REDLOCK_CLOCK_CHECK_ENFORCE && !rl_clock_counts(&m->probe.clock);
+}
+
 void rl_clock_probe_on_handshake(struct rl_master *m)
 {
     rl_clock_probe *p = &m->probe;
     p->sample_in_flight = false;
+    if (p->mode == REDLOCK_CLOCK_CHECK_OFF)
+        return;
     if (probe_send_set(m, true))
         probe_send_sample(m);
 }
@@ -175,7 +188,7 @@ static void probe_on_set_reply(redisAsyncContext *ac, void *r, void *privdata)
         /* Set now. A probe anchored on this run should have been there. */
         if (p->set_nx && p->clock.anchored)
             ev = rl_clock_sample_add(&p->clock, p->set_sent_us, now, -2, m->run_id,
-                                     RL_PROBE_WARMUP_US, RL_PROBE_QUARANTINE_US);
+                                     p->warmup_us, p->quarantine_us);
         ev &= ~(unsigned)RL_CLOCK_EV_REANCHOR; /* this SET is the new anchor */
         rl_clock_anchor(&p->clock, p->set_sent_us, now, RL_PROBE_PX_MS, m->run_id);
         p->state = RL_PROBE_SAMPLING;
@@ -206,7 +219,7 @@ static void probe_on_pttl_reply(redisAsyncContext *ac, void *r, void *privdata)
     if (p->state != RL_PROBE_SAMPLING || reply->type != REDIS_REPLY_INTEGER)
         return; /* a SET is on its way, or the sample was refused: no evidence */
     unsigned ev = rl_clock_sample_add(&p->clock, p->last_sample_us, rl_now_us(), reply->integer,
-                                      m->run_id, RL_PROBE_WARMUP_US, RL_PROBE_QUARANTINE_US);
+                                      m->run_id, p->warmup_us, p->quarantine_us);
     probe_follow(m, ev);
 }
 

@@ -35,10 +35,6 @@
 #define RL_PROBE_PX_MS INT64_C(600000)
 #define RL_PROBE_MIN_GAP_US INT64_C(5000)
 #define RL_PROBE_IDLE_US INT64_C(1000000)
-/* Until they are settings: how old an anchor must be to trust a master,
- * and how long a master proven fast is left out. */
-#define RL_PROBE_WARMUP_US INT64_C(20000)
-#define RL_PROBE_QUARANTINE_US INT64_C(60000000)
 
 struct rl_master;
 struct redisAsyncContext;
@@ -57,6 +53,10 @@ typedef struct rl_clock_probe {
     int64_t last_sample_us;    /* when the last sample went out */
     int64_t set_sent_us;       /* when the SET went out */
     ev_timer timer;            /* SAMPLING: samples an idle master */
+    /* The settings (clock_check, clock_warmup_ms, clock_probe_ms,
+     * clock_quarantine_ms) */
+    int mode;                  /* REDLOCK_CLOCK_CHECK_* */
+    int64_t warmup_us, probe_us, quarantine_us; /* probe_us 0: ttl/10 */
 } rl_clock_probe;
 
 void rl_clock_probe_init(struct rl_master *m);
@@ -66,6 +66,9 @@ void rl_clock_probe_on_handshake(struct rl_master *m);
 void rl_clock_probe_after_send(struct rl_master *m);
 /* The connection is gone: DOWN, the timer stopped. */
 void rl_clock_probe_on_lost(struct rl_master *m);
+/* Whether an OK from this master is left out of a quorum: proven fast,
+ * with clock_check enforce. */
+bool rl_clock_probe_excludes(const struct rl_master *m);
 /* The client is freed: DEL of the probe with the last requests, its reply
  * to on_deleted(ac, reply, m); whether it was sent. DOWN after it. */
 bool rl_clock_probe_on_close(struct rl_master *m,

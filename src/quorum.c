@@ -152,7 +152,7 @@ static void slot_count(rl_slot *slot, int outcome, const char *detail, size_t de
     if (outcome == REDLOCK_MASTER_OK &&
         (round->kind == RL_ROUND_ACQUIRE || round->kind == RL_ROUND_EXTEND ||
          round->kind == RL_ROUND_FENCE) &&
-        !rl_clock_counts(&slot->master->probe.clock))
+        rl_clock_probe_excludes(slot->master))
         slot_describe(slot, outcome = REDLOCK_MASTER_CLOCK, "its clock is proven fast",
                       strlen("its clock is proven fast"));
     switch (outcome) {

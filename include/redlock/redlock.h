@@ -178,7 +178,21 @@ typedef struct redlock_config redlock_config;
                                                            taken; released at once */ \
     X(FENCING, "fencing", 0, 1, 0) /* acquires hand out fencing tokens: docs/fencing.md */ \
     X(MAX_IN_FLIGHT, "max_in_flight", 1, 65536, 256) /* requests sent and unanswered per \
-                                                        master; the rest wait their turn */
+                                                        master; the rest wait their turn */ \
+    X(CLOCK_CHECK, "clock_check", 0, 2, 2) /* masters' expiry clocks: REDLOCK_CLOCK_CHECK_* \
+                                              (docs/safety.md) */                          \
+    X(CLOCK_WARMUP_MS, "clock_warmup_ms", 0, 60000, 20) /* the first acquire waits until \
+                                                           every master was checked this long */ \
+    X(CLOCK_PROBE_MS, "clock_probe_ms", 0, 3600000, 0) /* a master's clock is sampled at least \
+                                                          this often while locks are held; \
+                                                          0: ttl_ms / 10 */                 \
+    X(CLOCK_QUARANTINE_MS, "clock_quarantine_ms", 1, 86400000, 60000) /* a master proven \
+                                                        fast is left out this long */
+
+/* The values of REDLOCK_CLOCK_CHECK (YAML: off, warn, enforce). */
+#define REDLOCK_CLOCK_CHECK_OFF 0     /* no probes, no verdicts */
+#define REDLOCK_CLOCK_CHECK_WARN 1    /* verdicts logged and reported, every OK counted */
+#define REDLOCK_CLOCK_CHECK_ENFORCE 2 /* OKs from masters proven fast are not counted */
 
 typedef enum redlock_setting {
 #define REDLOCK_SETTING_ENUM_(name, key, min, max, def) REDLOCK_##name,

@@ -52,6 +52,21 @@ bool rl_client_behind(const redlock_client *client)
     return client->n - behind < client->quorum;
 }
 
+int64_t rl_client_clock_wait(const redlock_client *client, int64_t now_us, int64_t started_us)
+{
+    int64_t limit = started_us +
+                    (rl_client_setting(client, REDLOCK_CONNECT_TIMEOUT_MS) +
+                     rl_client_setting(client, REDLOCK_CLOCK_WARMUP_MS)) * 1000 +
+                    4 * RL_PROBE_MIN_GAP_US;
+    int64_t at = 0;
+    for (size_t i = 0; i < client->n; i++) {
+        int64_t check = 0;
+        if (!rl_clock_probe_warm(&client->masters[i], now_us, &check) && (at == 0 || check < at))
+            at = check;
+    }
+    return at == 0 || now_us >= limit ? 0 : (at < limit ? at : limit);
+}
+
 int64_t rl_client_setting(const redlock_client *client, redlock_setting key)
 {
     return client->cfg->settings[key];

@@ -83,6 +83,19 @@ static bool probe_send_sample(struct rl_master *m)
     return true;
 }
 
+bool rl_clock_probe_warm(const struct rl_master *m, int64_t now_us, int64_t *check_at_us)
+{
+    const rl_clock_probe *p = &m->probe;
+    if (p->mode == REDLOCK_CLOCK_CHECK_OFF)
+        return true;
+    bool waiting = m->state == RL_MASTER_CONNECTING ||
+                   (m->state == RL_MASTER_READY && p->state != RL_PROBE_DOWN &&
+                    p->clock.state == RL_CLOCK_UNKNOWN);
+    if (waiting)
+        *check_at_us = now_us + RL_PROBE_MIN_GAP_US;
+    return !waiting;
+}
+
 bool rl_clock_probe_excludes(const struct rl_master *m)
 {
     return m->probe.mode == REDLOCK_CLOCK_CHECK_ENFORCE && !rl_clock_counts(&m->probe.clock);

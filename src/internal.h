@@ -70,6 +70,10 @@ int64_t rl_client_setting(const redlock_client *client, redlock_setting key);
 /* Whether so many masters are behind with extensions (rl_master_behind)
  * that too few are left for a quorum. */
 bool rl_client_behind(const redlock_client *client);
+/* 0 when an acquire that began at started_us may make its first attempt:
+ * every master's clock warmed up (rl_clock_probe_warm), or waited for as
+ * long as a connect and the warm-up take; else when to look again. */
+int64_t rl_client_clock_wait(const redlock_client *client, int64_t now_us, int64_t started_us);
 
 /* Marks the lock a single operation is working on, so that freeing the
  * handle mid-operation detaches it instead of leaving a dangling pointer. */

@@ -54,17 +54,36 @@ bool rl_client_behind(const redlock_client *client)
 
 int64_t rl_client_clock_wait(const redlock_client *client, int64_t now_us, int64_t started_us)
 {
+    if (rl_client_setting(client, REDLOCK_CLOCK_WARMUP_MS) == 0)
+        return 0; /* no warm-up asked */
     int64_t limit = started_us +
                     (rl_client_setting(client, REDLOCK_CONNECT_TIMEOUT_MS) +
                      rl_client_setting(client, REDLOCK_CLOCK_WARMUP_MS)) * 1000 +
                     4 * RL_PROBE_MIN_GAP_US;
-    int64_t at = 0;
+    if (now_us >= limit)
+        return 0;
+    /* Every connected master checked; one still connecting is waited for
+     * only while too few are checked to make a quorum without it. */
+    unsigned warm = 0, warming = 0, connecting = 0;
     for (size_t i = 0; i < client->n; i++) {
-        int64_t check = 0;
-        if (!rl_clock_probe_warm(&client->masters[i], now_us, &check) && (at == 0 || check < at))
-            at = check;
+        switch (rl_clock_probe_warmth(&client->masters[i])) {
+        case RL_PROBE_WARM:
+            warm++;
+            break;
+        case RL_PROBE_WARMING:
+            warming++;
+            break;
+        case RL_PROBE_CONNECTING:
+            connecting++;
+            break;
+        default:
+            break;
+        }
     }
-    return at == 0 || now_us >= limit ? 0 : (at < limit ? at : limit);
+    if (warming == 0 && (connecting == 0 || warm >= client->quorum))
+        return 0;
+    int64_t at = now_us + RL_PROBE_MIN_GAP_US;
+    return at < limit ? at : limit;
 }
 
 int64_t rl_client_setting(const redlock_client *client, redlock_setting key)

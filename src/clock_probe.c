@@ -83,17 +83,16 @@ static bool probe_send_sample(struct rl_master *m)
     return true;
 }
 
-bool rl_clock_probe_warm(const struct rl_master *m, int64_t now_us, int64_t *check_at_us)
+rl_probe_warmth rl_clock_probe_warmth(const struct rl_master *m)
 {
     const rl_clock_probe *p = &m->probe;
     if (p->mode == REDLOCK_CLOCK_CHECK_OFF)
-        return true;
-    bool waiting = m->state == RL_MASTER_CONNECTING ||
-                   (m->state == RL_MASTER_READY && p->state != RL_PROBE_DOWN &&
-                    p->clock.state == RL_CLOCK_UNKNOWN);
-    if (waiting)
-        *check_at_us = now_us + RL_PROBE_MIN_GAP_US;
-    return !waiting;
+        return RL_PROBE_NOTHING_TO_WAIT;
+    if (m->state == RL_MASTER_CONNECTING)
+        return RL_PROBE_CONNECTING;
+    if (m->state != RL_MASTER_READY || p->state == RL_PROBE_DOWN)
+        return RL_PROBE_NOTHING_TO_WAIT;
+    return p->clock.state == RL_CLOCK_UNKNOWN ? RL_PROBE_WARMING : RL_PROBE_WARM;
 }
 
 bool rl_clock_probe_excludes(const struct rl_master *m)

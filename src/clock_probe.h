@@ -66,11 +66,17 @@ void rl_clock_probe_on_handshake(struct rl_master *m);
 void rl_clock_probe_after_send(struct rl_master *m);
 /* The connection is gone: DOWN, the timer stopped. */
 void rl_clock_probe_on_lost(struct rl_master *m);
-/* Whether the first acquire may go (the warm-up: clock_warmup_ms of
- * samples on every master that is connected or connecting, so that one
- * proven fast is known before its OK could count); else *check_at_us gets
- * when to look again. */
-bool rl_clock_probe_warm(const struct rl_master *m, int64_t now_us, int64_t *check_at_us);
+/* The warm-up's view of a master: nothing to wait for (not connected, or
+ * no check), checked (its clock trusted or proven fast), still being
+ * checked, or still connecting. */
+typedef enum rl_probe_warmth {
+    RL_PROBE_NOTHING_TO_WAIT,
+    RL_PROBE_WARM,
+    RL_PROBE_WARMING,
+    RL_PROBE_CONNECTING,
+} rl_probe_warmth;
+
+rl_probe_warmth rl_clock_probe_warmth(const struct rl_master *m);
 /* Whether an OK from this master is left out of a quorum: proven fast,
  * with clock_check enforce. */
 bool rl_clock_probe_excludes(const struct rl_master *m);

@@ -257,6 +257,7 @@ static void accept_client(fake_master *fm)
         return;
     }
     c->fd = fd;
+    c->muted = false;
     if (fm->mode == FAKE_MASTER_GARBAGE)
         send_garbage(fd); /* at once, as a server with a banner would */
 }

@@ -176,8 +176,10 @@ static void probe_follow(struct rl_master *m, unsigned ev)
 {
     if (ev != 0) {
         redlock_client *client = m->client;
-        rl_client_ref(client); /* the log callback may free the client */
+        rl_client_ref(client); /* the log and lost callbacks may free the client */
         probe_report(m, ev);
+        if ((ev & RL_CLOCK_EV_FAST) && !client->closing)
+            rl_clock_loss_check(client, m);
         bool gone = m->ac == NULL || m->probe.state == RL_PROBE_DOWN;
         rl_client_unref(client);
         if (gone)

@@ -95,6 +95,7 @@ void rl_round_unref(rl_round *round)
     }
     free(round->eval_cmd);
     free(round->owed);
+    rl_holders_unref(round->holders);
     redlock_client *client = round->client;
     free(round);
     rl_client_unref(client);
@@ -155,6 +156,8 @@ static void slot_count(rl_slot *slot, int outcome, const char *detail, size_t de
         rl_clock_probe_excludes(slot->master))
         slot_describe(slot, outcome = REDLOCK_MASTER_CLOCK, "its clock is proven fast",
                       strlen("its clock is proven fast"));
+    if (outcome == REDLOCK_MASTER_OK || outcome == REDLOCK_MASTER_CLOCK)
+        rl_holders_add(round->holders, (size_t)(slot - round->slots));
     switch (outcome) {
     case REDLOCK_MASTER_CLOCK:
         t->clock++;
@@ -411,6 +414,8 @@ static rl_round *round_start(redlock_client *client, rl_round_kind kind, const r
     round->script = cmd->script;
     round->urgent_by_us = cmd->urgent_by_us;
     round->lock_tag = cmd->lock_tag;
+    if (kind == RL_ROUND_ACQUIRE || kind == RL_ROUND_EXTEND)
+        round->holders = rl_holders_new(); /* NULL when out of memory: none known */
     round->refs = 1;
     round->cmd = (char *)&round->slots[n];
     round->cmd_len = cmd_len;
@@ -567,6 +572,8 @@ static void slot_notice_unfenced(const rl_slot *slot, int outcome)
 static void slot_record_late(rl_slot *slot, int outcome, const char *detail, size_t detail_len)
 {
     const redlock_client *client = slot->round->client;
+    if (outcome == REDLOCK_MASTER_OK) /* it holds the keys all the same */
+        rl_holders_add(slot->round->holders, (size_t)(slot - slot->round->slots));
     rl_stats_late_reply(&slot->master->stats, slot->latency_us);
     rl_log(&client->log, REDLOCK_LOG_DEBUG, "master %s: late reply after %s: %s",
            slot->master->node->name, redlock_master_outcome_name(slot->outcome),

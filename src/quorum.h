@@ -183,6 +183,8 @@ struct rl_round {
     char *eval_cmd;         /* EVAL form, built on the first NOSCRIPT */
     size_t eval_len;
     rl_owed_release *owed;  /* a release's: owed to masters it cannot reach, or NULL */
+    struct rl_holders *holders; /* an acquire's or extension's: the masters that said OK,
+                                   late ones too (holders.h); NULL otherwise */
     size_t n;
     rl_slot slots[];
 };

@@ -99,3 +99,99 @@ Test(clock, an_ok_from_a_fast_master_does_not_count_toward_the_quorum, .fini = s
     harness_run_for(&h, 200);
     cr_assert_eq(masters_with("r2"), 0, "the failed acquire left its key");
 }
+
+typedef struct lost_record {
+    int status;        /* 1 until the lost callback */
+    int64_t at_us;
+} lost_record;
+
+static void on_lost(int status, redlock_lock *lock, void *arg)
+{
+    (void)lock;
+    lost_record *l = arg;
+    l->status = status;
+    l->at_us = tc_now_us();
+}
+
+static bool lost_reported(harness *hh, void *arg)
+{
+    (void)hh;
+    return ((const lost_record *)arg)->status != 1;
+}
+
+/* 5 masters on fake clocks, master `other` holding the resource for
+ * another client (so that the lock is held on the rest), an auto-extended
+ * lock taken, then master 0 stepped 5 s forward. */
+static redlock_lock *hold_then_step(const size_t *others, size_t n_others, lost_record *lost,
+                                    int64_t *stepped_us)
+{
+    static const char *const clocks[] = {"+0", "+0", "+0", "+0", "+0"};
+    fleet_options opts = {.faketime = clocks};
+    harness_start(&h, 5, &opts);
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_CLOCK_PROBE_MS, 50), REDLOCK_OK);
+    harness_connect(&h);
+    for (size_t k = 0; k < n_others; k++) {
+        redisReply *r = fleet_command(h.fleet, others[k], "SET step another PX 60000");
+        cr_assert(r != NULL && r->type == REDIS_REPLY_STATUS);
+        freeReplyObject(r);
+    }
+    redlock_lock *lock = NULL;
+    redlock_acquire_options o = fleet_acquire_options(10000, 0);
+    cr_assert_eq(harness_acquire(&h, "step", 4, &o, &lock, NULL), REDLOCK_OK);
+    lost->status = 1;
+    cr_assert_eq(redlock_auto_extend_async(h.client, lock, on_lost, lost), REDLOCK_OK);
+    harness_run_for(&h, 300); /* every master's OK is in, late ones too */
+    cr_assert_eq(fleet_set_faketime(h.fleet, 0, "+5"), 0);
+    *stepped_us = tc_now_us();
+    return lock;
+}
+
+Test(clock, a_step_on_a_holder_of_exactly_a_quorum_loses_the_lock_at_once, .fini = stop,
+     .timeout = 60)
+{
+    static const size_t others[] = {3, 4};
+    lost_record lost;
+    int64_t stepped = 0;
+    redlock_lock *lock = hold_then_step(others, 2, &lost, &stepped);
+    cr_assert(harness_wait_until(&h, lost_reported, &lost, (int)fleet_scaled_ms(5000)),
+              "not lost 5 s after the step; log:\n%s", h.log);
+    cr_assert_eq(lost.status, REDLOCK_ECLOCK, "lost with %s", redlock_status_name(lost.status));
+    cr_log_info("lost %.0f ms after the step was written (libfaketime reads it within 1 s; "
+                "then clock_probe_ms 50 and a round trip)",
+                (double)(lost.at_us - stepped) / 1000.0);
+    cr_assert_eq(redlock_lock_state(lock), REDLOCK_LOCK_LOST);
+    harness_run_for(&h, 200);
+    for (size_t i = 1; i < 3; i++)
+        cr_expect_eq(fleet_pttl(h.fleet, i, "step", 4), -2, "master %zu: the lost lock's key stayed", i);
+    redlock_lock_free(lock);
+}
+
+Test(clock, a_step_on_a_holder_of_more_than_a_quorum_keeps_the_lock, .fini = stop, .timeout = 60)
+{
+    static const size_t others[] = {4};
+    lost_record lost;
+    int64_t stepped = 0;
+    redlock_lock *lock = hold_then_step(others, 1, &lost, &stepped);
+    size_t zero = 0;
+    cr_assert(harness_wait_until(&h, logged_fast, &zero, (int)fleet_scaled_ms(5000)) ||
+                  strstr(h.log, "clock probe is gone") != NULL,
+              "the step was not proven; log:\n%s", h.log);
+    harness_run_for(&h, 500);
+    cr_assert_eq(lost.status, 1, "lost with %s on four holders", redlock_status_name(lost.status));
+    cr_assert_eq(redlock_lock_state(lock), REDLOCK_LOCK_HELD);
+
+    /* Another client, checking the clocks afresh, cannot take it. */
+    redlock_client *second = NULL;
+    cr_assert_eq(redlock_client_new(&second, h.cfg, h.loop), REDLOCK_OK);
+    redlock_client *first = h.client;
+    h.client = second;
+    redlock_acquire_options once = fleet_acquire_options(10000, 0);
+    redlock_lock *other = NULL;
+    int status = harness_acquire(&h, "step", 4, &once, &other, NULL);
+    cr_assert_neq(status, REDLOCK_OK, "a second client took the lock still held");
+    redlock_client_free(second); /* the first one's watchers keep the loop busy: */
+    h.client = first;
+    harness_run_for(&h, 300); /* time enough for the second to close */
+    cr_assert_eq(lost.status, 1);
+    redlock_lock_free(lock);
+}

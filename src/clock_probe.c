@@ -95,6 +95,22 @@ rl_probe_warmth rl_clock_probe_warmth(const struct rl_master *m)
     return p->clock.state == RL_CLOCK_UNKNOWN ? RL_PROBE_WARMING : RL_PROBE_WARM;
 }
 
+void rl_clock_probe_report(const struct rl_master *m, int *state, bool *slow, double *rate_lo,
+                           double *rate_hi)
+{
+    const rl_clock_probe *p = &m->probe;
+    const rl_clock *c = &p->clock;
+    if (c->state == RL_CLOCK_FAST)
+        *state = REDLOCK_CLOCK_FAST;
+    else if (p->mode == REDLOCK_CLOCK_CHECK_OFF || (p->state == RL_PROBE_DOWN && !c->anchored))
+        *state = REDLOCK_CLOCK_OFF;
+    else
+        *state = c->state == RL_CLOCK_TRUSTED ? REDLOCK_CLOCK_TRUSTED : REDLOCK_CLOCK_CHECKING;
+    *slow = c->slow;
+    *rate_lo = c->rate_lo;
+    *rate_hi = c->rate_hi;
+}
+
 bool rl_clock_probe_excludes(const struct rl_master *m)
 {
     return m->probe.mode == REDLOCK_CLOCK_CHECK_ENFORCE && !rl_clock_counts(&m->probe.clock);

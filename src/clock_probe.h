@@ -77,6 +77,9 @@ typedef enum rl_probe_warmth {
 } rl_probe_warmth;
 
 rl_probe_warmth rl_clock_probe_warmth(const struct rl_master *m);
+/* What the results show of its clock (redlock_master_result). */
+void rl_clock_probe_report(const struct rl_master *m, int *state, bool *slow, double *rate_lo,
+                           double *rate_hi);
 /* Whether an OK from this master is left out of a quorum: proven fast,
  * with clock_check enforce. */
 bool rl_clock_probe_excludes(const struct rl_master *m);

@@ -361,6 +361,24 @@ typedef enum redlock_master_outcome {
  * "unknown" otherwise. */
 REDLOCK_API const char *redlock_master_outcome_name(int outcome);
 
+/* What this client has proven of a master's expiry clock (docs/safety.md):
+ * X(NAME, value, name), giving REDLOCK_CLOCK_NAME and its
+ * redlock_clock_state_name(). */
+#define REDLOCK_CLOCK_STATE_MAP(X)                                              \
+    X(OFF, 0, "off")           /* not checked (clock_check off, or no probe) */ \
+    X(CHECKING, 1, "checking") /* too few samples yet for a verdict */        \
+    X(TRUSTED, 2, "trusted")   /* nothing proven against it */                \
+    X(FAST, 3, "fast")         /* proven fast: its OKs are not counted */
+
+enum redlock_clock_state {
+#define REDLOCK_CLOCK_STATE_ENUM_(name, value, text) REDLOCK_CLOCK_##name = (value),
+    REDLOCK_CLOCK_STATE_MAP(REDLOCK_CLOCK_STATE_ENUM_)
+#undef REDLOCK_CLOCK_STATE_ENUM_
+};
+
+/* The state's name from REDLOCK_CLOCK_STATE_MAP; "invalid" otherwise. */
+REDLOCK_API const char *redlock_clock_state_name(int state);
+
 typedef struct redlock_master_result {
     const char *name;   /* the node's name, as redlock_config_node_name() */
     int outcome;        /* a redlock_master_outcome */
@@ -380,6 +398,14 @@ typedef struct redlock_master_result {
     /* Inspect only: the fencing token of the lock there, when it was
      * acquired with one (and, several resources, all keys agree); else 0. */
     uint64_t fencing_token;
+    /* Its expiry clock as this client has checked it, when the result was
+     * made: a redlock_clock_state; slow when proven slower than ours (its
+     * keys live longer: reported only); and the bounds its samples prove
+     * on its rate to ours, rate_hi < 0 when there is no upper bound yet
+     * (both 0 and -1 with no samples). */
+    int clock_state;
+    bool clock_slow;
+    double clock_rate_lo, clock_rate_hi;
 } redlock_master_result;
 
 /*

@@ -78,10 +78,20 @@ Test(clock, an_ok_from_a_fast_master_does_not_count_toward_the_quorum, .fini = s
     redlock_lock *lock = NULL;
     redlock_result *r = NULL;
     cr_assert_eq(harness_acquire(&h, "r1", 2, NULL, &lock, &r), REDLOCK_OK);
-    for (size_t i = 3; i < 5; i++) /* or no answer yet when three decided it */
+    for (size_t i = 3; i < 5; i++) { /* or no answer yet when three decided it */
         cr_expect(r->masters[i].outcome == REDLOCK_MASTER_CLOCK ||
                       r->masters[i].outcome == REDLOCK_MASTER_PENDING,
                   "master %zu: %s", i, redlock_master_outcome_name(r->masters[i].outcome));
+        cr_expect_eq(r->masters[i].clock_state, REDLOCK_CLOCK_FAST, "master %zu: %s", i,
+                     redlock_clock_state_name(r->masters[i].clock_state));
+    }
+    for (size_t i = 0; i < 3; i++) {
+        cr_expect_eq(r->masters[i].clock_state, REDLOCK_CLOCK_TRUSTED, "master %zu: %s", i,
+                     redlock_clock_state_name(r->masters[i].clock_state));
+        cr_expect_leq(r->masters[i].clock_rate_lo, 1.0, "master %zu", i);
+        cr_expect(r->masters[i].clock_rate_hi < 0 || r->masters[i].clock_rate_hi >= 1.0,
+                  "master %zu: rate at most %f", i, r->masters[i].clock_rate_hi);
+    }
     redlock_result_free(r);
     cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
     redlock_lock_free(lock);

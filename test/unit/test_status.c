@@ -92,6 +92,11 @@ Test(status, outcome_and_lock_state_tables_give_stable_values_and_distinct_names
     cr_assert_str_eq(redlock_lock_state_name(-1), "invalid");
     cr_assert_str_eq(redlock_lock_state_name(5), "invalid");
     cr_assert_eq(REDLOCK_MASTER_CLOCK, 8);
+    static const char *const clock_names[] = {"off", "checking", "trusted", "fast"};
+    for (int i = 0; i < 4; i++)
+        cr_assert_str_eq(redlock_clock_state_name(i), clock_names[i]);
+    cr_assert_eq(REDLOCK_CLOCK_FAST, 3);
+    cr_assert_str_eq(redlock_clock_state_name(4), "invalid");
     cr_assert_str_eq(redlock_master_outcome_name(9), "unknown");
 }
 

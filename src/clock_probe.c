@@ -31,7 +31,9 @@ static int64_t probe_period_us(const struct rl_master *m)
     const redlock_client *client = m->client;
     if (m->probe.clock.state == RL_CLOCK_UNKNOWN)
         return RL_PROBE_MIN_GAP_US; /* warming up: a verdict before the first acquire */
-    if (client->watchdogs == 0 && rl_list_empty(&client->locks))
+    /* locks_held, not the list of locks: a blocking client's callers
+     * change that on their own threads. */
+    if (client->watchdogs == 0 && atomic_load(&client->stats.locks_held) == 0)
         return RL_PROBE_IDLE_US;
     int64_t period = m->probe.probe_us != 0 ? m->probe.probe_us
                                             : rl_client_setting(client, REDLOCK_TTL_MS) * 100;

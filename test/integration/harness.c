@@ -4,6 +4,7 @@
 #include "blocking.h"
 
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -208,6 +209,19 @@ bool harness_wait_until(harness *h, bool (*pred)(harness *h, void *arg), void *a
         harness_run_for(h, 10);
     }
     return true;
+}
+
+static bool master_connected(harness *h, void *arg)
+{
+    char line[64];
+    snprintf(line, sizeof(line), "master 127.0.0.1:%d: connected",
+             fleet_port(h->fleet, *(const size_t *)arg));
+    return h->log != NULL && strstr(h->log, line) != NULL;
+}
+
+void harness_wait_connected(harness *h, size_t i)
+{
+    cr_assert(harness_wait_until(h, master_connected, &i, 3000), "master %zu never connected", i);
 }
 
 typedef struct key_ref {

@@ -68,6 +68,9 @@ bool harness_wait_until(harness *h, bool (*pred)(harness *h, void *arg), void *a
 /* Run the loop until no running master holds key (a release or the
  * cleanup of a failed attempt may still be on its way), at most timeout_ms;
  * returns whether it is gone everywhere. */
+/* Run the loop until the log says master i connected (its handshake is
+ * done), failing the test after 3 s (times the fleet's time scale). */
+void harness_wait_connected(harness *h, size_t i);
 bool harness_wait_key_gone(harness *h, const void *key, size_t len, int timeout_ms);
 
 /* Whether any master's detail in r contains needle. */

@@ -72,20 +72,6 @@ static void resume_in(resume_timer *t, size_t i, int64_t ms)
 
 /* ---- What the masters hold -------------------------------------------------- */
 
-/* The log says master i connected (its handshake is done). */
-static bool master_connected(harness *hh, void *arg)
-{
-    char line[64];
-    snprintf(line, sizeof(line), "master 127.0.0.1:%d: connected",
-             fleet_port(hh->fleet, *(const size_t *)arg));
-    return hh->log != NULL && strstr(hh->log, line) != NULL;
-}
-
-static void wait_connected(size_t i)
-{
-    cr_assert(harness_wait_until(&h, master_connected, &i, 3000), "master %zu never connected", i);
-}
-
 /* Master i holds key with a value of ours (not another holder's): 1 yes,
  * 0 no, -1 cannot tell. value (NUL-terminated) gets what it holds. */
 static int holds_ours(const fleet *f, size_t i, const char *key, char value[64])
@@ -202,8 +188,8 @@ Test(cleanup, an_expired_attempt_sends_no_queued_set)
     slow_master(2, SLOW_CONNECT_MS, 0);
     cr_assert_eq(fleet_pause(h.fleet, 2), 0); /* its handshake waits */
     harness_connect(&h);
-    wait_connected(0);
-    wait_connected(1);
+    harness_wait_connected(&h, 0);
+    harness_wait_connected(&h, 1);
 
     cr_assert_eq(fleet_pause(h.fleet, 1), 0);
     resume_timer b;
@@ -215,7 +201,7 @@ Test(cleanup, an_expired_attempt_sends_no_queued_set)
     cr_assert_eq(r->masters_locked, 2);
     redlock_result_free(r);
     cr_assert_eq(fleet_resume(h.fleet, 2), 0);
-    wait_connected(2);
+    harness_wait_connected(&h, 2);
     expect_nothing_of_ours("expired");
 }
 
@@ -236,8 +222,8 @@ Test(cleanup, a_release_queued_behind_a_set_survives_freeing_the_client)
     slow_master(2, SLOW_CONNECT_MS, 0);
     cr_assert_eq(fleet_pause(h.fleet, 2), 0);
     harness_connect(&h);
-    wait_connected(0);
-    wait_connected(1);
+    harness_wait_connected(&h, 0);
+    harness_wait_connected(&h, 1);
 
     redlock_lock *lock = NULL;
     redlock_acquire_options o = fleet_acquire_options(TTL_MS, 0);

@@ -523,26 +523,28 @@ Test(fleet, a_fake_clock_runs_fast_steps_and_survives_a_restart, .fini = stop_fl
     cr_assert_not_null(fl, "servers under libfaketime did not start");
     cr_assert_eq(fleet_set_faketime(fl, 0, "+5"), -1, "server 0 runs on the real clock");
 
+    int64_t start = tc_now_us(); /* before any key is set: ours is the longest */
     for (size_t i = 0; i < 3; i++) {
         redisReply *r = fleet_command(fl, i, "SET k v PX 30000");
         cr_assert(r != NULL && r->type == REDIS_REPLY_STATUS);
         freeReplyObject(r);
     }
-    int64_t start = tc_now_us();
     tc_sleep_ms(500);
     long long real = advanced_ms(0, "k");
     long long fast = advanced_ms(1, "k");
     int64_t ours_ms = (tc_now_us() - start) / 1000 + 1;
     cr_assert_leq(real, ours_ms + 1, "the real clock advanced %lld ms in %lld", real,
                   (long long)ours_ms);
-    cr_assert_geq(fast, 3 * (real - 2) - 2, "x3: advanced %lld ms while the real one %lld", fast,
-                  real);
+    /* x3, give or take the moments between the SETs and between the reads
+     * (long under valgrind): twice as fast at least. */
+    cr_assert_geq(fast, 2 * real, "x3: advanced %lld ms while the real one %lld", fast, real);
 
     /* +10 s on server 2: its key lapses 10 s early, within the second
      * libfaketime takes to read the spec again. */
     cr_assert_eq(fleet_set_faketime(fl, 2, "+10"), 0);
     long long stepped = 0;
-    for (int k = 0; k < 40 && stepped < 10000; k++) {
+    int64_t until = tc_now_us() + fleet_scaled_ms(2000) * 1000;
+    while (stepped < 10000 && tc_now_us() < until) {
         tc_sleep_ms(50);
         stepped = advanced_ms(2, "k");
     }
@@ -560,8 +562,8 @@ Test(fleet, a_fake_clock_runs_fast_steps_and_survives_a_restart, .fini = stop_fl
     tc_sleep_ms(300);
     real = advanced_ms(0, "k");
     fast = advanced_ms(1, "k");
-    cr_assert_geq(fast, 3 * (real - 2) - 2, "after the restart: advanced %lld ms, the real one %lld",
-                  fast, real);
+    cr_assert_geq(fast, 2 * real, "after the restart: advanced %lld ms, the real one %lld", fast,
+                  real);
 
     /* libfaketime's shared memory goes with each server the fleet kills. */
     pid_t pids[2] = {fleet_pid(fl, 1), fleet_pid(fl, 2)};

@@ -53,6 +53,24 @@ void rl_clock_probe_init(struct rl_master *m)
     p->quarantine_us = rl_client_setting(client, REDLOCK_CLOCK_QUARANTINE_MS) * 1000;
     ev_timer_init(&p->timer, probe_on_timer, 0., 0.);
     p->timer.data = m;
+    rl_list_init(&p->awaiting);
+}
+
+bool rl_clock_probe_await(struct rl_master *m, rl_link *link, int64_t sent_us)
+{
+    rl_clock_probe *p = &m->probe;
+    if (p->mode != REDLOCK_CLOCK_CHECK_ENFORCE || !p->sample_in_flight ||
+        p->last_sample_us < sent_us)
+        return false;
+    rl_list_push_back(&p->awaiting, link);
+    return true;
+}
+
+void rl_clock_probe_flush(struct rl_master *m)
+{
+    rl_link *link;
+    while ((link = rl_list_pop_front(&m->probe.awaiting)) != NULL)
+        rl_slot_on_clock_checked(rl_container_of(link, rl_slot, link));
 }
 
 static void probe_on_set_reply(redisAsyncContext *ac, void *r, void *privdata);
@@ -244,15 +262,20 @@ static void probe_on_pttl_reply(redisAsyncContext *ac, void *r, void *privdata)
 {
     struct rl_master *m = privdata;
     const redisReply *reply = r;
-    if (reply == NULL || ac->data != m)
-        return;
+    if (ac->data != m)
+        return; /* a stale context: its master flushed what waited */
     rl_clock_probe *p = &m->probe;
     p->sample_in_flight = false;
-    if (p->state != RL_PROBE_SAMPLING || reply->type != REDIS_REPLY_INTEGER)
-        return; /* a SET is on its way, or the sample was refused: no evidence */
-    unsigned ev = rl_clock_sample_add(&p->clock, p->last_sample_us, rl_now_us(), reply->integer,
-                                      m->run_id, p->warmup_us, p->quarantine_us);
-    probe_follow(m, ev);
+    redlock_client *client = m->client;
+    rl_client_ref(client); /* the log and lost callbacks may free the client */
+    /* No evidence when the connection died, a SET is on its way, or the
+     * sample was refused. */
+    if (reply != NULL && p->state == RL_PROBE_SAMPLING && reply->type == REDIS_REPLY_INTEGER)
+        probe_follow(m, rl_clock_sample_add(&p->clock, p->last_sample_us, rl_now_us(),
+                                            reply->integer, m->run_id, p->warmup_us,
+                                            p->quarantine_us));
+    rl_clock_probe_flush(m);
+    rl_client_unref(client);
 }
 
 static void probe_on_timer(struct ev_loop *loop, ev_timer *w, int revents)

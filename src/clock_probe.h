@@ -18,6 +18,10 @@
  * - A sample (PTTL) goes out behind a request of ours to that master, at
  *   most one in flight and one per RL_PROBE_MIN_GAP_US, so sampling costs
  *   no round trip; a timer samples an idle master every probe period.
+ * - An acquire's or extension's OK with a sample behind it is counted once
+ *   that sample is in (the same TCP read, as a rule): the verdict it is
+ *   counted by includes a sample taken after the request went out, or one
+ *   at most RL_PROBE_MIN_GAP_US before.
  * - Each sample's instants are taken when the request is handed to hiredis
  *   (before it is written: the interval only widens, which is safe) and
  *   when its reply is read.
@@ -27,6 +31,7 @@
 #define REDLOCK_CLOCK_PROBE_H
 
 #include "clock_check.h"
+#include "list.h"
 
 #include <ev.h>
 #include <stdbool.h>
@@ -53,6 +58,8 @@ typedef struct rl_clock_probe {
     int64_t last_sample_us;    /* when the last sample went out */
     int64_t set_sent_us;       /* when the SET went out */
     ev_timer timer;            /* SAMPLING: samples an idle master */
+    rl_link awaiting;          /* OK replies counted once the sample in flight
+                                  is in (quorum.h, awaiting_clock) */
     /* The settings (clock_check, clock_warmup_ms, clock_probe_ms,
      * clock_quarantine_ms) */
     int mode;                  /* REDLOCK_CLOCK_CHECK_* */
@@ -64,6 +71,13 @@ void rl_clock_probe_init(struct rl_master *m);
 void rl_clock_probe_on_handshake(struct rl_master *m);
 /* A request of ours just went to hiredis: a sample behind it, if due. */
 void rl_clock_probe_after_send(struct rl_master *m);
+/* An OK reply to a request sent at sent_us: with clock_check enforce and
+ * a sample sent behind it on the same connection, link joins the list
+ * counted once that sample's verdict is in (true); false: count it now. */
+bool rl_clock_probe_await(struct rl_master *m, rl_link *link, int64_t sent_us);
+/* Count the replies awaiting the sample (it is in, or the connection is
+ * gone). May run user code: the caller holds the client. */
+void rl_clock_probe_flush(struct rl_master *m);
 /* The connection is gone: DOWN, the timer stopped. */
 void rl_clock_probe_on_lost(struct rl_master *m);
 /* The warm-up's view of a master: nothing to wait for (not connected, or

@@ -274,6 +274,7 @@ static void master_close(rl_master *m)
         ac->data = NULL;
         redisAsyncFree(ac); /* requests still pending complete with no reply */
     }
+    rl_clock_probe_flush(m);
     master_fail_waiting(m);
     rl_send_queue_free(&m->queue);
     if (held)
@@ -413,6 +414,7 @@ static void master_drop(rl_master *m, int outcome, const char *reason)
     if (ac != NULL)
         redisAsyncFree(ac); /* deferred by hiredis when inside its callback */
     master_schedule_reconnect(m);
+    rl_clock_probe_flush(m);
     master_fail_waiting(m);
     rl_client_unref(client);
 }

@@ -137,6 +137,14 @@ static void slot_describe(rl_slot *slot, int outcome, const char *detail, size_t
     }
 }
 
+/* Whether the round's OKs count only from masters whose clocks are not
+ * proven fast: those that set or extend a lock. */
+static bool round_counts_clock(const rl_round *round)
+{
+    return round->kind == RL_ROUND_ACQUIRE || round->kind == RL_ROUND_EXTEND ||
+           round->kind == RL_ROUND_FENCE;
+}
+
 /* Enter the slot's outcome in the tally, once. */
 static void slot_count(rl_slot *slot, int outcome, const char *detail, size_t detail_len)
 {
@@ -150,9 +158,7 @@ static void slot_count(rl_slot *slot, int outcome, const char *detail, size_t de
     t->pending--;
     /* An acquire or extension done on a master proven fast does not count:
      * that master may drop the key before the validity ends. */
-    if (outcome == REDLOCK_MASTER_OK &&
-        (round->kind == RL_ROUND_ACQUIRE || round->kind == RL_ROUND_EXTEND ||
-         round->kind == RL_ROUND_FENCE) &&
+    if (outcome == REDLOCK_MASTER_OK && round_counts_clock(round) &&
         rl_clock_probe_excludes(slot->master))
         slot_describe(slot, outcome = REDLOCK_MASTER_CLOCK, "its clock is proven fast",
                       strlen("its clock is proven fast"));
@@ -610,12 +616,37 @@ void rl_slot_on_reply(rl_slot *slot, const redisReply *reply, const char *lost_r
         if (slot->counted)
             final = RL_SLOT_LATE;
         slot_notice_unfenced(slot, outcome);
+        if (final == RL_SLOT_DONE && outcome == REDLOCK_MASTER_OK && round_counts_clock(round) &&
+            rl_clock_probe_await(slot->master, &slot->link, slot->sent_us)) {
+            slot_describe(slot, outcome, detail, detail_len);
+            slot->awaiting_clock = true;
+            return; /* counted by rl_slot_on_clock_checked() */
+        }
     }
     round_ref(round);
     if (final == RL_SLOT_LATE)
         slot_record_late(slot, outcome, detail, detail_len);
     else
         slot_count(slot, outcome, detail, detail_len); /* lost after its deadline: stays TIMEOUT */
+    slot_finish(slot, final);
+    round_evaluate(round);
+    rl_round_unref(round);
+}
+
+void rl_slot_on_clock_checked(rl_slot *slot)
+{
+    rl_round *round = slot->round;
+    slot->awaiting_clock = false;
+    char *detail = slot->detail; /* slot_count() replaces it */
+    slot->detail = NULL;
+    size_t detail_len = detail != NULL ? strlen(detail) : 0;
+    rl_slot_state final = slot->counted ? RL_SLOT_LATE : RL_SLOT_DONE;
+    round_ref(round);
+    if (final == RL_SLOT_LATE)
+        slot_record_late(slot, REDLOCK_MASTER_OK, detail, detail_len);
+    else
+        slot_count(slot, REDLOCK_MASTER_OK, detail, detail_len);
+    free(detail);
     slot_finish(slot, final);
     round_evaluate(round);
     rl_round_unref(round);

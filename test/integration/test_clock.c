@@ -6,6 +6,7 @@
 
 #include <criterion/criterion.h>
 #include <string.h>
+#include <time.h>
 
 static harness h;
 
@@ -204,4 +205,56 @@ Test(clock, a_step_on_a_holder_of_more_than_a_quorum_keeps_the_lock, .fini = sto
     harness_run_for(&h, 300); /* time enough for the second to close */
     cr_assert_eq(lost.status, 1);
     redlock_lock_free(lock);
+}
+
+/* Every master's clock trusted, as a ping's result shows it. */
+static bool all_trusted(harness *hh, void *arg)
+{
+    (void)arg;
+    redlock_result *r = NULL;
+    bool all = harness_ping(hh, &r) == REDLOCK_OK;
+    for (unsigned i = 0; all && i < r->master_count; i++)
+        all = r->masters[i].clock_state == REDLOCK_CLOCK_TRUSTED;
+    redlock_result_free(r);
+    return all;
+}
+
+/* Step master i's expiry clock as the client's probe sees it: its probe
+ * loses step_ms of life at once, as it would by a forward step. */
+static void step_probe(size_t i, long long step_ms)
+{
+    redisReply *keys = fleet_command(h.fleet, i, "KEYS redlock:clock:*");
+    cr_assert(keys != NULL && keys->type == REDIS_REPLY_ARRAY && keys->elements == 1);
+    const redisReply *key = keys->element[0];
+    long long pttl = fleet_pttl(h.fleet, i, key->str, key->len);
+    cr_assert_gt(pttl, step_ms);
+    redisReply *r = fleet_command(h.fleet, i, "PEXPIRE %b %lld", key->str, key->len,
+                                  pttl - step_ms);
+    cr_assert(r != NULL && r->type == REDIS_REPLY_INTEGER && r->integer == 1);
+    freeReplyObject(r);
+    freeReplyObject(keys);
+}
+
+Test(clock, an_acquire_counts_by_the_clock_sample_taken_behind_it, .fini = stop, .timeout = 60)
+{
+    harness_start(&h, 3, NULL);
+    harness_connect(&h);
+    cr_assert(harness_wait_until(&h, all_trusted, NULL, 3000), "log:\n%s", h.log);
+    /* Two of three step forward while the client's loop is not running:
+     * the first samples to see it go out behind the acquire's SETs. */
+    step_probe(0, 5000);
+    step_probe(1, 5000);
+    struct timespec gap = {0, 10 * 1000 * 1000}; /* past the least time between samples */
+    nanosleep(&gap, NULL);
+    redlock_lock *lock = NULL;
+    redlock_result *r = NULL;
+    int status = harness_acquire(&h, "r1", 2, NULL, &lock, &r);
+    cr_assert_eq(status, REDLOCK_ECLOCK, "acquire: %s; log:\n%s", redlock_status_name(status),
+                 h.log);
+    cr_assert_null(lock);
+    for (size_t i = 0; i < 2; i++)
+        cr_expect_eq(r->masters[i].outcome, REDLOCK_MASTER_CLOCK, "master %zu: %s", i,
+                     redlock_master_outcome_name(r->masters[i].outcome));
+    redlock_result_free(r);
+    cr_assert(harness_wait_key_gone(&h, "r1", 2, 1000), "the failed acquire left its key");
 }

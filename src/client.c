@@ -86,6 +86,14 @@ int64_t rl_client_clock_wait(const redlock_client *client, int64_t now_us, int64
     return at < limit ? at : limit;
 }
 
+int redlock_client_clocks_checked(const redlock_client *client, bool *checked)
+{
+    if (client == NULL || checked == NULL)
+        return REDLOCK_EINVAL;
+    *checked = rl_client_clock_wait(client, rl_now_us(), client->created_us) == 0;
+    return REDLOCK_OK;
+}
+
 int64_t rl_client_setting(const redlock_client *client, redlock_setting key)
 {
     return client->cfg->settings[key];
@@ -118,6 +126,7 @@ int redlock_client_new(redlock_client **out, const redlock_config *cfg, struct e
     client->log = log;
     client->n = cfg->node_count;
     client->quorum = rl_quorum_of((unsigned)client->n);
+    client->created_us = rl_now_us();
     client->refs = 1;
     rl_list_init(&client->ops);
     rl_list_init(&client->owed);

@@ -129,6 +129,13 @@ void rl_clock_probe_report(const struct rl_master *m, int *state, bool *slow, do
     *slow = c->slow;
     *rate_lo = c->rate_lo;
     *rate_hi = c->rate_hi;
+    /* Quarantined: its samples start afresh, so show what was proven. */
+    if (c->state == RL_CLOCK_FAST) {
+        *rate_lo = c->proof.vanished || c->proof.ours_us <= 0
+                       ? 0
+                       : (double)c->proof.master_ms * 1000.0 / (double)c->proof.ours_us;
+        *rate_hi = -1;
+    }
 }
 
 bool rl_clock_probe_excludes(const struct rl_master *m)

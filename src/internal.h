@@ -40,6 +40,7 @@ struct redlock_client {
     rl_master *masters;  /* n of them, in config order */
     unsigned refs;       /* the user's + one per live round or closing master */
     bool closing;        /* redlock_client_free() has begun */
+    int64_t created_us;  /* bounds the clock warm-up of reports */
     rl_link ops;         /* rl_op in flight */
     rl_link owed;        /* rl_owed_release waiting for masters to reconnect */
     rl_subscriber *subscribers; /* n: release announcements (subscriber.h) */

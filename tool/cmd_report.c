@@ -37,8 +37,10 @@ static const redlock_stats *client_stats(const cli *c)
 /* The master's clock, when something was proven of it. */
 static void print_clock(const redlock_master_result *m)
 {
-    if (m->clock_state == REDLOCK_CLOCK_FAST)
+    if (m->clock_state == REDLOCK_CLOCK_FAST && m->clock_rate_lo > 0)
         printf("  clock fast (rate >= %.2f): not counted", m->clock_rate_lo);
+    else if (m->clock_state == REDLOCK_CLOCK_FAST)
+        printf("  clock fast (its probe vanished): not counted");
     else if (m->clock_slow)
         printf("  clock slow");
 }

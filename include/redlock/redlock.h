@@ -402,7 +402,8 @@ typedef struct redlock_master_result {
      * made: a redlock_clock_state; slow when proven slower than ours (its
      * keys live longer: reported only); and the bounds its samples prove
      * on its rate to ours, rate_hi < 0 when there is no upper bound yet
-     * (both 0 and -1 with no samples). */
+     * (both 0 and -1 with no samples). FAST: rate_lo is the rate its proof
+     * showed (0 when its probe vanished), rate_hi -1. */
     int clock_state;
     bool clock_slow;
     double clock_rate_lo, clock_rate_hi;
@@ -572,6 +573,18 @@ REDLOCK_API int redlock_client_new(redlock_client **out, const redlock_config *c
  * returns before destroying it. NULL is allowed.
  */
 REDLOCK_API void redlock_client_free(redlock_client *client);
+
+/*
+ * Whether the masters' clocks are checked as far as a client's first
+ * acquire waits for them (docs/safety.md, "Masters' clocks"): every
+ * connected master's clock trusted or proven fast, with clock_warmup_ms of
+ * samples; a master still connecting is not waited for once the checked
+ * ones make a quorum; never longer than connect_timeout_ms and
+ * clock_warmup_ms from the client's creation; at once with clock_check
+ * off or clock_warmup_ms 0. A status tool waits for it (running the loop)
+ * before it reports masters' clocks. Loop thread. REDLOCK_EINVAL for NULL.
+ */
+REDLOCK_API int redlock_client_clocks_checked(const redlock_client *client, bool *checked);
 
 /* status REDLOCK_OK: lock is a new handle the callback owns (free it with
  * redlock_lock_free()). Otherwise lock is NULL. */

@@ -143,6 +143,22 @@ bool rl_clock_probe_excludes(const struct rl_master *m)
     return m->probe.mode == REDLOCK_CLOCK_CHECK_ENFORCE && !rl_clock_counts(&m->probe.clock);
 }
 
+void rl_clock_probes_on_hold(redlock_client *client)
+{
+    int64_t now = rl_now_us();
+    for (size_t i = 0; i < client->n; i++) {
+        struct rl_master *m = &client->masters[i];
+        rl_clock_probe *p = &m->probe;
+        if (!ev_is_active(&p->timer))
+            continue;
+        int64_t due_us = p->last_sample_us + probe_period_us(m) - now;
+        if (due_us < 0)
+            due_us = 0;
+        if ((double)due_us / 1e6 < ev_timer_remaining(client->loop, &p->timer))
+            rl_timer_arm_in(client->loop, &p->timer, due_us);
+    }
+}
+
 void rl_clock_probe_on_handshake(struct rl_master *m)
 {
     rl_clock_probe *p = &m->probe;

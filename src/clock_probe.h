@@ -42,6 +42,7 @@
 #define RL_PROBE_IDLE_US INT64_C(1000000)
 
 struct rl_master;
+struct redlock_client;
 struct redisAsyncContext;
 
 typedef enum rl_probe_state {
@@ -78,6 +79,10 @@ bool rl_clock_probe_await(struct rl_master *m, rl_link *link, int64_t sent_us);
 /* Count the replies awaiting the sample (it is in, or the connection is
  * gone). May run user code: the caller holds the client. */
 void rl_clock_probe_flush(struct rl_master *m);
+/* The client holds a lock where it held none: each master's next sample
+ * comes a sampling period (clock_probe_ms) after its last, not an idle
+ * one. */
+void rl_clock_probes_on_hold(struct redlock_client *client);
 /* The connection is gone: DOWN, the timer stopped. */
 void rl_clock_probe_on_lost(struct rl_master *m);
 /* The warm-up's view of a master: nothing to wait for (not connected, or

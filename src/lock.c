@@ -355,8 +355,11 @@ int redlock_lock_lost_fd(redlock_lock *lock, int *fd_out)
 
 void rl_lock_start_hold(redlock_client *client, redlock_lock *lock)
 {
+    bool first = atomic_load(&client->stats.locks_held) == 0;
     rl_count(&client->stats.locks_held);
     atomic_store(&lock->held_by, &client->stats);
+    if (first) /* the masters' clocks are sampled faster from now on */
+        rl_clock_probes_on_hold(client);
 }
 
 /* The client's counters outlive the hold: a client being freed ends the

@@ -167,8 +167,9 @@ Test(clock, a_step_on_a_holder_of_exactly_a_quorum_loses_the_lock_at_once, .fini
     cr_assert(harness_wait_until(&h, lost_reported, &lost, (int)fleet_scaled_ms(5000)),
               "not lost 5 s after the step; log:\n%s", h.log);
     cr_assert_eq(lost.status, REDLOCK_ECLOCK, "lost with %s", redlock_status_name(lost.status));
-    cr_log_info("lost %.0f ms after the step (clock_probe_ms 50, then a round trip)",
-                (double)(lost.at_us - stepped) / 1000.0);
+    double after_ms = (double)(lost.at_us - stepped) / 1000.0;
+    cr_log_info("lost %.0f ms after the step (clock_probe_ms 50, then a round trip)", after_ms);
+    cr_assert_lt(after_ms, (double)fleet_scaled_ms(500), "lost %.0f ms after the step", after_ms);
     cr_assert_eq(redlock_lock_state(lock), REDLOCK_LOCK_LOST);
     harness_run_for(&h, 200);
     for (size_t i = 1; i < 3; i++)
@@ -256,4 +257,144 @@ Test(clock, an_acquire_counts_by_the_clock_sample_taken_behind_it, .fini = stop,
                      redlock_master_outcome_name(r->masters[i].outcome));
     redlock_result_free(r);
     cr_assert(harness_wait_key_gone(&h, "r1", 2, 1000), "the failed acquire left its key");
+}
+
+/* Every master holds the lock's value. */
+static bool value_everywhere(harness *hh, void *arg)
+{
+    const char *value = arg;
+    return fleet_count_value(hh->fleet, "rate", 4, value, strlen(value)) == 5;
+}
+
+static bool restart_logged(harness *hh, void *arg)
+{
+    (void)arg;
+    return hh->log != NULL && strstr(hh->log, "restarted (new run_id)") != NULL;
+}
+
+static bool probe_gone_logged(harness *hh, void *arg)
+{
+    (void)arg;
+    return hh->log != NULL && strstr(hh->log, "clock probe is gone") != NULL;
+}
+
+/* 5 masters on true fake clocks, an auto-extended lock on all five with a
+ * sample every 50 ms while it is held. */
+static redlock_lock *hold_on_five(lost_record *lost)
+{
+    static const char *const clocks[] = {"+0", "+0", "+0", "+0", "+0"};
+    fleet_options opts = {.faketime = clocks};
+    harness_start(&h, 5, &opts);
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_CLOCK_PROBE_MS, 50), REDLOCK_OK);
+    harness_connect(&h);
+    redlock_lock *lock = NULL;
+    redlock_acquire_options o = fleet_acquire_options(10000, 0);
+    cr_assert_eq(harness_acquire(&h, "rate", 4, &o, &lock, NULL), REDLOCK_OK);
+    lost->status = 1;
+    cr_assert_eq(redlock_auto_extend_async(h.client, lock, on_lost, lost), REDLOCK_OK);
+    cr_assert(harness_wait_until(&h, value_everywhere, (void *)redlock_lock_value(lock, NULL),
+                                 1000));
+    return lock;
+}
+
+Test(clock, a_rate_change_mid_hold_is_seen_at_the_next_sample, .fini = stop, .timeout = 60)
+{
+    lost_record lost;
+    redlock_lock *lock = hold_on_five(&lost);
+    /* Two of five turn three times fast: each proven fast in about a
+     * sample period; three trusted holders keep the lock. */
+    for (size_t i = 0; i < 2; i++) {
+        cr_assert_eq(fleet_set_clock_rate(h.fleet, i, 3.0), 0);
+        int64_t changed = tc_now_us();
+        cr_assert(harness_wait_until(&h, logged_fast, &i, 2000), "master %zu; log:\n%s", i,
+                  h.log);
+        double after_ms = (double)(tc_now_us() - changed) / 1000.0;
+        cr_log_info("master %zu at x3 proven fast %.0f ms after the change (samples every 50 ms)",
+                    i, after_ms);
+        /* A sample period and a round trip; ten periods allow for a slow
+         * machine, not for an idle second. */
+        cr_assert_lt(after_ms, (double)fleet_scaled_ms(500), "master %zu: %.0f ms", i, after_ms);
+    }
+    harness_run_for(&h, 300);
+    cr_assert_eq(lost.status, 1, "lost with %s on three trusted holders of five",
+                 redlock_status_name(lost.status));
+    /* A third: two trusted holders, fewer than a quorum: lost at once. */
+    cr_assert_eq(fleet_set_clock_rate(h.fleet, 2, 3.0), 0);
+    int64_t changed = tc_now_us();
+    cr_assert(harness_wait_until(&h, lost_reported, &lost, 2000), "not lost; log:\n%s", h.log);
+    cr_assert_eq(lost.status, REDLOCK_ECLOCK, "lost with %s", redlock_status_name(lost.status));
+    double after_ms = (double)(lost.at_us - changed) / 1000.0;
+    cr_log_info("lost %.0f ms after the third master turned x3", after_ms);
+    cr_assert_lt(after_ms, (double)fleet_scaled_ms(500), "lost %.0f ms after", after_ms);
+    redlock_lock_free(lock);
+}
+
+/* No verdict at all in the log. */
+static void expect_no_verdict(void)
+{
+    cr_assert(h.log == NULL || (strstr(h.log, "expiry clock advanced") == NULL &&
+                                strstr(h.log, "probe is gone") == NULL &&
+                                strstr(h.log, "runs slow") == NULL),
+              "log:\n%s", h.log);
+}
+
+Test(clock, a_master_restarted_empty_is_checked_afresh_with_no_verdict, .fini = stop,
+     .timeout = 60)
+{
+    harness_start(&h, 3, NULL);
+    harness_connect(&h);
+    cr_assert(harness_wait_until(&h, all_trusted, NULL, 3000), "log:\n%s", h.log);
+    cr_assert_eq(fleet_kill(h.fleet, 0), 0);
+    harness_run_for(&h, 100);
+    cr_assert_eq(fleet_restart(h.fleet, 0), 0); /* no persistence: its probe is gone */
+    cr_assert(harness_wait_until(&h, restart_logged, NULL, 3000), "log:\n%s", h.log);
+    cr_assert(harness_wait_until(&h, all_trusted, NULL, 3000), "log:\n%s", h.log);
+    expect_no_verdict();
+}
+
+Test(clock, a_probe_flushed_away_on_the_same_run_is_a_verdict, .fini = stop, .timeout = 60)
+{
+    harness_start(&h, 3, NULL);
+    harness_connect(&h);
+    cr_assert(harness_wait_until(&h, all_trusted, NULL, 3000), "log:\n%s", h.log);
+    redisReply *r = fleet_command(h.fleet, 0, "FLUSHALL");
+    cr_assert(r != NULL && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    cr_assert(harness_wait_until(&h, probe_gone_logged, NULL, 3000), "log:\n%s", h.log);
+    redlock_result *res = NULL;
+    cr_assert_eq(harness_ping(&h, &res), REDLOCK_OK);
+    cr_expect_eq(res->masters[0].clock_state, REDLOCK_CLOCK_FAST, "%s",
+                 redlock_clock_state_name(res->masters[0].clock_state));
+    redlock_result_free(res);
+}
+
+Test(clock, masters_a_little_fast_within_the_allowance_never_lose_a_lock, .fini = stop,
+     .timeout = 150)
+{
+    /* x1.005: half the 1 % drift allowance. */
+    static const char *const clocks[] = {"+0", "+0", "+0", "+0 x1.005", "+0 x1.005"};
+    fleet_options opts = {.faketime = clocks};
+    harness_start(&h, 5, &opts);
+    harness_connect(&h);
+    redlock_lock *lock = NULL;
+    redlock_acquire_options o = fleet_acquire_options(3000, 0);
+    cr_assert_eq(harness_acquire(&h, "slowly", 6, &o, &lock, NULL), REDLOCK_OK);
+    lost_record lost = {.status = 1};
+    cr_assert_eq(redlock_auto_extend_async(h.client, lock, on_lost, &lost), REDLOCK_OK);
+    harness_run_for(&h, 60000);
+    cr_assert_eq(lost.status, 1, "lost with %s; log:\n%s", redlock_status_name(lost.status),
+                 h.log);
+    cr_assert_eq(redlock_lock_state(lock), REDLOCK_LOCK_HELD);
+    expect_no_verdict();
+    redlock_result *r = NULL;
+    cr_assert_eq(harness_ping(&h, &r), REDLOCK_OK);
+    for (size_t i = 0; i < 5; i++)
+        cr_expect_eq(r->masters[i].clock_state, REDLOCK_CLOCK_TRUSTED, "master %zu: %s", i,
+                     redlock_clock_state_name(r->masters[i].clock_state));
+    cr_log_info("masters at x1.005: rate proven in [%.4f, %.4f] and [%.4f, %.4f] after 60 s",
+                r->masters[3].clock_rate_lo, r->masters[3].clock_rate_hi,
+                r->masters[4].clock_rate_lo, r->masters[4].clock_rate_hi);
+    redlock_result_free(r);
+    cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
+    redlock_lock_free(lock);
 }

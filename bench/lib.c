@@ -142,6 +142,7 @@ typedef struct run_kind {
     bool contended;
     bool fenced;
     bool init_fencing;
+    bool clock_off; /* clock_check off: what the masters' clock check costs */
     const bench_fault *fault;
 } run_kind;
 
@@ -154,6 +155,8 @@ static int async_run(const bench_masters *masters, const bench_limits *lim, unsi
         return -1;
     async_bench *b = calloc(1, sizeof(*b));
     redlock_config *cfg = bench_config(masters);
+    if (cfg != NULL && kind->clock_off)
+        redlock_config_set(cfg, REDLOCK_CLOCK_CHECK, REDLOCK_CLOCK_CHECK_OFF);
     if (b == NULL || cfg == NULL) {
         free(b);
         redlock_config_free(cfg);
@@ -215,6 +218,13 @@ int lib_async_run(const bench_masters *masters, const bench_limits *lim, unsigne
                   measurement *m)
 {
     run_kind kind = {0};
+    return async_run(masters, lim, in_flight, &kind, m);
+}
+
+int lib_async_clock_off_run(const bench_masters *masters, const bench_limits *lim,
+                            unsigned in_flight, measurement *m)
+{
+    run_kind kind = {.clock_off = true};
     return async_run(masters, lim, in_flight, &kind, m);
 }
 

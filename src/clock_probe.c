@@ -94,8 +94,14 @@ static bool probe_send_set(struct rl_master *m, bool nx)
 static bool probe_send_sample(struct rl_master *m)
 {
     rl_clock_probe *p = &m->probe;
-    if (redisAsyncCommand(m->ac, probe_on_pttl_reply, m, "PTTL " PROBE_PREFIX "%s",
-                          m->client->id) != REDIS_OK)
+    /* Written out here: hiredis's formatting allocates for each argument,
+     * and samples follow requests on the hot path. */
+    char cmd[64 + sizeof(m->client->id)];
+    size_t key_len = strlen(PROBE_PREFIX) + strlen(m->client->id);
+    int len = snprintf(cmd, sizeof(cmd), "*2\r\n$4\r\nPTTL\r\n$%zu\r\n" PROBE_PREFIX "%s\r\n",
+                       key_len, m->client->id);
+    if (len < 0 || (size_t)len >= sizeof(cmd) ||
+        redisAsyncFormattedCommand(m->ac, probe_on_pttl_reply, m, cmd, (size_t)len) != REDIS_OK)
         return false;
     p->sample_in_flight = true;
     p->last_sample_us = rl_now_us();

@@ -90,3 +90,30 @@ Test(cli_clock, run_takes_the_lock_on_the_three_honest_masters_alone)
     cr_assert_not_null(strstr(r->err, redlock_strerror(REDLOCK_ECLOCK)), "stderr:\n%s", r->err);
     cli_expect_key_gone("job", "after the refused run");
 }
+
+static bool held_on_three(void)
+{
+    for (int i = 0; i < 200; i++) {
+        if (cli_masters_with_key("job") >= 3)
+            return true;
+        tc_sleep_ms(10);
+    }
+    return false;
+}
+
+Test(cli_clock, run_stops_the_command_when_a_step_leaves_too_few_trusted_holders)
+{
+    /* Held on the three honest masters alone; master 0 then steps 5 s
+     * forward: two trusted holders are fewer than a quorum. */
+    cli_proc *p = cli_spawn(CLI_ARGS("--config", cli.config, "run", "--ttl", "3s", "job", "--",
+                                     "sleep", "30"),
+                            NULL);
+    cr_assert(held_on_three(), "run never held the lock");
+    tc_sleep_ms(100);
+    cr_assert_eq(fleet_set_faketime(cli.fleet, 0, "+5"), 0);
+    const cli_result *r = cli_wait(p, T);
+    cli_expect_exit(r, 80);
+    cr_assert_not_null(strstr(r->err, redlock_strerror(REDLOCK_ECLOCK)), "stderr:\n%s", r->err);
+    cr_assert_lt(r->elapsed_ms, fleet_scaled_ms(10000), "the command ran on: %.0f ms",
+                 r->elapsed_ms);
+}

@@ -64,7 +64,9 @@ int64_t rl_client_clock_wait(const redlock_client *client, int64_t now_us, int64
         return 0;
     /* Every connected master checked; one still connecting is waited for
      * only while too few are checked to make a quorum without it. */
-    unsigned warm = 0, warming = 0, connecting = 0;
+    unsigned warm = 0;
+    unsigned warming = 0;
+    unsigned connecting = 0;
     for (size_t i = 0; i < client->n; i++) {
         switch (rl_clock_probe_warmth(&client->masters[i])) {
         case RL_PROBE_WARM:

@@ -80,8 +80,13 @@ static void probe_on_pttl_reply(redisAsyncContext *ac, void *r, void *privdata);
 static bool probe_send_set(struct rl_master *m, bool nx)
 {
     const char *id = m->client->id;
-    int rc = redisAsyncCommand(m->ac, probe_on_set_reply, m, nx ? "SET " PROBE_PREFIX "%s %s PX %" PRId64 " NX"
-                                                                : "SET " PROBE_PREFIX "%s %s PX %" PRId64,
+    int rc;
+    if (nx)
+        rc = redisAsyncCommand(m->ac, probe_on_set_reply, m,
+                               "SET " PROBE_PREFIX "%s %s PX %" PRId64 " NX", id, id,
+                               RL_PROBE_PX_MS);
+    else
+        rc = redisAsyncCommand(m->ac, probe_on_set_reply, m, "SET " PROBE_PREFIX "%s %s PX %" PRId64,
                                id, id, RL_PROBE_PX_MS);
     if (rc != REDIS_OK)
         return false;

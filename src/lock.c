@@ -176,7 +176,8 @@ size_t rl_lock_doom_by_holders(redlock_client *client, uint64_t fast, unsigned q
         }
     }
     if (!rl_list_empty(&marked)) { /* splice marked in front of client->locks */
-        rl_link *first = marked.next, *last = marked.prev;
+        rl_link *first = marked.next;
+        rl_link *last = marked.prev;
         last->next = client->locks.next;
         client->locks.next->prev = last;
         client->locks.next = first;

@@ -244,7 +244,7 @@ Test(clock, an_acquire_counts_by_the_clock_sample_taken_behind_it, .fini = stop,
      * the first samples to see it go out behind the acquire's SETs. */
     step_probe(0, 5000);
     step_probe(1, 5000);
-    struct timespec gap = {0, 10 * 1000 * 1000}; /* past the least time between samples */
+    struct timespec gap = {0, 10000000L}; /* 10 ms: past the least time between samples */
     nanosleep(&gap, NULL);
     redlock_lock *lock = NULL;
     redlock_result *r = NULL;

@@ -142,8 +142,18 @@ typedef struct run_kind {
     bool contended;
     bool fenced;
     bool init_fencing;
+    bool clock_off; /* clock_check off: what the masters' clock check costs */
     const bench_fault *fault;
 } run_kind;
+
+/* bench_config(), with the masters' clock check on (the default) or off. */
+static redlock_config *bench_config_clock(const bench_masters *masters, bool clock_check)
+{
+    redlock_config *cfg = bench_config(masters);
+    if (cfg != NULL && !clock_check)
+        redlock_config_set(cfg, REDLOCK_CLOCK_CHECK, REDLOCK_CLOCK_CHECK_OFF);
+    return cfg;
+}
 
 static int async_run(const bench_masters *masters, const bench_limits *lim, unsigned in_flight,
                      const run_kind *kind, measurement *m)
@@ -153,7 +163,7 @@ static int async_run(const bench_masters *masters, const bench_limits *lim, unsi
     if (in_flight == 0 || in_flight > MAX_SLOTS)
         return -1;
     async_bench *b = calloc(1, sizeof(*b));
-    redlock_config *cfg = bench_config(masters);
+    redlock_config *cfg = bench_config_clock(masters, !kind->clock_off);
     if (b == NULL || cfg == NULL) {
         free(b);
         redlock_config_free(cfg);
@@ -215,6 +225,13 @@ int lib_async_run(const bench_masters *masters, const bench_limits *lim, unsigne
                   measurement *m)
 {
     run_kind kind = {0};
+    return async_run(masters, lim, in_flight, &kind, m);
+}
+
+int lib_async_clock_off_run(const bench_masters *masters, const bench_limits *lim,
+                            unsigned in_flight, measurement *m)
+{
+    run_kind kind = {.clock_off = true};
     return async_run(masters, lim, in_flight, &kind, m);
 }
 

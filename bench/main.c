@@ -35,7 +35,9 @@ typedef enum ratio_kind {
     RATIO_SCALING,    /* pairs/s / the T=1 run's */
     RATIO_ACQUIRE,    /* acquire median / all masters up */
     RATIO_UP,         /* pairs/s / all masters up, same K */
-    RATIO_FENCED      /* acquire median / the unfenced K=1 run's */
+    RATIO_FENCED,     /* acquire median / the unfenced K=1 run's */
+    RATIO_CLOCK_MEDIAN, /* median / the same K's with clock_check off */
+    RATIO_CLOCK_THROUGHPUT /* pairs/s / the same K's with clock_check off */
 } ratio_kind;
 
 typedef struct row {
@@ -256,6 +258,40 @@ static void run_stopped_in_flight(const bench_masters *ms, const options *o, fle
     report_progress(r);
 }
 
+/* What the masters' clock check costs (clock_check enforce, the default,
+ * against off), run back to back: the median at K=1, throughput at K=32. */
+static void run_clock_cost(const bench_masters *ms, const options *o)
+{
+    static const unsigned flights[] = {1, 32};
+    for (size_t i = 0; i < sizeof(flights) / sizeof(flights[0]); i++) {
+        unsigned k = flights[i];
+        char off_name[64];
+        char on_name[64];
+        snprintf(off_name, sizeof(off_name), "library async, K=%u, clock check off", k);
+        snprintf(on_name, sizeof(on_name), "library async, K=%u, clock check on", k);
+        if (!wanted(off_name) && !wanted(on_name))
+            continue;
+        row *off = add_row(off_name, ms->n);
+        if (off == NULL)
+            return;
+        lib_async_clock_off_run(ms, &o->lim, k, &off->m);
+        report_progress(off);
+        row *on = add_row(on_name, ms->n);
+        if (on == NULL)
+            return;
+        lib_async_run(ms, &o->lim, k, &on->m);
+        if (k == 1) {
+            on->kind = RATIO_CLOCK_MEDIAN;
+            double base = samples_quantile_us(&off->m.pair, 0.5);
+            on->ratio = base > 0 ? samples_quantile_us(&on->m.pair, 0.5) / base : 0;
+        } else {
+            on->kind = RATIO_CLOCK_THROUGHPUT;
+            on->ratio = pairs_per_s(&off->m) > 0 ? pairs_per_s(&on->m) / pairs_per_s(&off->m) : 0;
+        }
+        report_progress(on);
+    }
+}
+
 /* The blocking API from T threads; T=32 next to the raw baseline at K=32. */
 static void run_blocking(const bench_masters *ms, const options *o, double base_p50,
                          double async1_cpu)
@@ -373,6 +409,7 @@ static void run_suite(const bench_masters *ms, const options *o, fleet *f)
         fleet_resume(f, 0);
     }
     run_stopped_in_flight(ms, o, f, 32);
+    run_clock_cost(ms, o);
 }
 
 /* N = 1, 3, 5, 7, 9 masters: the sequential baseline and library. */
@@ -414,6 +451,10 @@ static const char *ratio_label(ratio_kind k)
         return "pairs/s vs all up, same K";
     case RATIO_FENCED:
         return "acquire median vs unfenced K=1";
+    case RATIO_CLOCK_MEDIAN:
+        return "median vs clock check off";
+    case RATIO_CLOCK_THROUGHPUT:
+        return "pairs/s vs clock check off";
     default:
         return "";
     }

@@ -76,6 +76,7 @@ typedef struct rl_acquire {
     int64_t wait_ms;        /* -1: no time limit */
     int64_t start_us;
     unsigned attempts;
+    bool clock_warm;        /* the masters' clocks were checked (the warm-up) */
     rl_round *round;        /* the current or last attempt (a reference) */
     ev_timer retry_timer;   /* WAIT: at retry_at_us, or sooner when announced */
     int64_t retry_at_us;    /* the timed retry scheduled, 0 for none */
@@ -213,6 +214,15 @@ static int acquire_attempt(rl_acquire *a)
      * serve. */
     if (rl_client_behind(a->client))
         return REDLOCK_EOVERLOAD;
+    /* The first attempt waits for the masters' clocks to be checked. */
+    if (!a->clock_warm) {
+        int64_t at = rl_client_clock_wait(a->client, rl_now_us(), a->start_us);
+        if (at != 0) {
+            rl_timer_arm_at(a->client->loop, &a->retry_timer, at);
+            return REDLOCK_OK; /* still WAIT */
+        }
+        a->clock_warm = true;
+    }
     memcpy(a->last_value, a->value, REDLOCK_VALUE_LEN);
     if (rl_random_pool_value(&a->client->random, a->value) != 0)
         return REDLOCK_ESYS;
@@ -376,6 +386,7 @@ static bool acquire_grant(rl_acquire *a, int64_t end_us)
     lock->acquired_us = round->t0_us;
     lock->delay_ms = a->delay_ms;
     lock->fencing_token = a->fencing ? a->token : 0;
+    rl_lock_set_holders(lock, round->holders);
     rl_lock_register(client, lock);
     rl_lock_start_hold(client, lock);
     acquire_complete(a, REDLOCK_OK, lock, validity_ms);

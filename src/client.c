@@ -52,6 +52,50 @@ bool rl_client_behind(const redlock_client *client)
     return client->n - behind < client->quorum;
 }
 
+int64_t rl_client_clock_wait(const redlock_client *client, int64_t now_us, int64_t started_us)
+{
+    if (rl_client_setting(client, REDLOCK_CLOCK_WARMUP_MS) == 0)
+        return 0; /* no warm-up asked */
+    int64_t limit = started_us +
+                    (rl_client_setting(client, REDLOCK_CONNECT_TIMEOUT_MS) +
+                     rl_client_setting(client, REDLOCK_CLOCK_WARMUP_MS)) * 1000 +
+                    4 * RL_PROBE_MIN_GAP_US;
+    if (now_us >= limit)
+        return 0;
+    /* Every connected master checked; one still connecting is waited for
+     * only while too few are checked to make a quorum without it. */
+    unsigned warm = 0;
+    unsigned warming = 0;
+    unsigned connecting = 0;
+    for (size_t i = 0; i < client->n; i++) {
+        switch (rl_clock_probe_warmth(&client->masters[i])) {
+        case RL_PROBE_WARM:
+            warm++;
+            break;
+        case RL_PROBE_WARMING:
+            warming++;
+            break;
+        case RL_PROBE_CONNECTING:
+            connecting++;
+            break;
+        default:
+            break;
+        }
+    }
+    if (warming == 0 && (connecting == 0 || warm >= client->quorum))
+        return 0;
+    int64_t at = now_us + RL_PROBE_MIN_GAP_US;
+    return at < limit ? at : limit;
+}
+
+int redlock_client_clocks_checked(const redlock_client *client, bool *checked)
+{
+    if (client == NULL || checked == NULL)
+        return REDLOCK_EINVAL;
+    *checked = rl_client_clock_wait(client, rl_now_us(), client->created_us) == 0;
+    return REDLOCK_OK;
+}
+
 int64_t rl_client_setting(const redlock_client *client, redlock_setting key)
 {
     return client->cfg->settings[key];
@@ -84,11 +128,16 @@ int redlock_client_new(redlock_client **out, const redlock_config *cfg, struct e
     client->log = log;
     client->n = cfg->node_count;
     client->quorum = rl_quorum_of((unsigned)client->n);
+    client->created_us = rl_now_us();
     client->refs = 1;
     rl_list_init(&client->ops);
     rl_list_init(&client->owed);
     rl_list_init(&client->locks);
     rl_random_pool_init(&client->random);
+    if (rl_random_pool_value(&client->random, client->id) != 0) {
+        rl_client_unref(client);
+        return REDLOCK_ESYS;
+    }
 
     int rc = rl_tls_contexts_new(client->cfg, &log, &client->tls);
     if (rc != REDLOCK_OK) {

@@ -848,6 +848,21 @@ static int set_top_tls(const rl_yaml_loader *ld)
                             : report_tls(ld, rc, &first->start_mark, node_key_names[NK_TLS + first_key]);
 }
 
+/* clock_check: off, warn or enforce (or the number of one). */
+static int load_clock_check(const rl_yaml_loader *ld, const yaml_node_t *value)
+{
+    static const char *const names[] = {"off", "warn", "enforce"};
+    for (int64_t i = 0; i < 3; i++)
+        if (scalar_equals(value, names[i]))
+            return redlock_config_set(ld->cfg, REDLOCK_CLOCK_CHECK, i);
+    int64_t number = 0;
+    if (parse_integer(value, &number) && number >= 0 && number <= 2)
+        return redlock_config_set(ld->cfg, REDLOCK_CLOCK_CHECK, number);
+    char got[RL_YAML_ECHO_BUF];
+    return report(ld, REDLOCK_ECONFIG, &value->start_mark, "clock_check",
+                  "expected off, warn or enforce, got %s", describe_value(value, got, sizeof(got)));
+}
+
 /* One top-level key's value: a setting, drift_factor, nodes or a TLS key. */
 static int load_top_value(rl_yaml_loader *ld, size_t key, const yaml_node_t *value)
 {
@@ -870,6 +885,8 @@ static int load_top_value(rl_yaml_loader *ld, size_t key, const yaml_node_t *val
     }
     const rl_setting_info *info = &rl_setting_table[key]; /* a setting */
     int64_t number = 0;
+    if (key == REDLOCK_CLOCK_CHECK)
+        return load_clock_check(ld, value);
     int rc = read_integer_value(ld, value, info->name, info->min, info->max, &number);
     if (rc == REDLOCK_OK)
         redlock_config_set(ld->cfg, (redlock_setting)key, number); /* in range: cannot fail */

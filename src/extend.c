@@ -67,6 +67,7 @@ static void extend_on_decided(rl_round *round, void *owner)
         if (status == REDLOCK_OK) {
             rl_lock_set_deadline(lock, extend_deadline_from(e, start_us));
             atomic_store(&lock->ttl_ms, e->ttl_ms);
+            rl_lock_set_holders(lock, round->holders);
         } else if (status == REDLOCK_ENOTOWNER) {
             rl_lock_set_deadline(lock, round->decided_us); /* lost */
         } else {

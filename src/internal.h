@@ -6,6 +6,7 @@
 
 #include "config_internal.h"
 #include "courtesy.h"
+#include "holders.h"
 #include "list.h"
 #include "log.h"
 #include "master.h"
@@ -39,6 +40,7 @@ struct redlock_client {
     rl_master *masters;  /* n of them, in config order */
     unsigned refs;       /* the user's + one per live round or closing master */
     bool closing;        /* redlock_client_free() has begun */
+    int64_t created_us;  /* bounds the clock warm-up of reports */
     rl_link ops;         /* rl_op in flight */
     rl_link owed;        /* rl_owed_release waiting for masters to reconnect */
     rl_subscriber *subscribers; /* n: release announcements (subscriber.h) */
@@ -51,6 +53,7 @@ struct redlock_client {
     rl_link locks;
     redlock_sync *sync;  /* the blocking client running this one, or NULL */
     rl_random_pool random; /* lock values, drawn on the loop's thread */
+    char id[REDLOCK_VALUE_LEN + 1]; /* names its clock probes (clock_probe.h) */
     rl_courtesy_ring courtesy; /* resources released while others waited */
     struct rl_seeding *seeding; /* n, once a fencing counter needed seeding (fence_seed.h) */
     struct rl_tls_ctx **tls; /* n, NULL for plain nodes; NULL when none uses TLS (tls.h) */
@@ -69,6 +72,10 @@ int64_t rl_client_setting(const redlock_client *client, redlock_setting key);
 /* Whether so many masters are behind with extensions (rl_master_behind)
  * that too few are left for a quorum. */
 bool rl_client_behind(const redlock_client *client);
+/* 0 when an acquire that began at started_us may make its first attempt:
+ * every master's clock warmed up (rl_clock_probe_warm), or waited for as
+ * long as a connect and the warm-up take; else when to look again. */
+int64_t rl_client_clock_wait(const redlock_client *client, int64_t now_us, int64_t started_us);
 
 /* Marks the lock a single operation is working on, so that freeing the
  * handle mid-operation detaches it instead of leaving a dangling pointer. */
@@ -114,6 +121,11 @@ struct redlock_lock {
     /* Counted in its client's locks_held until released, lost or freed
      * (rl_lock_end_hold); NULL when not (made from a value). */
     _Atomic(rl_client_counters *) held_by;
+    /* The masters its last acquire or extension found holding its keys
+     * (holders.h); NULL: none known (made from a value). */
+    _Atomic(rl_holders *) holders;
+    bool clock_doomed;           /* to be lost: too few trusted holders (clock_loss.c);
+                                    under the ownership mutex */
 };
 
 /* A handle for a lock on keys just acquired or extended; NULL when out of
@@ -142,12 +154,27 @@ void rl_lock_start_hold(redlock_client *client, redlock_lock *lock);
 void rl_lock_end_hold(redlock_lock *lock);
 /* Free the handle now (on the thread that runs its owner's loop). */
 void rl_lock_destroy(redlock_lock *lock);
+/* The lock now held on the masters of h (a reference is taken; the one it
+ * had is dropped). On the thread of its owner's loop. */
+void rl_lock_set_holders(redlock_lock *lock, rl_holders *h);
+/* With the ownership mutex: every lock client holds whose holders outside
+ * the masters in fast are fewer than quorum is doomed. An auto-extended
+ * one is marked (rl_lock_take_doomed hands them out); any other is marked
+ * lost and given to release(lock, arg) at once, which must not call back
+ * into the program. Returns how many locks were doomed. */
+size_t rl_lock_doom_by_holders(redlock_client *client, uint64_t fast, unsigned quorum,
+                               void (*release)(redlock_lock *lock, void *arg), void *arg);
+/* A marked lock of client, unmarked, or NULL when none is left. */
+redlock_lock *rl_lock_take_doomed(redlock_client *client);
 
 /* Stop the lock's auto-extension, if any, abandoning an extension in flight
  * (it completes without touching the lock). */
 void rl_watchdog_stop(redlock_lock *lock);
 /* Whether the operation in flight on the lock is its auto-extension's. */
 bool rl_watchdog_is_extending(const redlock_lock *lock);
+/* The lock is lost for status, now: its auto-extension stops, it is
+ * marked lost and its lost callback runs (which may free the client). */
+void rl_watchdog_lose(redlock_lock *lock, int status);
 /* An extend on client completed with status and set the lock's deadline:
  * its auto-extension, if any, follows the new deadline. */
 void rl_watchdog_extended(redlock_lock *lock, const redlock_client *client, int status);
@@ -191,6 +218,13 @@ void rl_result_view(redlock_result *out, redlock_master_result *masters,
 
 /* Release value on every master (or those with target[i]) without waiting
  * for the outcome: what cannot be released expires after its TTL. */
+/* Release a lost lock's keys on every master, no callback (with the
+ * ownership mutex held too: failures are only counted, in *unsent). */
+void rl_release_lost(redlock_client *client, const redlock_lock *lock, unsigned *unsent);
+/* Held locks weighed against the masters proven fast (clock_loss.c): those
+ * left on too few trusted masters are lost, REDLOCK_ECLOCK. May call back
+ * into the program (lost callbacks). */
+void rl_clock_loss_check(redlock_client *client, const rl_master *proven);
 void rl_release_unattended(redlock_client *client, const rl_keys *keys, const char *value,
                            size_t value_len, const bool *target);
 /* Release every lock the client acquired and still holds, and forget them

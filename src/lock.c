@@ -122,12 +122,86 @@ static void lock_unregister(redlock_lock *lock)
 static void lock_destroy_unowned(redlock_lock *lock)
 {
     rl_watchdog_stop(lock);
+    rl_holders_unref(atomic_exchange(&lock->holders, NULL));
     if (lock->busy != NULL)
         lock->busy->lock = NULL; /* the operation completes without it */
     int fd = atomic_load(&lock->lost_fd);
     if (fd >= 0)
         close(fd);
     free(lock);
+}
+
+void rl_lock_set_holders(redlock_lock *lock, rl_holders *h)
+{
+    if (h != NULL)
+        rl_holders_ref(h);
+    rl_holders_unref(atomic_exchange(&lock->holders, h));
+}
+
+static unsigned count_masters(uint64_t masters)
+{
+    unsigned n = 0;
+    for (; masters != 0; masters &= masters - 1)
+        n++;
+    return n;
+}
+
+size_t rl_lock_doom_by_holders(redlock_client *client, uint64_t fast, unsigned quorum,
+                               void (*release)(redlock_lock *lock, void *arg), void *arg)
+{
+    size_t doomed = 0;
+    int64_t now = rl_now_us();
+    rl_link marked;
+    rl_list_init(&marked);
+    pthread_mutex_lock(&owners_mu);
+    for (rl_link *l = client->locks.next, *next; l != &client->locks; l = next) {
+        next = l->next;
+        redlock_lock *lock = rl_container_of(l, redlock_lock, link);
+        const rl_holders *h = atomic_load(&lock->holders);
+        if (atomic_load(&lock->phase) != RL_LOCK_ACTIVE || lock->clock_doomed || h == NULL ||
+            rl_lock_deadline(lock) <= now)
+            continue; /* not held, or no masters known to hold it */
+        if (count_masters(rl_holders_get(h) & ~fast) >= quorum)
+            continue;
+        doomed++;
+        if (lock->watchdog != NULL) {
+            /* Its lost callback runs outside the mutex, one at a time:
+             * marked and moved to the front, where it is found at once. */
+            lock->clock_doomed = true;
+            rl_list_remove(l);
+            rl_list_push_back(&marked, l);
+        } else {
+            rl_lock_mark_lost(lock);
+            release(lock, arg);
+        }
+    }
+    if (!rl_list_empty(&marked)) { /* splice marked in front of client->locks */
+        rl_link *first = marked.next;
+        rl_link *last = marked.prev;
+        last->next = client->locks.next;
+        client->locks.next->prev = last;
+        client->locks.next = first;
+        first->prev = &client->locks;
+    }
+    pthread_mutex_unlock(&owners_mu);
+    return doomed;
+}
+
+redlock_lock *rl_lock_take_doomed(redlock_client *client)
+{
+    redlock_lock *lock = NULL;
+    pthread_mutex_lock(&owners_mu);
+    if (!rl_list_empty(&client->locks)) {
+        redlock_lock *first = rl_container_of(client->locks.next, redlock_lock, link);
+        if (first->clock_doomed) {
+            first->clock_doomed = false;
+            rl_list_remove(&first->link);
+            rl_list_push_back(&client->locks, &first->link);
+            lock = first;
+        }
+    }
+    pthread_mutex_unlock(&owners_mu);
+    return lock;
 }
 
 void rl_lock_destroy(redlock_lock *lock)
@@ -282,8 +356,11 @@ int redlock_lock_lost_fd(redlock_lock *lock, int *fd_out)
 
 void rl_lock_start_hold(redlock_client *client, redlock_lock *lock)
 {
+    bool first = atomic_load(&client->stats.locks_held) == 0;
     rl_count(&client->stats.locks_held);
     atomic_store(&lock->held_by, &client->stats);
+    if (first) /* the masters' clocks are sampled faster from now on */
+        rl_clock_probes_on_hold(client);
 }
 
 /* The client's counters outlive the hold: a client being freed ends the

@@ -75,6 +75,7 @@
  * a context being torn down are recognised and ignored.
  */
 #include "batch.h"
+#include "clock_probe.h"
 #include "connect.h"
 #include "internal.h"
 #include "random.h"
@@ -109,6 +110,8 @@ static void master_on_deadline(struct ev_loop *loop, ev_timer *w, int revents);
 static void master_on_reconnect_timer(struct ev_loop *loop, ev_timer *w, int revents);
 static void master_on_stall_timer(struct ev_loop *loop, ev_timer *w, int revents);
 static void master_on_batch_timer(struct ev_loop *loop, ev_timer *w, int revents);
+static void master_count_sent(rl_master *m, int64_t now, size_t requests);
+static void master_on_probe_deleted(redisAsyncContext *ac, void *r, void *privdata);
 
 static rl_logger *master_log(rl_master *m)
 {
@@ -215,6 +218,7 @@ void rl_master_init(rl_master *m, redlock_client *client, const rl_node *node)
     m->window = (size_t)rl_client_setting(client, REDLOCK_MAX_IN_FLIGHT);
     m->deadline_timer.data = m->reconnect_timer.data = m->stall_timer.data = m;
     m->batch_timer.data = m;
+    rl_clock_probe_init(m);
 }
 
 void rl_master_start(rl_master *m)
@@ -261,6 +265,7 @@ static void master_close(rl_master *m)
         return;
     redlock_client *client = m->client;
     bool held = master_holds_client(m->state);
+    rl_clock_probe_on_lost(m);
     struct redisAsyncContext *ac = m->ac;
     m->ac = NULL;
     m->in_flight = 0;
@@ -269,6 +274,7 @@ static void master_close(rl_master *m)
         ac->data = NULL;
         redisAsyncFree(ac); /* requests still pending complete with no reply */
     }
+    rl_clock_probe_flush(m);
     master_fail_waiting(m);
     rl_send_queue_free(&m->queue);
     if (held)
@@ -337,6 +343,9 @@ static void master_send_queued(rl_master *m, bool all)
 static void master_finish(rl_master *m)
 {
     rl_master_state before = m->state;
+    /* The probe goes with the client: its DEL is awaited like the rest. */
+    if (rl_clock_probe_on_close(m, master_on_probe_deleted))
+        master_count_sent(m, rl_now_us(), 1);
     master_send_queued(m, true);
     if (m->state != before)
         return; /* closed by a failure meanwhile */
@@ -398,12 +407,14 @@ static void master_drop(rl_master *m, int outcome, const char *reason)
     m->ac = NULL;
     m->in_flight = 0;
     m->run_id[0] = '\0';
+    rl_clock_probe_on_lost(m);
     master_enter(m, RL_MASTER_IDLE);
     rl_log(master_log(m), level, "master %s: %s; retrying in %lld ms", m->node->name, m->failure,
            (long long)m->backoff_ms);
     if (ac != NULL)
         redisAsyncFree(ac); /* deferred by hiredis when inside its callback */
     master_schedule_reconnect(m);
+    rl_clock_probe_flush(m);
     master_fail_waiting(m);
     rl_client_unref(client);
 }
@@ -538,6 +549,8 @@ static bool master_send_handshake(rl_master *m)
         REDIS_OK)
         return false;
     m->handshake_left++;
+    /* Its clock probe, behind INFO (its run_id), readiness not waiting. */
+    rl_clock_probe_on_handshake(m);
     return true;
 }
 
@@ -671,6 +684,11 @@ static const char *master_take_reply(rl_master *m, const redisAsyncContext *ac, 
     return NULL;
 }
 
+static void master_on_probe_deleted(redisAsyncContext *ac, void *r, void *privdata)
+{
+    master_take_reply(privdata, ac, r, 1);
+}
+
 static void master_on_command_reply(redisAsyncContext *ac, void *r, void *privdata)
 {
     rl_slot *slot = privdata;
@@ -727,6 +745,7 @@ static bool master_send(rl_master *m, rl_slot *slot)
     rl_slot_on_sent(slot, now, now + m->command_timeout_us);
     rl_count(&m->stats.requests);
     master_count_sent(m, now, 1);
+    rl_clock_probe_after_send(m);
     return true;
 }
 
@@ -761,6 +780,7 @@ static bool master_send_batch(rl_master *m, const rl_script *script, rl_slot **s
         rl_count(&m->stats.requests);
     }
     master_count_sent(m, now, n);
+    rl_clock_probe_after_send(m);
     return true;
 }
 

@@ -25,6 +25,7 @@
 #ifndef REDLOCK_MASTER_H
 #define REDLOCK_MASTER_H
 
+#include "clock_probe.h"
 #include "config_internal.h"
 #include "list.h"
 #include "send_queue.h"
@@ -86,6 +87,7 @@ typedef struct rl_master {
     char failure[192];            /* why the master is not connected */
     char run_id[41];              /* the server's INFO run_id, "" when unknown */
     rl_master_counters stats;     /* for redlock_client_stats() */
+    rl_clock_probe probe;         /* what its clock is proven to do */
     ev_timer deadline_timer;      /* CONNECTING, FLUSHING, DRAINING: the state's deadline */
     ev_timer reconnect_timer;     /* IDLE: backoff before the next connect */
     ev_timer stall_timer;         /* READY: watches replies while in_flight > 0 */

@@ -41,13 +41,16 @@ rl_verdict rl_tally_verdict(const rl_tally *t)
 int rl_tally_failure_status(const rl_tally *t, int refused_status)
 {
     unsigned n = t->ok + t->refused + t->timeout + t->unsent + t->not_connected + t->auth_failed +
-                 t->error + t->pending;
+                 t->error + t->pending + t->clock;
     /* "No" only when the refusals alone rule a quorum out: even had every
      * other master said yes, there would be none. Fewer refusals, with
      * masters out of reach, decide nothing: that is "no quorum", which an
      * auto-extension retries, where "not ours" would give the lock up. */
     if (t->refused + t->quorum > n)
         return refused_status;
+    /* Enough said yes, but too few of them on masters with trusted clocks. */
+    if (t->clock > 0 && t->ok + t->clock >= t->quorum)
+        return REDLOCK_ECLOCK;
     /* A quorum said yes, too few of them with a counter. */
     if (t->need_fence && t->ok >= t->quorum)
         return REDLOCK_ENOFENCE;
@@ -92,6 +95,7 @@ void rl_round_unref(rl_round *round)
     }
     free(round->eval_cmd);
     free(round->owed);
+    rl_holders_unref(round->holders);
     redlock_client *client = round->client;
     free(round);
     rl_client_unref(client);
@@ -133,6 +137,14 @@ static void slot_describe(rl_slot *slot, int outcome, const char *detail, size_t
     }
 }
 
+/* Whether the round's OKs count only from masters whose clocks are not
+ * proven fast: those that set or extend a lock. */
+static bool round_counts_clock(const rl_round *round)
+{
+    return round->kind == RL_ROUND_ACQUIRE || round->kind == RL_ROUND_EXTEND ||
+           round->kind == RL_ROUND_FENCE;
+}
+
 /* Enter the slot's outcome in the tally, once. */
 static void slot_count(rl_slot *slot, int outcome, const char *detail, size_t detail_len)
 {
@@ -144,7 +156,18 @@ static void slot_count(rl_slot *slot, int outcome, const char *detail, size_t de
     slot_describe(slot, outcome, detail, detail_len);
     rl_stats_request_done(&slot->master->stats, outcome, slot->latency_us);
     t->pending--;
+    /* An acquire or extension done on a master proven fast does not count:
+     * that master may drop the key before the validity ends. */
+    if (outcome == REDLOCK_MASTER_OK && round_counts_clock(round) &&
+        rl_clock_probe_excludes(slot->master))
+        slot_describe(slot, outcome = REDLOCK_MASTER_CLOCK, "its clock is proven fast",
+                      strlen("its clock is proven fast"));
+    if (outcome == REDLOCK_MASTER_OK || outcome == REDLOCK_MASTER_CLOCK)
+        rl_holders_add(round->holders, (size_t)(slot - round->slots));
     switch (outcome) {
+    case REDLOCK_MASTER_CLOCK:
+        t->clock++;
+        break;
     case REDLOCK_MASTER_OK:
         t->ok++;
         if (t->need_fence && slot->counter >= 0)
@@ -268,7 +291,8 @@ bool rl_slot_may_have_acted(const rl_slot *slot)
     case RL_SLOT_DONE:
     case RL_SLOT_LATE:
         /* An error too: a script stopped by one keeps what it wrote. */
-        return slot->outcome == REDLOCK_MASTER_OK || slot->outcome == REDLOCK_MASTER_ERROR;
+        return slot->outcome == REDLOCK_MASTER_OK || slot->outcome == REDLOCK_MASTER_ERROR ||
+               slot->outcome == REDLOCK_MASTER_CLOCK;
     default:
         return false;
     }
@@ -396,6 +420,8 @@ static rl_round *round_start(redlock_client *client, rl_round_kind kind, const r
     round->script = cmd->script;
     round->urgent_by_us = cmd->urgent_by_us;
     round->lock_tag = cmd->lock_tag;
+    if (kind == RL_ROUND_ACQUIRE || kind == RL_ROUND_EXTEND)
+        round->holders = rl_holders_new(); /* NULL when out of memory: none known */
     round->refs = 1;
     round->cmd = (char *)&round->slots[n];
     round->cmd_len = cmd_len;
@@ -552,6 +578,8 @@ static void slot_notice_unfenced(const rl_slot *slot, int outcome)
 static void slot_record_late(rl_slot *slot, int outcome, const char *detail, size_t detail_len)
 {
     const redlock_client *client = slot->round->client;
+    if (outcome == REDLOCK_MASTER_OK) /* it holds the keys all the same */
+        rl_holders_add(slot->round->holders, (size_t)(slot - slot->round->slots));
     rl_stats_late_reply(&slot->master->stats, slot->latency_us);
     rl_log(&client->log, REDLOCK_LOG_DEBUG, "master %s: late reply after %s: %s",
            slot->master->node->name, redlock_master_outcome_name(slot->outcome),
@@ -588,12 +616,37 @@ void rl_slot_on_reply(rl_slot *slot, const redisReply *reply, const char *lost_r
         if (slot->counted)
             final = RL_SLOT_LATE;
         slot_notice_unfenced(slot, outcome);
+        if (final == RL_SLOT_DONE && outcome == REDLOCK_MASTER_OK && round_counts_clock(round) &&
+            rl_clock_probe_await(slot->master, &slot->link, slot->sent_us)) {
+            slot_describe(slot, outcome, detail, detail_len);
+            slot->awaiting_clock = true;
+            return; /* counted by rl_slot_on_clock_checked() */
+        }
     }
     round_ref(round);
     if (final == RL_SLOT_LATE)
         slot_record_late(slot, outcome, detail, detail_len);
     else
         slot_count(slot, outcome, detail, detail_len); /* lost after its deadline: stays TIMEOUT */
+    slot_finish(slot, final);
+    round_evaluate(round);
+    rl_round_unref(round);
+}
+
+void rl_slot_on_clock_checked(rl_slot *slot)
+{
+    rl_round *round = slot->round;
+    slot->awaiting_clock = false;
+    char *detail = slot->detail; /* slot_count() replaces it */
+    slot->detail = NULL;
+    size_t detail_len = detail != NULL ? strlen(detail) : 0;
+    rl_slot_state final = slot->counted ? RL_SLOT_LATE : RL_SLOT_DONE;
+    round_ref(round);
+    if (final == RL_SLOT_LATE)
+        slot_record_late(slot, REDLOCK_MASTER_OK, detail, detail_len);
+    else
+        slot_count(slot, REDLOCK_MASTER_OK, detail, detail_len);
+    free(detail);
     slot_finish(slot, final);
     round_evaluate(round);
     rl_round_unref(round);

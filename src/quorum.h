@@ -15,6 +15,11 @@
  *      |         |
  *      +---------+--withdrawn, or the master failed--> DONE
  *
+ * An acquire's or extension's OK with a clock sample behind it on the same
+ * connection (clock_probe.h) stays SENT, awaiting_clock, until that
+ * sample's reply is in (or the connection is gone): then it is counted
+ * with the master's clock verdict as of its own round, not an older one.
+ *
  * WAITING is the wait for a connection's handshake, in order; QUEUED the
  * wait for room in the window of requests in flight to a ready master
  * (master.h), by priority (send_queue.h), or an extension's moment there
@@ -76,6 +81,7 @@ typedef struct rl_tally {
     unsigned auth_failed;
     unsigned error;         /* error replies */
     unsigned pending;       /* asked, not counted yet */
+    unsigned clock;         /* did it on a master whose clock is proven fast */
     /* A fenced acquire's round 1 (docs/fencing.md) is decided by the OK
      * replies that carry a counter: a quorum of them, or too few left. */
     bool need_fence;
@@ -136,6 +142,8 @@ typedef struct rl_slot {
     int64_t queued_us;      /* QUEUED: when it began to wait for room */
     rl_slot_state state;
     bool counted;           /* in the tally (outcome may be a later, LATE reply) */
+    bool awaiting_clock;    /* SENT, answered OK: waits for the clock sample
+                               behind it (link in the probe's list) */
     bool use_eval;          /* NOSCRIPT seen: resend with EVAL */
     int outcome;            /* redlock_master_outcome, once counted; LATE: the reply */
     int64_t deadline_us;
@@ -182,6 +190,8 @@ struct rl_round {
     char *eval_cmd;         /* EVAL form, built on the first NOSCRIPT */
     size_t eval_len;
     rl_owed_release *owed;  /* a release's: owed to masters it cannot reach, or NULL */
+    struct rl_holders *holders; /* an acquire's or extension's: the masters that said OK,
+                                   late ones too (holders.h); NULL otherwise */
     size_t n;
     rl_slot slots[];
 };
@@ -225,6 +235,9 @@ bool rl_slot_may_have_acted(const rl_slot *slot);
 /* Called by master.c: a reply (NULL when the connection was lost, with
  * lost_reason) for a SENT slot. */
 void rl_slot_on_reply(rl_slot *slot, const struct redisReply *reply, const char *lost_reason);
+/* Called by clock_probe.c: the clock sample an awaiting_clock slot waited
+ * for is in, or its connection is gone. */
+void rl_slot_on_clock_checked(rl_slot *slot);
 /* Called by master.c: a WAITING or QUEUED slot failed before it could be
  * sent. */
 void rl_slot_on_failure(rl_slot *slot, int outcome, const char *detail);

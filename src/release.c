@@ -130,6 +130,13 @@ static void log_unsent(redlock_client *client, unsigned unsent)
            unsent == 1 ? "" : "s", unsent == 1 ? "its" : "their");
 }
 
+void rl_release_lost(redlock_client *client, const redlock_lock *lock, unsigned *unsent)
+{
+    if (!release_send(client, &lock->keys, lock->value, lock->value_len,
+                      lock->fencing_token != 0, NULL))
+        (*unsent)++;
+}
+
 void rl_release_unattended(redlock_client *client, const rl_keys *keys, const char *value,
                            size_t value_len, const bool *target)
 {

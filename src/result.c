@@ -89,6 +89,8 @@ void rl_result_view(redlock_result *out, redlock_master_result *masters,
                                      .outcome = REDLOCK_MASTER_PENDING,
                                      .latency_us = -1,
                                      .pttl_ms = -2};
+        rl_clock_probe_report(&client->masters[i], &m->clock_state, &m->clock_slow,
+                              &m->clock_rate_lo, &m->clock_rate_hi);
         if (round != NULL && round->slots[i].counted) {
             const rl_slot *slot = &round->slots[i];
             m->outcome = slot->outcome;

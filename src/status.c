@@ -45,6 +45,18 @@ const char *redlock_master_outcome_name(int outcome)
     return "unknown";
 }
 
+const char *redlock_clock_state_name(int state)
+{
+    switch (state) {
+#define RL_CLOCK_STATE_NAME_(name, value, text)                                                    \
+    case REDLOCK_CLOCK_##name:                                                                     \
+        return text;
+        REDLOCK_CLOCK_STATE_MAP(RL_CLOCK_STATE_NAME_)
+#undef RL_CLOCK_STATE_NAME_
+    }
+    return "invalid";
+}
+
 const char *redlock_lock_state_name(int state)
 {
     switch (state) {

@@ -233,6 +233,12 @@ static void watchdog_lost(rl_watchdog *wd, int status)
         on_lost(status, lock, arg);
 }
 
+void rl_watchdog_lose(redlock_lock *lock, int status)
+{
+    if (lock->watchdog != NULL)
+        watchdog_lost(lock->watchdog, status);
+}
+
 /* The guard fired, but the lock was extended meanwhile (on another
  * client's loop: not heard otherwise): the guard follows the new deadline,
  * and a watchdog left with no tick (no retry before the old guard) gets its

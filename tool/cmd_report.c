@@ -34,6 +34,17 @@ static const redlock_stats *client_stats(const cli *c)
     return redlock_client_stats(c->client, &stats) == REDLOCK_OK ? &stats : NULL;
 }
 
+/* The master's clock, when something was proven of it. */
+static void print_clock(const redlock_master_result *m)
+{
+    if (m->clock_state == REDLOCK_CLOCK_FAST && m->clock_rate_lo > 0)
+        printf("  clock fast (rate >= %.2f): not counted", m->clock_rate_lo);
+    else if (m->clock_state == REDLOCK_CLOCK_FAST)
+        printf("  clock fast (its probe vanished): not counted");
+    else if (m->clock_slow)
+        printf("  clock slow");
+}
+
 static void print_status_text(const redlock_result *r)
 {
     for (unsigned i = 0; i < r->master_count; i++) {
@@ -42,9 +53,13 @@ static void print_status_text(const redlock_result *r)
         if (!reachable(m)) {
             print_problem(m);
         } else if (m->pttl_ms == CLI_PTTL_MIXED) {
-            printf("mixed  (not all held by one value)\n");
+            printf("mixed  (not all held by one value)");
+            print_clock(m);
+            printf("\n");
         } else if (m->value == NULL) {
-            printf("free\n");
+            printf("free");
+            print_clock(m);
+            printf("\n");
         } else {
             printf("held  ");
             text_bytes(stdout, m->value, m->value_len);
@@ -54,6 +69,7 @@ static void print_status_text(const redlock_result *r)
                 printf("  no expiry");
             if (m->fencing_token != 0)
                 printf("  token %llu", (unsigned long long)m->fencing_token);
+            print_clock(m);
             printf("\n");
         }
     }

@@ -47,6 +47,7 @@ int cli_exit_for(int status, const redlock_result *r)
     case REDLOCK_EREPLY:
     case REDLOCK_ENOFENCE:
     case REDLOCK_EOVERLOAD:
+    case REDLOCK_ECLOCK:
         return unavailable_exit(status, r);
     case REDLOCK_EINVAL:
         return EX_USAGE;

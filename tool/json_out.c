@@ -100,6 +100,15 @@ static json_t *master_error(const redlock_master_result *m)
     return text_or_null(m->detail ? m->detail : redlock_master_outcome_name(m->outcome));
 }
 
+/* What the client has proven of a master's clock (docs/safety.md). */
+static json_t *master_clock(const redlock_master_result *m)
+{
+    json_t *rate_max = m->clock_rate_hi >= 0 ? json_real(m->clock_rate_hi) : json_null();
+    json_t *rate_min = m->clock_rate_lo > 0 ? json_real(m->clock_rate_lo) : json_null();
+    return json_pack("{s:s, s:b, s:o, s:o}", "state", redlock_clock_state_name(m->clock_state),
+                     "slow", m->clock_slow, "rate_min", rate_min, "rate_max", rate_max);
+}
+
 /* The counts and per-master outcomes of a lock operation's result. */
 static void set_outcomes(json_t *obj, const redlock_result *r)
 {
@@ -262,6 +271,7 @@ char *cli_json_status(const cli_resources *set, int status, const redlock_result
         json_object_set_new(o, "fencing_token",
                             number_or_null(m->fencing_token != 0, (json_int_t)m->fencing_token));
         json_object_set_new(o, "error", master_error(m));
+        json_object_set_new(o, "clock", master_clock(m));
         set_stats(o, stats, i);
         json_array_append_new(masters, o);
     }
@@ -282,6 +292,7 @@ char *cli_json_ping(int status, const redlock_result *r, const redlock_stats *st
                               reachable(m), "latency_us",
                               number_or_null(m->latency_us >= 0, m->latency_us), "error",
                               master_error(m));
+        json_object_set_new(o, "clock", master_clock(m));
         set_stats(o, stats, i);
         json_array_append_new(masters, o);
     }

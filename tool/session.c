@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int cli_connect(cli *c)
 {
@@ -65,14 +66,55 @@ int cli_release(cli *c, redlock_lock *lock, redlock_result **result)
     return blocking_release(&ctx, lock, result);
 }
 
+static int64_t monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t setting(const cli *c, redlock_setting key)
+{
+    int64_t value = 0;
+    redlock_config_get(c->cfg, key, &value);
+    return value;
+}
+
+static void on_pause(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)w, (void)revents;
+    ev_break(loop, EVBREAK_ONE);
+}
+
+/* status and ping show what each master's clock was proven to do. A new
+ * process has checked nothing yet: run the loop until the clocks are
+ * checked as an acquire's are (the library bounds that wait; the deadline
+ * here only guards the loop). */
+static void clocks_settle(cli *c)
+{
+    int64_t deadline = monotonic_ms() + setting(c, REDLOCK_CONNECT_TIMEOUT_MS) +
+                       setting(c, REDLOCK_CLOCK_WARMUP_MS) + 100;
+    bool checked = false;
+    while (redlock_client_clocks_checked(c->client, &checked) == REDLOCK_OK && !checked &&
+           monotonic_ms() < deadline) {
+        ev_timer pause;
+        ev_timer_init(&pause, on_pause, 0.005, 0.);
+        ev_timer_start(c->loop, &pause);
+        ev_run(c->loop, 0);
+        ev_timer_stop(c->loop, &pause);
+    }
+}
+
 int cli_inspect(cli *c, const cli_resources *set, redlock_result **result)
 {
+    clocks_settle(c);
     blocking_ctx ctx = ctx_of(c);
     return blocking_inspect_many(&ctx, names_of(set), set->lens, set->count, result);
 }
 
 int cli_ping(cli *c, redlock_result **result)
 {
+    clocks_settle(c);
     blocking_ctx ctx = ctx_of(c);
     return blocking_ping(&ctx, result);
 }

@@ -108,7 +108,8 @@ extern "C" {
     X(ENOTSUP, -13, "not supported by this build of the library")                \
     X(EMAXHOLD, -14, "held for max_hold_ms: auto-extension stopped")            \
     X(ENOFENCE, -15, "too few masters have a fencing counter in use")       \
-    X(EOVERLOAD, -16, "the masters are behind: the requests waited too long to be sent")
+    X(EOVERLOAD, -16, "the masters are behind: the requests waited too long to be sent") \
+    X(ECLOCK, -17, "too few masters with trustworthy clocks")
 
 typedef enum redlock_status {
 #define REDLOCK_STATUS_ENUM_(name, value, msg) REDLOCK_##name = (value),
@@ -177,7 +178,21 @@ typedef struct redlock_config redlock_config;
                                                            taken; released at once */ \
     X(FENCING, "fencing", 0, 1, 0) /* acquires hand out fencing tokens: docs/fencing.md */ \
     X(MAX_IN_FLIGHT, "max_in_flight", 1, 65536, 256) /* requests sent and unanswered per \
-                                                        master; the rest wait their turn */
+                                                        master; the rest wait their turn */ \
+    X(CLOCK_CHECK, "clock_check", 0, 2, 2) /* masters' expiry clocks: REDLOCK_CLOCK_CHECK_* \
+                                              (docs/safety.md) */                          \
+    X(CLOCK_WARMUP_MS, "clock_warmup_ms", 0, 60000, 20) /* the first acquire waits until \
+                                                           every master was checked this long */ \
+    X(CLOCK_PROBE_MS, "clock_probe_ms", 0, 3600000, 0) /* a master's clock is sampled at least \
+                                                          this often while locks are held; \
+                                                          0: ttl_ms / 10 */                 \
+    X(CLOCK_QUARANTINE_MS, "clock_quarantine_ms", 1, 86400000, 60000) /* a master proven \
+                                                        fast is left out this long */
+
+/* The values of REDLOCK_CLOCK_CHECK (YAML: off, warn, enforce). */
+#define REDLOCK_CLOCK_CHECK_OFF 0     /* no probes, no verdicts */
+#define REDLOCK_CLOCK_CHECK_WARN 1    /* verdicts logged and reported, every OK counted */
+#define REDLOCK_CLOCK_CHECK_ENFORCE 2 /* OKs from masters proven fast are not counted */
 
 typedef enum redlock_setting {
 #define REDLOCK_SETTING_ENUM_(name, key, min, max, def) REDLOCK_##name,
@@ -333,7 +348,8 @@ REDLOCK_API bool redlock_url_mask_password(char *url);
     X(NOT_CONNECTED, 4, "not-connected") /* no connection, lost before the reply, or too many waiting */ \
     X(AUTH_FAILED, 5, "auth-failed") /* the master refused our credentials */ \
     X(ERROR, 6, "error")          /* an error reply; detail has its text */ \
-    X(PENDING, 7, "pending")      /* no reply yet when the outcome was decided */
+    X(PENDING, 7, "pending")      /* no reply yet when the outcome was decided */ \
+    X(CLOCK, 8, "clock-excluded") /* did it, but its clock is proven fast: not counted */
 
 typedef enum redlock_master_outcome {
 #define REDLOCK_MASTER_OUTCOME_ENUM_(name, value, text) REDLOCK_MASTER_##name = (value),
@@ -344,6 +360,24 @@ typedef enum redlock_master_outcome {
 /* The outcome's name from REDLOCK_MASTER_OUTCOME_MAP, e.g. "not-connected";
  * "unknown" otherwise. */
 REDLOCK_API const char *redlock_master_outcome_name(int outcome);
+
+/* What this client has proven of a master's expiry clock (docs/safety.md):
+ * X(NAME, value, name), giving REDLOCK_CLOCK_NAME and its
+ * redlock_clock_state_name(). */
+#define REDLOCK_CLOCK_STATE_MAP(X)                                              \
+    X(OFF, 0, "off")           /* not checked (clock_check off, or no probe) */ \
+    X(CHECKING, 1, "checking") /* too few samples yet for a verdict */        \
+    X(TRUSTED, 2, "trusted")   /* nothing proven against it */                \
+    X(FAST, 3, "fast")         /* proven fast: its OKs are not counted */
+
+enum redlock_clock_state {
+#define REDLOCK_CLOCK_STATE_ENUM_(name, value, text) REDLOCK_CLOCK_##name = (value),
+    REDLOCK_CLOCK_STATE_MAP(REDLOCK_CLOCK_STATE_ENUM_)
+#undef REDLOCK_CLOCK_STATE_ENUM_
+};
+
+/* The state's name from REDLOCK_CLOCK_STATE_MAP; "invalid" otherwise. */
+REDLOCK_API const char *redlock_clock_state_name(int state);
 
 typedef struct redlock_master_result {
     const char *name;   /* the node's name, as redlock_config_node_name() */
@@ -364,6 +398,15 @@ typedef struct redlock_master_result {
     /* Inspect only: the fencing token of the lock there, when it was
      * acquired with one (and, several resources, all keys agree); else 0. */
     uint64_t fencing_token;
+    /* Its expiry clock as this client has checked it, when the result was
+     * made: a redlock_clock_state; slow when proven slower than ours (its
+     * keys live longer: reported only); and the bounds its samples prove
+     * on its rate to ours, rate_hi < 0 when there is no upper bound yet
+     * (both 0 and -1 with no samples). FAST: rate_lo is the rate its proof
+     * showed (0 when its probe vanished), rate_hi -1. */
+    int clock_state;
+    bool clock_slow;
+    double clock_rate_lo, clock_rate_hi;
 } redlock_master_result;
 
 /*
@@ -530,6 +573,18 @@ REDLOCK_API int redlock_client_new(redlock_client **out, const redlock_config *c
  * returns before destroying it. NULL is allowed.
  */
 REDLOCK_API void redlock_client_free(redlock_client *client);
+
+/*
+ * Whether the masters' clocks are checked as far as a client's first
+ * acquire waits for them (docs/safety.md, "Masters' clocks"): every
+ * connected master's clock trusted or proven fast, with clock_warmup_ms of
+ * samples; a master still connecting is not waited for once the checked
+ * ones make a quorum; never longer than connect_timeout_ms and
+ * clock_warmup_ms from the client's creation; at once with clock_check
+ * off or clock_warmup_ms 0. A status tool waits for it (running the loop)
+ * before it reports masters' clocks. Loop thread. REDLOCK_EINVAL for NULL.
+ */
+REDLOCK_API int redlock_client_clocks_checked(const redlock_client *client, bool *checked);
 
 /* status REDLOCK_OK: lock is a new handle the callback owns (free it with
  * redlock_lock_free()). Otherwise lock is NULL. */

@@ -10,7 +10,10 @@
  * lock. Every client logs the start and end of its critical sections; the
  * checker then replays the log and fails the run on any overlap.
  *
- *   redlock-failover [--seconds N] [--seed S] [--unsafe] [--json]
+ *   redlock-failover [--seconds N] [--seed S] [--unsafe] [--fast-clocks] [--json]
+ *                      --fast-clocks: masters 0 and 1 on wall clocks three
+ *                      times fast (their keys lapse early): the clients'
+ *                      clock check must keep the lock exclusive
  *   redlock-failover --config FILE [--seconds N] [--log-dir DIR]
  *                      external masters, no faults of its own: the compose
  *                      drill (faults from outside) or a drill by hand
@@ -56,6 +59,7 @@ typedef struct options {
     uint64_t seed;
     bool seed_given;
     bool unsafe;
+    bool fast_clocks;
     bool json;
     const char *config; /* external masters */
     const char *log;    /* where to keep the event log; NULL: temporary */
@@ -73,7 +77,8 @@ static void on_interrupt(int sig)
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: redlock-failover [--seconds N] [--seed S] [--unsafe] [--json] [--log FILE]\n"
+            "usage: redlock-failover [--seconds N] [--seed S] [--unsafe] [--fast-clocks] [--json]\n"
+            "                        [--log FILE]\n"
             "       redlock-failover --config FILE [--seconds N] [--log FILE | --log-dir DIR]\n"
             "       redlock-failover --check [--unsafe] [--json] LOG...\n"
             "       redlock-failover --mark LOG EVENT [ARG...]\n");
@@ -97,6 +102,8 @@ static int parse_options(int argc, char **argv, options *o)
             o->log_dir = v, i++;
         } else if (strcmp(a, "--unsafe") == 0) {
             o->unsafe = true;
+        } else if (strcmp(a, "--fast-clocks") == 0) {
+            o->fast_clocks = true;
         } else if (strcmp(a, "--json") == 0) {
             o->json = true;
         } else {
@@ -301,10 +308,15 @@ static uint64_t fresh_seed(void)
 
 /* Five masters. In safe mode masters 3 and 4 get AOF (appendfsync always)
  * and may restart at once; 0..2 have none and restart only after the
- * longest TTL. In unsafe mode none has persistence. */
-static fleet *start_masters(bool unsafe, bool *aof)
+ * longest TTL. In unsafe mode none has persistence. fast: masters 0 and 1
+ * run on wall clocks three times fast, restarts included. */
+static fleet *start_masters(bool unsafe, const bool *fast, bool *aof)
 {
-    fleet *f = fleet_start(MASTERS, NULL);
+    const char *clocks[MASTERS];
+    for (size_t i = 0; i < MASTERS; i++)
+        clocks[i] = fast[i] ? "+0 x3" : "+0";
+    fleet_options opts = {.faketime = clocks};
+    fleet *f = fleet_start(MASTERS, fast[0] ? &opts : NULL);
     if (f == NULL)
         return NULL;
     for (size_t i = 0; i < MASTERS; i++) {
@@ -438,6 +450,7 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
 
     bool aof[MASTERS] = {false};
+    bool fast[MASTERS] = {o.fast_clocks, o.fast_clocks};
     fleet *f = NULL;
     world w = {.config = o.config};
     char log_path[PATH_MAX];
@@ -448,7 +461,7 @@ int main(int argc, char **argv)
                "%ld s\n",
                o.unsafe ? "UNSAFE" : "safe", (unsigned long long)o.seed,
                (unsigned long long)o.seed, o.seconds);
-        if ((f = start_masters(o.unsafe, aof)) == NULL || (w.config = write_config(f)) == NULL ||
+        if ((f = start_masters(o.unsafe, fast, aof)) == NULL || (w.config = write_config(f)) == NULL ||
             !init_fencing(w.config)) {
             fprintf(stderr, "failover: cannot start the masters\n");
             fleet_stop(f);
@@ -457,6 +470,9 @@ int main(int argc, char **argv)
         printf("failover: masters 0-2 without persistence (%s), 3-4 %s\n",
                o.unsafe ? "restarted at once: UNSAFE" : "restarted after the longest TTL",
                o.unsafe ? "without persistence too" : "with AOF always (restarted at once)");
+        if (o.fast_clocks)
+            printf("failover: masters 0 and 1 on wall clocks three times fast: only 2-4 count, "
+                   "liveness is checked while all three are up\n");
     }
     if (o.log != NULL)
         snprintf(log_path, sizeof(log_path), "%s", o.log);
@@ -486,7 +502,7 @@ int main(int argc, char **argv)
     int64_t end_ns = o.seconds ? tc_now_ns() + (int64_t)o.seconds * 1000000000 : 0;
     if (f != NULL) {
         injector inj;
-        injector_init(&inj, f, w.log, o.seed, o.unsafe, aof,
+        injector_init(&inj, f, w.log, o.seed, o.unsafe, aof, fast,
                       RUN_TTL_MS > LIB_TTL_MS ? RUN_TTL_MS : LIB_TTL_MS);
         run_loop(&w, f, &inj, end_ns);
         flog_write(w.log, "Z %lld", (long long)tc_now_ns());

@@ -25,7 +25,8 @@
  *                               compose drill also term (SIGTERM, back at
  *                               once), pause, unpause, partition (cut off
  *                               the network), heal
- *   U t count                   masters available (running, not stopped)
+ *   U t count                   masters available (running, not stopped;
+ *                               clocks true: --fast-clocks)
  *   Z t                         the measured period ends (clients are
  *                               being stopped; the first Z of all logs)
  */

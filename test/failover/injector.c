@@ -34,23 +34,31 @@ unsigned injector_available(const injector *inj)
     return up;
 }
 
+unsigned injector_counted(const injector *inj)
+{
+    unsigned up = 0;
+    for (size_t i = 0; i < inj->n; i++)
+        up += !inj->masters[i].down && !inj->masters[i].paused && !inj->fast[i];
+    return up;
+}
+
 static void log_fault(injector *inj, const char *kind, size_t master)
 {
     int64_t now = tc_now_ns();
     flog_write(inj->log, "F %lld %s %zu", (long long)now, kind, master);
-    flog_write(inj->log, "U %lld %u", (long long)now, injector_available(inj));
+    flog_write(inj->log, "U %lld %u", (long long)now, injector_counted(inj));
 }
 
 void injector_init(injector *inj, fleet *f, int log, uint64_t seed, bool unsafe,
-                   const bool *aof, int64_t longest_ttl_ms)
+                   const bool *aof, const bool *fast, int64_t longest_ttl_ms)
 {
     *inj = (injector){.fleet = f, .log = log, .rng = seed, .unsafe = unsafe, .aof = aof,
-                      .n = fleet_size(f)};
+                      .fast = fast, .n = fleet_size(f)};
     /* "Longest TTL" plus the drift allowance and a margin for slow
      * machines: every key the master forgot would have expired by then. */
     inj->delayed_restart_ns = (longest_ttl_ms + longest_ttl_ms / 50 + 500) * 1000000;
     inj->next_fault_ns = tc_now_ns() + FAULT_GAP_MAX_MS * 1000000LL;
-    flog_write(log, "U %lld %u", (long long)tc_now_ns(), injector_available(inj));
+    flog_write(log, "U %lld %u", (long long)tc_now_ns(), injector_counted(inj));
 }
 
 /* A master that is up, chosen at random, or -1. */

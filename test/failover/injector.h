@@ -37,11 +37,12 @@ typedef struct injector {
     int64_t next_fault_ns;
     size_t n;
     const bool *aof;            /* which masters have AOF */
+    const bool *fast;           /* which masters' clocks run fast (never counted) */
     injector_master masters[FLEET_MAX_SERVERS];
 } injector;
 
 void injector_init(injector *inj, fleet *f, int log, uint64_t seed, bool unsafe,
-                   const bool *aof, int64_t longest_ttl_ms);
+                   const bool *aof, const bool *fast, int64_t longest_ttl_ms);
 /* Bring back what is due and perhaps inject a new fault. holder is a
  * client process holding the lock now (0: none known), a candidate for
  * kill -9. Returns the pid of a client it killed, or 0. */
@@ -50,5 +51,8 @@ pid_t injector_tick(injector *inj, int64_t now_ns, pid_t holder);
 void injector_heal(injector *inj);
 /* Masters running and not stopped. */
 unsigned injector_available(const injector *inj);
+/* Of those, the ones whose clocks are true: what a quorum can be made of
+ * (the log's U lines, for the liveness check). */
+unsigned injector_counted(const injector *inj);
 
 #endif

@@ -31,6 +31,7 @@
 typedef struct fake_client {
     int fd;              /* -1: free */
     redisReader *reader; /* requests, parsed as RESP */
+    bool muted;           /* a request left unanswered: nothing after it is */
 } fake_client;
 
 struct fake_master {
@@ -94,11 +95,23 @@ static bool arg_is(const redisReply *cmd, size_t i, const char *word)
            strncasecmp(cmd->element[i]->str, word, cmd->element[i]->len) == 0;
 }
 
-/* The commands of the library's connection handshake. */
+/* A command on the client's clock probe (its key redlock:clock:...). */
+static bool is_probe(const redisReply *cmd)
+{
+    static const char prefix[] = "redlock:clock:";
+    return cmd->elements > 1 && cmd->element[1]->type == REDIS_REPLY_STRING &&
+           cmd->element[1]->len > sizeof(prefix) - 1 &&
+           memcmp(cmd->element[1]->str, prefix, sizeof(prefix) - 1) == 0;
+}
+
+/* The commands of the library's connection handshake, and of its clock
+ * probe, which are answered as Redis would whatever the mode (but in
+ * order: never past a request the mode leaves unanswered). */
 static bool is_handshake(const redisReply *cmd)
 {
     return arg_is(cmd, 0, "AUTH") || arg_is(cmd, 0, "SELECT") ||
-           (arg_is(cmd, 0, "SCRIPT") && arg_is(cmd, 1, "LOAD")) || arg_is(cmd, 0, "INFO");
+           (arg_is(cmd, 0, "SCRIPT") && arg_is(cmd, 1, "LOAD")) || arg_is(cmd, 0, "INFO") ||
+           is_probe(cmd);
 }
 
 /* Answer a handshake command as Redis would. */
@@ -124,7 +137,15 @@ static void answer_handshake(const fake_master *fm, int fd, const redisReply *cm
         send_text(fd, "-ERR this fake knows only the library's scripts\r\n");
         return;
     }
-    send_text(fd, "+OK\r\n"); /* AUTH, SELECT */
+    if (arg_is(cmd, 0, "PTTL")) { /* the probe, set at PX 600000 a moment ago */
+        send_text(fd, ":599999\r\n");
+        return;
+    }
+    if (arg_is(cmd, 0, "DEL")) {
+        send_text(fd, ":1\r\n");
+        return;
+    }
+    send_text(fd, "+OK\r\n"); /* AUTH, SELECT, the probe's SET */
 }
 
 static void close_client(fake_client *c)
@@ -145,6 +166,8 @@ static bool answer(fake_master *fm, fake_client *c, const redisReply *cmd)
         return false; /* not a request as clients send them */
     if (!is_handshake(cmd))
         atomic_fetch_add(&fm->requests, 1);
+    else if (c->muted)
+        return true; /* replies go in order: none past one left out */
     switch (fm->mode) {
     case FAKE_MASTER_ERROR:
         send_text(c->fd, fm->error_reply);
@@ -163,14 +186,18 @@ static bool answer(fake_master *fm, fake_client *c, const redisReply *cmd)
         send_text(c->fd, "$10\r\nhalf");
         return false;
     case FAKE_MASTER_HUGE_ARRAY:
-        if (is_handshake(cmd))
+        if (is_handshake(cmd)) {
             answer_handshake(fm, c->fd, cmd);
-        else
+        } else {
             send_text(c->fd, "*" FAKE_MASTER_HUGE_ELEMENTS "\r\n");
+            c->muted = true;
+        }
         return true;
     case FAKE_MASTER_SILENT_AFTER_HANDSHAKE:
         if (is_handshake(cmd))
             answer_handshake(fm, c->fd, cmd);
+        else
+            c->muted = true;
         return true;
     default:
         return true;
@@ -230,6 +257,7 @@ static void accept_client(fake_master *fm)
         return;
     }
     c->fd = fd;
+    c->muted = false;
     if (fm->mode == FAKE_MASTER_GARBAGE)
         send_garbage(fd); /* at once, as a server with a banner would */
 }

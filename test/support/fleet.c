@@ -56,6 +56,7 @@ typedef struct fleet_server {
                        the log opens */
     char *socket_path; /* its --unixsocket, or NULL */
     char *faketime_path; /* its fake clock's spec file, or NULL: the real one */
+    double started_ms;   /* when it was last launched (tc_now_ms) */
 } fleet_server;
 
 struct fleet {
@@ -515,7 +516,7 @@ static char **faketime_env(const fleet_server *s)
     char *own[4] = {
         str_printf("LD_PRELOAD=%s:%s", FLEET_FAKETIME_SHIM, FLEET_LIBFAKETIME),
         str_printf("FAKETIME_TIMESTAMP_FILE=%s", s->faketime_path),
-        str_printf("FAKETIME_CACHE_DURATION=1"),
+        str_printf("FAKETIME_NO_CACHE=1"),
         str_printf("FAKETIME_DONT_FAKE_MONOTONIC=1"),
     };
     bool ok = true;
@@ -631,6 +632,7 @@ static int spawn_server(fleet *f, fleet_server *s, int replica_of_port)
     }
     setpgid(pid, pid); /* as the child does: whichever runs first wins */
     s->pid = pid;
+    s->started_ms = tc_now_ms();
     s->paused = 0;
     return 0;
 }
@@ -980,6 +982,18 @@ int fleet_set_faketime(fleet *f, size_t i, const char *spec)
         return -1;
     }
     return write_faketime(s, spec);
+}
+
+int fleet_set_clock_rate(fleet *f, size_t i, double rate)
+{
+    fleet_server *s = server_for(f, i, "set the clock rate of");
+    if (s == NULL || s->pid == 0)
+        return -1;
+    /* The offset takes back what the rate adds for the time already run. */
+    double run_s = (tc_now_ms() - s->started_ms) / 1000.0;
+    char spec[64];
+    snprintf(spec, sizeof(spec), "%+.3f x%g", -(rate - 1.0) * run_s, rate);
+    return fleet_set_faketime(f, i, spec);
 }
 
 /* Create DIR/i with its log paths and reserve a port for server i. */

@@ -104,11 +104,12 @@ typedef struct fleet_options {
  * that its jemalloc does not hang it at start (faketime_shim.c). Only its
  * wall clock is fake (FAKETIME_DONT_FAKE_MONOTONIC): what Redis expires
  * keys by. The spec is libfaketime's, kept in a file of the server's
- * directory that it reads again every second (FAKETIME_CACHE_DURATION=1):
- * "+0" the real time, "+0 x3" three times as fast (from the server's
- * start), "+5" five seconds ahead. fleet_set_faketime() rewrites it: a
- * step, or a new rate (which counts from the server's start, so it jumps
- * too). A restart keeps the current spec. libfaketime keeps a shared
+ * directory that it reads at every call (FAKETIME_NO_CACHE=1), so a change
+ * takes effect at once: "+0" the real time, "+0 x3" three times as fast
+ * (from the server's start), "+5" five seconds ahead. fleet_set_faketime()
+ * rewrites it: a step, or a new rate (which counts from the server's
+ * start, so it jumps too); fleet_set_clock_rate() changes the rate from
+ * now on with no step. A restart keeps the current spec. libfaketime keeps a shared
  * memory segment and a semaphore per process in /dev/shm, which a SIGKILL
  * leaves behind: the fleet removes them when it kills a server (not when
  * the test process itself dies: then the janitor removes only the
@@ -184,9 +185,14 @@ int fleet_kill(fleet *f, size_t i);
  * the server is left not running. */
 int fleet_restart(fleet *f, size_t i);
 /* Set server i's fake wall clock to spec (see "Fake clocks"); it takes
- * effect within a second. -1 with a message when server i was started
+ * effect at once. -1 with a message when server i was started
  * with the real clock, or the file cannot be written. */
 int fleet_set_faketime(fleet *f, size_t i, const char *spec);
+/* Make server i's fake clock, true since its launch, run at rate times
+ * ours from now on with no step (to within the few ms between its launch
+ * and libfaketime's start, times rate - 1): "-OFFSET xRATE", OFFSET the
+ * time it has run times rate - 1, since a rate counts from the launch. */
+int fleet_set_clock_rate(fleet *f, size_t i, double rate);
 
 /* Persistence of server i from its next (re)start on: 1 for AOF with
  * appendfsync always (a restart reloads its data), 0 for none (a restart

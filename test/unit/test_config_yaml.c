@@ -415,7 +415,8 @@ Test(config_yaml, unknown_top_level_key)
                  "c.yaml:4:1: ttl: unknown key (expected connect_timeout_ms, command_timeout_ms, "
                  "ttl_ms, retry_count, retry_delay_ms, retry_jitter_ms, reconnect_min_ms, "
                  "reconnect_max_ms, wait_by_notification, max_hold_ms, lock_delay_ms, "
-                 "fencing, max_in_flight, drift_factor, nodes, "
+                 "fencing, max_in_flight, clock_check, clock_warmup_ms, clock_probe_ms, "
+                 "clock_quarantine_ms, drift_factor, nodes, "
                  "tls, tls_ca_file, tls_ca_dir, tls_cert_file, tls_key_file, tls_server_name)");
 }
 
@@ -425,7 +426,8 @@ Test(config_yaml, keys_are_case_sensitive)
                  "c.yaml:1:1: TTL_MS: unknown key (expected connect_timeout_ms, "
                  "command_timeout_ms, ttl_ms, retry_count, retry_delay_ms, retry_jitter_ms, "
                  "reconnect_min_ms, reconnect_max_ms, wait_by_notification, max_hold_ms, "
-                 "lock_delay_ms, fencing, max_in_flight, drift_factor, nodes, "
+                 "lock_delay_ms, fencing, max_in_flight, clock_check, clock_warmup_ms, "
+                 "clock_probe_ms, clock_quarantine_ms, drift_factor, nodes, "
                  "tls, tls_ca_file, tls_ca_dir, tls_cert_file, tls_key_file, tls_server_name)");
 }
 
@@ -455,7 +457,8 @@ Test(config_yaml, unknown_key_is_escaped_and_truncated)
                  "c.yaml:1:1: bad\\tkey\\xc3\\xa9: unknown key (expected connect_timeout_ms, "
                  "command_timeout_ms, ttl_ms, retry_count, retry_delay_ms, retry_jitter_ms, "
                  "reconnect_min_ms, reconnect_max_ms, wait_by_notification, max_hold_ms, "
-                 "lock_delay_ms, fencing, max_in_flight, drift_factor, nodes, "
+                 "lock_delay_ms, fencing, max_in_flight, clock_check, clock_warmup_ms, "
+                 "clock_probe_ms, clock_quarantine_ms, drift_factor, nodes, "
                  "tls, tls_ca_file, tls_ca_dir, tls_cert_file, tls_key_file, tls_server_name)");
     expect_error("nodes:\n  - kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk: 1\n",
                  "c.yaml:2:5: nodes[0].kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk...: unknown key "
@@ -466,7 +469,8 @@ Test(config_yaml, unknown_key_is_escaped_and_truncated)
                  "c.yaml:1:1: \"\": unknown key (expected connect_timeout_ms, "
                  "command_timeout_ms, ttl_ms, retry_count, retry_delay_ms, retry_jitter_ms, "
                  "reconnect_min_ms, reconnect_max_ms, wait_by_notification, max_hold_ms, "
-                 "lock_delay_ms, fencing, max_in_flight, drift_factor, nodes, "
+                 "lock_delay_ms, fencing, max_in_flight, clock_check, clock_warmup_ms, "
+                 "clock_probe_ms, clock_quarantine_ms, drift_factor, nodes, "
                  "tls, tls_ca_file, tls_ca_dir, tls_cert_file, tls_key_file, tls_server_name)");
 }
 

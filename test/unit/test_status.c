@@ -70,7 +70,7 @@ Test(status, outcome_and_lock_state_tables_give_stable_values_and_distinct_names
     };
     size_t n_outcomes = sizeof(outcomes) / sizeof(outcomes[0]);
     size_t n_states = sizeof(states) / sizeof(states[0]);
-    cr_assert_eq(n_outcomes, 8);
+    cr_assert_eq(n_outcomes, 9);
     cr_assert_eq(n_states, 5);
     for (size_t i = 0; i < n_outcomes; i++) {
         cr_assert_eq(outcomes[i].value, outcomes[i].expected);
@@ -91,7 +91,13 @@ Test(status, outcome_and_lock_state_tables_give_stable_values_and_distinct_names
     cr_assert_str_eq(redlock_lock_state_name(REDLOCK_LOCK_RELEASED), "released");
     cr_assert_str_eq(redlock_lock_state_name(-1), "invalid");
     cr_assert_str_eq(redlock_lock_state_name(5), "invalid");
-    cr_assert_str_eq(redlock_master_outcome_name(8), "unknown");
+    cr_assert_eq(REDLOCK_MASTER_CLOCK, 8);
+    static const char *const clock_names[] = {"off", "checking", "trusted", "fast"};
+    for (int i = 0; i < 4; i++)
+        cr_assert_str_eq(redlock_clock_state_name(i), clock_names[i]);
+    cr_assert_eq(REDLOCK_CLOCK_FAST, 3);
+    cr_assert_str_eq(redlock_clock_state_name(4), "invalid");
+    cr_assert_str_eq(redlock_master_outcome_name(9), "unknown");
 }
 
 Test(status, version_matches_the_header)

@@ -224,6 +224,18 @@ void harness_wait_connected(harness *h, size_t i)
     cr_assert(harness_wait_until(h, master_connected, &i, 3000), "master %zu never connected", i);
 }
 
+static bool clocks_checked(harness *h, void *arg)
+{
+    (void)arg;
+    bool checked = false;
+    return redlock_client_clocks_checked(h->client, &checked) == REDLOCK_OK && checked;
+}
+
+bool harness_wait_clocks_checked(harness *h)
+{
+    return harness_wait_until(h, clocks_checked, NULL, 3000);
+}
+
 typedef struct key_ref {
     const void *key;
     size_t len;

@@ -71,6 +71,10 @@ bool harness_wait_until(harness *h, bool (*pred)(harness *h, void *arg), void *a
 /* Run the loop until the log says master i connected (its handshake is
  * done), failing the test after 3 s (times the fleet's time scale). */
 void harness_wait_connected(harness *h, size_t i);
+/* Run the loop until the client has checked the masters' clocks as its
+ * first acquire waits for (redlock_client_clocks_checked); whether it has,
+ * within 3 s (times the fleet's time scale). */
+bool harness_wait_clocks_checked(harness *h);
 bool harness_wait_key_gone(harness *h, const void *key, size_t len, int timeout_ms);
 
 /* Whether any master's detail in r contains needle. */

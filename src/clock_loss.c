@@ -30,8 +30,16 @@ void rl_clock_loss_check(redlock_client *client, const rl_master *proven)
     if (fast == 0)
         return;
     loss_context ctx = {client, 0};
-    size_t doomed = rl_lock_doom_by_holders(client, fast, client->quorum, release_doomed, &ctx);
+    size_t kept = 0;
+    uint64_t proven_bit = UINT64_C(1) << (size_t)(proven - client->masters);
+    size_t doomed = rl_lock_doom_by_holders(client, fast, proven_bit, client->quorum,
+                                            release_doomed, &ctx, &kept);
     rl_client_ref(client); /* lost callbacks and the log may free it */
+    if (kept > 0)
+        rl_log(&client->log, REDLOCK_LOG_WARN,
+               "master %s proven fast: %zu held lock%s it holds still on a quorum of trusted "
+               "masters: kept",
+               proven->node->name, kept, kept == 1 ? "" : "s");
     if (doomed > 0)
         rl_log(&client->log, REDLOCK_LOG_WARN,
                "master %s proven fast: %zu held lock%s left on fewer trusted masters than a "

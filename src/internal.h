@@ -161,9 +161,11 @@ void rl_lock_set_holders(redlock_lock *lock, rl_holders *h);
  * the masters in fast are fewer than quorum is doomed. An auto-extended
  * one is marked (rl_lock_take_doomed hands them out); any other is marked
  * lost and given to release(lock, arg) at once, which must not call back
- * into the program. Returns how many locks were doomed. */
-size_t rl_lock_doom_by_holders(redlock_client *client, uint64_t fast, unsigned quorum,
-                               void (*release)(redlock_lock *lock, void *arg), void *arg);
+ * into the program. Returns how many locks were doomed; *kept gets how
+ * many that the masters in proven hold are kept (still on a quorum). */
+size_t rl_lock_doom_by_holders(redlock_client *client, uint64_t fast, uint64_t proven,
+                               unsigned quorum, void (*release)(redlock_lock *lock, void *arg),
+                               void *arg, size_t *kept);
 /* A marked lock of client, unmarked, or NULL when none is left. */
 redlock_lock *rl_lock_take_doomed(redlock_client *client);
 

@@ -146,10 +146,12 @@ static unsigned count_masters(uint64_t masters)
     return n;
 }
 
-size_t rl_lock_doom_by_holders(redlock_client *client, uint64_t fast, unsigned quorum,
-                               void (*release)(redlock_lock *lock, void *arg), void *arg)
+size_t rl_lock_doom_by_holders(redlock_client *client, uint64_t fast, uint64_t proven,
+                               unsigned quorum, void (*release)(redlock_lock *lock, void *arg),
+                               void *arg, size_t *kept)
 {
     size_t doomed = 0;
+    *kept = 0;
     int64_t now = rl_now_us();
     rl_link marked;
     rl_list_init(&marked);
@@ -161,8 +163,11 @@ size_t rl_lock_doom_by_holders(redlock_client *client, uint64_t fast, unsigned q
         if (atomic_load(&lock->phase) != RL_LOCK_ACTIVE || lock->clock_doomed || h == NULL ||
             rl_lock_deadline(lock) <= now)
             continue; /* not held, or no masters known to hold it */
-        if (count_masters(rl_holders_get(h) & ~fast) >= quorum)
+        if (count_masters(rl_holders_get(h) & ~fast) >= quorum) {
+            if (rl_holders_get(h) & proven)
+                (*kept)++;
             continue;
+        }
         doomed++;
         if (lock->watchdog != NULL) {
             /* Its lost callback runs outside the mutex, one at a time:

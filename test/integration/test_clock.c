@@ -189,6 +189,9 @@ Test(clock, a_step_on_a_holder_of_more_than_a_quorum_keeps_the_lock, .fini = sto
               "the step was not proven; log:\n%s", h.log);
     harness_run_for(&h, 500);
     cr_assert_eq(lost.status, 1, "lost with %s on four holders", redlock_status_name(lost.status));
+    cr_assert_not_null(strstr(h.log, "1 held lock it holds still on a quorum of trusted masters: "
+                                     "kept"),
+                       "no warning that the lock was kept; log:\n%s", h.log);
     cr_assert_eq(redlock_lock_state(lock), REDLOCK_LOCK_HELD);
 
     /* Another client, checking the clocks afresh, cannot take it. */

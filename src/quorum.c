@@ -593,6 +593,23 @@ static void slot_record_late(rl_slot *slot, int outcome, const char *detail, siz
     slot_describe(slot, outcome, late, len < 0 ? 0 : (size_t)len);
 }
 
+/* A slot's answer is in: counted (or recorded as late), the slot ended as
+ * FINAL, and the round decided if it can be. The round may be freed after. */
+static void slot_settle(rl_slot *slot, int outcome, rl_slot_state final, const char *detail,
+                        size_t detail_len)
+{
+    rl_round *round = slot->round;
+    round_ref(round);
+    if (final == RL_SLOT_LATE)
+        slot_record_late(slot, outcome, detail, detail_len);
+    else
+        slot_count(slot, outcome, detail, detail_len); /* lost after its deadline: stays TIMEOUT */
+    slot_finish(slot, final);
+    /* The analyzer loses count of the reference taken above. */
+    round_evaluate(round); // NOLINT(clang-analyzer-unix.Malloc)
+    rl_round_unref(round);
+}
+
 void rl_slot_on_reply(rl_slot *slot, const redisReply *reply, const char *lost_reason)
 {
     rl_round *round = slot->round;
@@ -623,44 +640,22 @@ void rl_slot_on_reply(rl_slot *slot, const redisReply *reply, const char *lost_r
             return; /* counted by rl_slot_on_clock_checked() */
         }
     }
-    round_ref(round);
-    if (final == RL_SLOT_LATE)
-        slot_record_late(slot, outcome, detail, detail_len);
-    else
-        slot_count(slot, outcome, detail, detail_len); /* lost after its deadline: stays TIMEOUT */
-    slot_finish(slot, final);
-    round_evaluate(round);
-    rl_round_unref(round);
+    slot_settle(slot, outcome, final, detail, detail_len);
 }
 
 void rl_slot_on_clock_checked(rl_slot *slot)
 {
-    rl_round *round = slot->round;
     slot->awaiting_clock = false;
     char *detail = slot->detail; /* slot_count() replaces it */
     slot->detail = NULL;
-    size_t detail_len = detail != NULL ? strlen(detail) : 0;
-    rl_slot_state final = slot->counted ? RL_SLOT_LATE : RL_SLOT_DONE;
-    round_ref(round);
-    if (final == RL_SLOT_LATE)
-        slot_record_late(slot, REDLOCK_MASTER_OK, detail, detail_len);
-    else
-        slot_count(slot, REDLOCK_MASTER_OK, detail, detail_len);
+    slot_settle(slot, REDLOCK_MASTER_OK, slot->counted ? RL_SLOT_LATE : RL_SLOT_DONE, detail,
+                detail != NULL ? strlen(detail) : 0);
     free(detail);
-    slot_finish(slot, final);
-    round_evaluate(round);
-    rl_round_unref(round);
 }
 
 void rl_slot_on_failure(rl_slot *slot, int outcome, const char *detail)
 {
-    rl_round *round = slot->round;
-    round_ref(round);
-    slot_count(slot, outcome, detail, detail ? strlen(detail) : 0);
-    slot_finish(slot, RL_SLOT_DONE);
-    /* The analyzer loses count of the reference taken above. */
-    round_evaluate(round); // NOLINT(clang-analyzer-unix.Malloc)
-    rl_round_unref(round);
+    slot_settle(slot, outcome, RL_SLOT_DONE, detail, detail ? strlen(detail) : 0);
 }
 
 void rl_slot_on_sent(rl_slot *slot, int64_t now_us, int64_t deadline_us)

@@ -130,11 +130,11 @@ static bool lost_reported(harness *hh, void *arg)
     return ((const lost_record *)arg)->status != 1;
 }
 
-/* 5 masters on fake clocks, master `other` holding the resource for
- * another client (so that the lock is held on the rest), an auto-extended
- * lock taken, then master 0 stepped 5 s forward. */
-static redlock_lock *hold_then_step(const size_t *others, size_t n_others, lost_record *lost,
-                                    int64_t *stepped_us)
+/* 5 masters on fake clocks (true ones to start with), sampled every 50 ms
+ * while a lock is held; the masters `others` hold `resource` for another
+ * client, so that the auto-extended lock taken is held on the rest. */
+static redlock_lock *hold_on_fake_clocks(const char *resource, const size_t *others,
+                                         size_t n_others, lost_record *lost)
 {
     static const char *const clocks[] = {"+0", "+0", "+0", "+0", "+0"};
     fleet_options opts = {.faketime = clocks};
@@ -142,15 +142,24 @@ static redlock_lock *hold_then_step(const size_t *others, size_t n_others, lost_
     cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_CLOCK_PROBE_MS, 50), REDLOCK_OK);
     harness_connect(&h);
     for (size_t k = 0; k < n_others; k++) {
-        redisReply *r = fleet_command(h.fleet, others[k], "SET step another PX 60000");
+        redisReply *r = fleet_command(h.fleet, others[k], "SET %s another PX 60000", resource);
         cr_assert(r != NULL && r->type == REDIS_REPLY_STATUS);
         freeReplyObject(r);
     }
     redlock_lock *lock = NULL;
     redlock_acquire_options o = fleet_acquire_options(10000, 0);
-    cr_assert_eq(harness_acquire(&h, "step", 4, &o, &lock, NULL), REDLOCK_OK);
+    cr_assert_eq(harness_acquire(&h, resource, 4, &o, &lock, NULL), REDLOCK_OK);
     lost->status = 1;
     cr_assert_eq(redlock_auto_extend_async(h.client, lock, on_lost, lost), REDLOCK_OK);
+    return lock;
+}
+
+/* A lock held on the masters but `others`, then master 0 stepped 5 s
+ * forward. */
+static redlock_lock *hold_then_step(const size_t *others, size_t n_others, lost_record *lost,
+                                    int64_t *stepped_us)
+{
+    redlock_lock *lock = hold_on_fake_clocks("step", others, n_others, lost);
     harness_run_for(&h, 300); /* every master's OK is in, late ones too */
     cr_assert_eq(fleet_set_faketime(h.fleet, 0, "+5"), 0);
     *stepped_us = tc_now_us();
@@ -281,20 +290,10 @@ static bool probe_gone_logged(harness *hh, void *arg)
     return hh->log != NULL && strstr(hh->log, "clock probe is gone") != NULL;
 }
 
-/* 5 masters on true fake clocks, an auto-extended lock on all five with a
- * sample every 50 ms while it is held. */
+/* An auto-extended lock on all five masters, true fake clocks. */
 static redlock_lock *hold_on_five(lost_record *lost)
 {
-    static const char *const clocks[] = {"+0", "+0", "+0", "+0", "+0"};
-    fleet_options opts = {.faketime = clocks};
-    harness_start(&h, 5, &opts);
-    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_CLOCK_PROBE_MS, 50), REDLOCK_OK);
-    harness_connect(&h);
-    redlock_lock *lock = NULL;
-    redlock_acquire_options o = fleet_acquire_options(10000, 0);
-    cr_assert_eq(harness_acquire(&h, "rate", 4, &o, &lock, NULL), REDLOCK_OK);
-    lost->status = 1;
-    cr_assert_eq(redlock_auto_extend_async(h.client, lock, on_lost, lost), REDLOCK_OK);
+    redlock_lock *lock = hold_on_fake_clocks("rate", NULL, 0, lost);
     cr_assert(harness_wait_until(&h, value_everywhere, (void *)redlock_lock_value(lock, NULL),
                                  1000));
     return lock;

@@ -20,6 +20,14 @@ typedef struct bench_masters {
     int port[BENCH_MAX_MASTERS];
 } bench_masters;
 
+typedef struct fleet fleet;
+
+/* The masters a config names (TCP only); -1, said on stderr after
+ * `program`, when it does not load or names another kind of master. */
+int bench_masters_from_config(const char *program, const char *path, bench_masters *out);
+/* The first n masters of a local fleet. */
+void bench_masters_from_fleet(const fleet *f, size_t n, bench_masters *out);
+
 /* Bounds of one scenario: whichever comes first. */
 typedef struct bench_limits {
     unsigned long pairs;

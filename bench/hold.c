@@ -103,44 +103,6 @@ static int parse_options(int argc, char **argv, hold_options *o)
     return 0;
 }
 
-/* The masters a config names (TCP only). */
-static int masters_from_config(const char *path, bench_masters *out)
-{
-    char err[REDLOCK_ERRBUF_SIZE];
-    redlock_config *cfg = NULL;
-    if (redlock_config_load_file(&cfg, path, err, sizeof(err)) != REDLOCK_OK) {
-        fprintf(stderr, "redlock-hold-bench: %s\n", err);
-        return -1;
-    }
-    memset(out, 0, sizeof(*out));
-    size_t n = redlock_config_node_count(cfg);
-    for (size_t i = 0; i < n && i < BENCH_MAX_MASTERS; i++) {
-        const char *name = redlock_config_node_name(cfg, i);
-        const char *colon = strrchr(name, ':');
-        if (strncmp(name, "unix:", 5) == 0 || colon == NULL || name[0] == '[') {
-            fprintf(stderr, "redlock-hold-bench: %s: only host:port masters are supported\n",
-                    name);
-            redlock_config_free(cfg);
-            return -1;
-        }
-        snprintf(out->host[i], sizeof(out->host[i]), "%.*s", (int)(colon - name), name);
-        out->port[i] = (int)strtol(colon + 1, NULL, 10);
-        out->n++;
-    }
-    redlock_config_free(cfg);
-    return 0;
-}
-
-static void masters_from_fleet(const fleet *f, size_t n, bench_masters *out)
-{
-    memset(out, 0, sizeof(*out));
-    for (size_t i = 0; i < n; i++) {
-        snprintf(out->host[i], sizeof(out->host[i]), "127.0.0.1");
-        out->port[i] = fleet_port(f, i);
-    }
-    out->n = n;
-}
-
 int main(int argc, char **argv)
 {
     hold_options o;
@@ -152,9 +114,9 @@ int main(int argc, char **argv)
     if (o.local > 0) {
         if ((f = fleet_start(o.local, NULL)) == NULL)
             return 70;
-        masters_from_fleet(f, o.local, &ms);
+        bench_masters_from_fleet(f, o.local, &ms);
         o.own_masters = true;
-    } else if (masters_from_config(o.config, &ms) != 0) {
+    } else if (bench_masters_from_config("redlock-hold-bench", o.config, &ms) != 0) {
         return 78;
     }
     fprintf(stderr, "redlock-hold-bench: libredlock %s, %zu masters, %lu locks, TTL %lld ms, "

@@ -134,43 +134,6 @@ static int parse_options(int argc, char **argv, options *o)
     return 0;
 }
 
-/* The masters a config names (TCP only). */
-static int masters_from_config(const char *path, bench_masters *out)
-{
-    char err[REDLOCK_ERRBUF_SIZE];
-    redlock_config *cfg = NULL;
-    if (redlock_config_load_file(&cfg, path, err, sizeof(err)) != REDLOCK_OK) {
-        fprintf(stderr, "redlock-bench: %s\n", err);
-        return -1;
-    }
-    memset(out, 0, sizeof(*out));
-    size_t n = redlock_config_node_count(cfg);
-    for (size_t i = 0; i < n && i < BENCH_MAX_MASTERS; i++) {
-        const char *name = redlock_config_node_name(cfg, i);
-        const char *colon = strrchr(name, ':');
-        if (strncmp(name, "unix:", 5) == 0 || colon == NULL || name[0] == '[') {
-            fprintf(stderr, "redlock-bench: %s: only host:port masters are supported\n", name);
-            redlock_config_free(cfg);
-            return -1;
-        }
-        snprintf(out->host[i], sizeof(out->host[i]), "%.*s", (int)(colon - name), name);
-        out->port[i] = (int)strtol(colon + 1, NULL, 10);
-        out->n++;
-    }
-    redlock_config_free(cfg);
-    return 0;
-}
-
-static void masters_from_fleet(const fleet *f, size_t n, bench_masters *out)
-{
-    memset(out, 0, sizeof(*out));
-    for (size_t i = 0; i < n; i++) {
-        snprintf(out->host[i], sizeof(out->host[i]), "127.0.0.1");
-        out->port[i] = fleet_port(f, i);
-    }
-    out->n = n;
-}
-
 static double pairs_per_s(const measurement *m)
 {
     return m->seconds > 0 ? (double)m->pairs / m->seconds : 0;
@@ -421,7 +384,7 @@ static void run_scale(const options *o)
         if (f == NULL)
             continue;
         bench_masters ms;
-        masters_from_fleet(f, sizes[i], &ms);
+        bench_masters_from_fleet(f, sizes[i], &ms);
         char name[64];
         snprintf(name, sizeof(name), "scale N=%zu: raw, quorum, K=1", sizes[i]);
         row *base = add_row(name, sizes[i]);
@@ -596,8 +559,8 @@ int main(int argc, char **argv)
     if (o.local > 0) {
         if ((f = fleet_start(o.local, NULL)) == NULL)
             return 70;
-        masters_from_fleet(f, o.local, &ms);
-    } else if (masters_from_config(o.config, &ms) != 0) {
+        bench_masters_from_fleet(f, o.local, &ms);
+    } else if (bench_masters_from_config("redlock-bench", o.config, &ms) != 0) {
         return 78;
     }
     fprintf(stderr, "redlock-bench: libredlock %s, %zu masters, up to %lu pairs or %.0f s per "

@@ -246,7 +246,7 @@ static int acquire_attempt(rl_acquire *a)
     return REDLOCK_OK;
 }
 
-static void acquire_on_retry_timer(struct ev_loop *loop, ev_timer *w, int revents)
+static void acquire_handle_retry_timer(struct ev_loop *loop, ev_timer *w, int revents)
 {
     rl_acquire *a = w->data;
     if (a->retry_at_us != 0 && rl_now_us() >= a->retry_at_us)
@@ -254,6 +254,14 @@ static void acquire_on_retry_timer(struct ev_loop *loop, ev_timer *w, int revent
     int rc = acquire_attempt(a);
     if (rc != REDLOCK_OK)
         acquire_complete(a, rc, NULL, 0);
+}
+
+static void acquire_on_retry_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    redlock_client *client = ((rl_acquire *)w->data)->client;
+    rl_client_enter(client);
+    acquire_handle_retry_timer(loop, w, revents);
+    rl_client_leave(client);
 }
 
 static unsigned count_bits(uint64_t bits)
@@ -517,10 +525,10 @@ static int acquire_read_options(const redlock_client *client, const redlock_acqu
     return REDLOCK_OK;
 }
 
-int redlock_acquire_many_async(redlock_client *client, const void *const *resources,
-                               const size_t *resource_lens, size_t count,
-                               const redlock_acquire_options *opts, redlock_acquire_cb cb,
-                               void *arg)
+static int acquire_start(redlock_client *client, const void *const *resources,
+                         const size_t *resource_lens, size_t count,
+                         const redlock_acquire_options *opts, redlock_acquire_cb cb,
+                         void *arg)
 {
     size_t block_len;
     if (client == NULL || cb == NULL ||
@@ -583,6 +591,19 @@ int redlock_acquire_many_async(redlock_client *client, const void *const *resour
     }
     rl_client_add_op(client, &a->op);
     return REDLOCK_OK;
+}
+
+int redlock_acquire_many_async(redlock_client *client, const void *const *resources,
+                               const size_t *resource_lens, size_t count,
+                               const redlock_acquire_options *opts, redlock_acquire_cb cb,
+                               void *arg)
+{
+    if (client == NULL)
+        return REDLOCK_EINVAL;
+    rl_client_enter(client);
+    int rc = acquire_start(client, resources, resource_lens, count, opts, cb, arg);
+    rl_client_leave(client);
+    return rc;
 }
 
 int redlock_acquire_async(redlock_client *client, const void *resource, size_t resource_len,

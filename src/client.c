@@ -27,6 +27,28 @@ void rl_client_unref(redlock_client *client)
     free(client);
 }
 
+void rl_client_enter(redlock_client *client)
+{
+    client->refs++;
+    client->entered++;
+}
+
+static void client_close(redlock_client *client);
+
+void rl_client_leave(redlock_client *client)
+{
+    if (--client->entered == 0 && client->free_deferred) {
+        client->free_deferred = false;
+        client_close(client);
+    }
+    rl_client_unref(client);
+}
+
+bool rl_client_entered(const redlock_client *client)
+{
+    return client->entered > 0;
+}
+
 void rl_client_add_op(redlock_client *client, rl_op *op)
 {
     rl_list_push_back(&client->ops, &op->link);
@@ -151,22 +173,21 @@ int redlock_client_new(redlock_client **out, const redlock_config *cfg, struct e
         rl_client_unref(client);
         return REDLOCK_ENOMEM;
     }
+    rl_client_enter(client);
     for (size_t i = 0; i < client->n; i++)
         rl_master_start(&client->masters[i]);
+    rl_client_leave(client);
     *out = client;
     return REDLOCK_OK;
 }
 
-void redlock_client_free(redlock_client *client)
+/* The free itself: on an entry of its own, as it calls back. */
+static void client_close(redlock_client *client)
 {
-    if (client == NULL || client->closing)
-        return;
-    client->closing = true;
+    rl_client_enter(client);
     /* First, and without calling back: stop auto-extensions and send the
      * releases of the locks still held. */
     rl_release_owned_locks(client);
-    /* The user's reference, dropped last, keeps the client alive through
-     * the callbacks below. */
     rl_link *link;
     while ((link = rl_list_pop_front(&client->ops)) != NULL) {
         rl_op *op = rl_container_of(link, rl_op, link);
@@ -175,5 +196,17 @@ void redlock_client_free(redlock_client *client)
     rl_subscribers_close(client);
     for (size_t i = 0; i < client->n; i++)
         rl_master_close(&client->masters[i]);
-    rl_client_unref(client);
+    rl_client_unref(client); /* the user's */
+    rl_client_leave(client);
+}
+
+void redlock_client_free(redlock_client *client)
+{
+    if (client == NULL || client->closing)
+        return;
+    client->closing = true; /* from now on, nothing new starts */
+    if (client->entered > 0)
+        client->free_deferred = true; /* called back: the frames below still use it */
+    else
+        client_close(client);
 }

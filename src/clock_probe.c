@@ -259,7 +259,7 @@ static void probe_follow(struct rl_master *m, unsigned ev)
         probe_send_set(m, false);
 }
 
-static void probe_on_set_reply(redisAsyncContext *ac, void *r, void *privdata)
+static void probe_handle_set_reply(redisAsyncContext *ac, void *r, void *privdata)
 {
     struct rl_master *m = privdata;
     const redisReply *reply = r;
@@ -292,7 +292,15 @@ static void probe_on_set_reply(redisAsyncContext *ac, void *r, void *privdata)
     probe_follow(m, ev);
 }
 
-static void probe_on_pttl_reply(redisAsyncContext *ac, void *r, void *privdata)
+static void probe_on_set_reply(redisAsyncContext *ac, void *r, void *privdata)
+{
+    redlock_client *client = ((struct rl_master *)privdata)->client;
+    rl_client_enter(client);
+    probe_handle_set_reply(ac, r, privdata);
+    rl_client_leave(client);
+}
+
+static void probe_handle_pttl_reply(redisAsyncContext *ac, void *r, void *privdata)
 {
     struct rl_master *m = privdata;
     const redisReply *reply = r;
@@ -312,7 +320,15 @@ static void probe_on_pttl_reply(redisAsyncContext *ac, void *r, void *privdata)
     rl_client_unref(client);
 }
 
-static void probe_on_timer(struct ev_loop *loop, ev_timer *w, int revents)
+static void probe_on_pttl_reply(redisAsyncContext *ac, void *r, void *privdata)
+{
+    redlock_client *client = ((struct rl_master *)privdata)->client;
+    rl_client_enter(client);
+    probe_handle_pttl_reply(ac, r, privdata);
+    rl_client_leave(client);
+}
+
+static void probe_handle_timer(struct ev_loop *loop, ev_timer *w, int revents)
 {
     (void)loop, (void)revents;
     struct rl_master *m = w->data;
@@ -327,4 +343,12 @@ static void probe_on_timer(struct ev_loop *loop, ev_timer *w, int revents)
         probe_send_sample(m);
     else
         rl_timer_arm_in(m->client->loop, &p->timer, probe_period_us(m));
+}
+
+static void probe_on_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    redlock_client *client = ((struct rl_master *)w->data)->client;
+    rl_client_enter(client);
+    probe_handle_timer(loop, w, revents);
+    rl_client_leave(client);
 }

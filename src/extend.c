@@ -95,8 +95,8 @@ static void extend_cancel(rl_op *op)
     rl_round_op_complete(&e->base, REDLOCK_ECANCELED, 0, 0);
 }
 
-int redlock_extend_async(redlock_client *client, redlock_lock *lock, int64_t ttl_ms,
-                         redlock_done_cb cb, void *arg)
+static int extend_start(redlock_client *client, redlock_lock *lock, int64_t ttl_ms,
+                        redlock_done_cb cb, void *arg)
 {
     int rc = rl_round_op_check_lock(client, lock);
     if (rc != REDLOCK_OK)
@@ -130,4 +130,15 @@ int redlock_extend_async(redlock_client *client, redlock_lock *lock, int64_t ttl
         cmd.urgent_by_us = deadline;
     return rl_round_op_start(&e->base, client, lock, RL_ROUND_EXTEND, &cmd, extend_on_decided, cb,
                              arg);
+}
+
+int redlock_extend_async(redlock_client *client, redlock_lock *lock, int64_t ttl_ms,
+                         redlock_done_cb cb, void *arg)
+{
+    if (client == NULL)
+        return REDLOCK_EINVAL;
+    rl_client_enter(client);
+    int rc = extend_start(client, lock, ttl_ms, cb, arg);
+    rl_client_leave(client);
+    return rc;
 }

@@ -139,8 +139,8 @@ static void init_on_decided(rl_round *round, void *owner)
     rl_round_op_complete(owner, status, 0, round->tally.ok);
 }
 
-int redlock_fencing_init_async(redlock_client *client, uint64_t floor, redlock_done_cb cb,
-                               void *arg)
+static int fencing_init_start(redlock_client *client, uint64_t floor, redlock_done_cb cb,
+                              void *arg)
 {
     if (client == NULL || cb == NULL || floor >= RL_TOKEN_LIMIT)
         return REDLOCK_EINVAL;
@@ -153,4 +153,15 @@ int redlock_fencing_init_async(redlock_client *client, uint64_t floor, redlock_d
     rl_command_fence_seed(&cmd, floor, NULL);
     return rl_round_op_start(op, client, NULL, RL_ROUND_FENCE_SEED, &cmd, init_on_decided, cb,
                              arg);
+}
+
+int redlock_fencing_init_async(redlock_client *client, uint64_t floor, redlock_done_cb cb,
+                               void *arg)
+{
+    if (client == NULL)
+        return REDLOCK_EINVAL;
+    rl_client_enter(client);
+    int rc = fencing_init_start(client, floor, cb, arg);
+    rl_client_leave(client);
+    return rc;
 }

@@ -23,9 +23,9 @@ static int report_start(redlock_client *client, rl_round_kind kind, const rl_com
     return rl_round_op_start(op, client, NULL, kind, cmd, report_on_decided, cb, arg);
 }
 
-int redlock_inspect_many_async(redlock_client *client, const void *const *resources,
-                               const size_t *resource_lens, size_t count, redlock_done_cb cb,
-                               void *arg)
+static int inspect_start(redlock_client *client, const void *const *resources,
+                         const size_t *resource_lens, size_t count, redlock_done_cb cb,
+                         void *arg)
 {
     size_t block_len;
     if (client == NULL || cb == NULL ||
@@ -45,13 +45,25 @@ int redlock_inspect_many_async(redlock_client *client, const void *const *resour
     return rc;
 }
 
+int redlock_inspect_many_async(redlock_client *client, const void *const *resources,
+                               const size_t *resource_lens, size_t count, redlock_done_cb cb,
+                               void *arg)
+{
+    if (client == NULL)
+        return REDLOCK_EINVAL;
+    rl_client_enter(client);
+    int rc = inspect_start(client, resources, resource_lens, count, cb, arg);
+    rl_client_leave(client);
+    return rc;
+}
+
 int redlock_inspect_async(redlock_client *client, const void *resource, size_t resource_len,
                           redlock_done_cb cb, void *arg)
 {
     return redlock_inspect_many_async(client, &resource, &resource_len, 1, cb, arg);
 }
 
-int redlock_ping_async(redlock_client *client, redlock_done_cb cb, void *arg)
+static int ping_start(redlock_client *client, redlock_done_cb cb, void *arg)
 {
     if (client == NULL || cb == NULL)
         return REDLOCK_EINVAL;
@@ -60,4 +72,14 @@ int redlock_ping_async(redlock_client *client, redlock_done_cb cb, void *arg)
     rl_command cmd;
     rl_command_ping(&cmd);
     return report_start(client, RL_ROUND_PING, &cmd, cb, arg);
+}
+
+int redlock_ping_async(redlock_client *client, redlock_done_cb cb, void *arg)
+{
+    if (client == NULL)
+        return REDLOCK_EINVAL;
+    rl_client_enter(client);
+    int rc = ping_start(client, cb, arg);
+    rl_client_leave(client);
+    return rc;
 }

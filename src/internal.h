@@ -38,8 +38,12 @@ struct redlock_client {
     size_t n;            /* masters */
     unsigned quorum;     /* n/2 + 1 */
     rl_master *masters;  /* n of them, in config order */
-    unsigned refs;       /* the user's + one per live round or closing master */
-    bool closing;        /* redlock_client_free() has begun */
+    unsigned refs;       /* the user's + one per live round or closing master,
+                            + one per entry on the stack (rl_client_enter) */
+    unsigned entered;    /* entries on the stack: the loop's or the program's
+                            calls into the library, nested */
+    bool closing;        /* redlock_client_free() has been called */
+    bool free_deferred;  /* ...from inside an entry: done at the last leave */
     int64_t created_us;  /* bounds the clock warm-up of reports */
     rl_link ops;         /* rl_op in flight */
     rl_link owed;        /* rl_owed_release waiting for masters to reconnect */
@@ -63,6 +67,21 @@ struct redlock_client {
 void rl_client_ref(redlock_client *client);
 /* Frees the client's memory with the last reference. */
 void rl_client_unref(redlock_client *client);
+/*
+ * Every way into the library that may reach the program's callbacks (a
+ * watcher or hiredis callback of the client's, a public call) is bracketed
+ * by these two. While entered, the client stays allocated, and a
+ * redlock_client_free() asked for from a callback only marks it closing:
+ * the free itself runs at the outermost leave, once no frame of the
+ * library's is left on the stack to use what it frees (as hiredis defers
+ * redisAsyncFree() called from a callback). Nothing of client may be
+ * touched after rl_client_leave().
+ */
+void rl_client_enter(redlock_client *client);
+void rl_client_leave(redlock_client *client);
+/* Whether a frame of the library's is on the stack; for tests: every
+ * callback of the program's must find it so. */
+bool rl_client_entered(const redlock_client *client);
 void rl_client_add_op(redlock_client *client, rl_op *op);
 void rl_client_remove_op(rl_op *op);
 /* The TLS context of node (in the client's config), or NULL: plain. */

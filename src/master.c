@@ -486,7 +486,7 @@ static void master_on_handshake_done(rl_master *m)
 
 /* A handshake reply (privdata is the step): on to the next step, done
  * after the last one, or drop the connection with the reason. */
-static void master_on_handshake_reply(redisAsyncContext *ac, void *r, void *privdata)
+static void master_handle_handshake_reply(redisAsyncContext *ac, void *r, void *privdata)
 {
     rl_master *m = ac->data;
     redisReply *reply = r;
@@ -522,6 +522,17 @@ static void master_on_handshake_reply(redisAsyncContext *ac, void *r, void *priv
         master_on_handshake_done(m);
 }
 
+static void master_on_handshake_reply(redisAsyncContext *ac, void *r, void *privdata)
+{
+    rl_master *owner = ac->data;
+    if (owner == NULL)
+        return; /* a context we let go of */
+    redlock_client *client = owner->client;
+    rl_client_enter(client);
+    master_handle_handshake_reply(ac, r, privdata);
+    rl_client_leave(client);
+}
+
 static bool master_send_handshake(rl_master *m)
 {
     const rl_node *node = m->node;
@@ -554,7 +565,7 @@ static bool master_send_handshake(rl_master *m)
     return true;
 }
 
-static void master_on_connect(const redisAsyncContext *cac, int status)
+static void master_handle_connect(const redisAsyncContext *cac, int status)
 {
     redisAsyncContext *ac = (redisAsyncContext *)cac;
     rl_master *m = ac->data;
@@ -568,7 +579,18 @@ static void master_on_connect(const redisAsyncContext *cac, int status)
     master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, reason);
 }
 
-static void master_on_disconnect(const redisAsyncContext *cac, int status)
+static void master_on_connect(const redisAsyncContext *cac, int status)
+{
+    const rl_master *owner = cac->data;
+    if (owner == NULL)
+        return; /* a context we let go of */
+    redlock_client *client = owner->client;
+    rl_client_enter(client);
+    master_handle_connect(cac, status);
+    rl_client_leave(client);
+}
+
+static void master_handle_disconnect(const redisAsyncContext *cac, int status)
 {
     redisAsyncContext *ac = (redisAsyncContext *)cac;
     rl_master *m = ac->data;
@@ -583,6 +605,17 @@ static void master_on_disconnect(const redisAsyncContext *cac, int status)
         master_close(m); /* drained, or lost while draining */
     else
         master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, reason);
+}
+
+static void master_on_disconnect(const redisAsyncContext *cac, int status)
+{
+    const rl_master *owner = cac->data;
+    if (owner == NULL)
+        return; /* a context we let go of */
+    redlock_client *client = owner->client;
+    rl_client_enter(client);
+    master_handle_disconnect(cac, status);
+    rl_client_leave(client);
 }
 
 static void master_connect(rl_master *m)
@@ -612,7 +645,7 @@ static void master_connect(rl_master *m)
 
 /* The deadline of CONNECTING, FLUSHING or DRAINING (leaving them stops the
  * timer). */
-static void master_on_deadline(struct ev_loop *loop, ev_timer *w, int revents)
+static void master_handle_deadline(struct ev_loop *loop, ev_timer *w, int revents)
 {
     rl_master *m = w->data;
     if (!master_in_handshake(m->state) && m->state != RL_MASTER_DRAINING)
@@ -635,7 +668,15 @@ static void master_on_deadline(struct ev_loop *loop, ev_timer *w, int revents)
     master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, reason);
 }
 
-static void master_on_reconnect_timer(struct ev_loop *loop, ev_timer *w, int revents)
+static void master_on_deadline(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    redlock_client *client = ((rl_master *)w->data)->client;
+    rl_client_enter(client);
+    master_handle_deadline(loop, w, revents);
+    rl_client_leave(client);
+}
+
+static void master_handle_reconnect_timer(struct ev_loop *loop, ev_timer *w, int revents)
 {
     rl_master *m = w->data;
     if (m->state != RL_MASTER_IDLE || m->client->closing)
@@ -647,7 +688,15 @@ static void master_on_reconnect_timer(struct ev_loop *loop, ev_timer *w, int rev
     master_connect(m);
 }
 
-static void master_on_stall_timer(struct ev_loop *loop, ev_timer *w, int revents)
+static void master_on_reconnect_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    redlock_client *client = ((rl_master *)w->data)->client;
+    rl_client_enter(client);
+    master_handle_reconnect_timer(loop, w, revents);
+    rl_client_leave(client);
+}
+
+static void master_handle_stall_timer(struct ev_loop *loop, ev_timer *w, int revents)
 {
     rl_master *m = w->data;
     if (m->state != RL_MASTER_READY || m->in_flight == 0)
@@ -661,6 +710,14 @@ static void master_on_stall_timer(struct ev_loop *loop, ev_timer *w, int revents
     snprintf(reason, sizeof(reason), "no reply for %lld ms; connection closed",
              (long long)(silent_us / 1000));
     master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, reason);
+}
+
+static void master_on_stall_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    redlock_client *client = ((rl_master *)w->data)->client;
+    rl_client_enter(client);
+    master_handle_stall_timer(loop, w, revents);
+    rl_client_leave(client);
 }
 
 /* A reply to one request of ours (a slot's, or a batch of `requests`
@@ -684,9 +741,17 @@ static const char *master_take_reply(rl_master *m, const redisAsyncContext *ac, 
     return NULL;
 }
 
-static void master_on_probe_deleted(redisAsyncContext *ac, void *r, void *privdata)
+static void master_handle_probe_deleted(redisAsyncContext *ac, void *r, void *privdata)
 {
     master_take_reply(privdata, ac, r, 1);
+}
+
+static void master_on_probe_deleted(redisAsyncContext *ac, void *r, void *privdata)
+{
+    redlock_client *client = ((rl_master *)privdata)->client;
+    rl_client_enter(client);
+    master_handle_probe_deleted(ac, r, privdata);
+    rl_client_leave(client);
 }
 
 static void master_on_command_reply(redisAsyncContext *ac, void *r, void *privdata)
@@ -694,10 +759,10 @@ static void master_on_command_reply(redisAsyncContext *ac, void *r, void *privda
     rl_slot *slot = privdata;
     rl_master *m = slot->master;
     redlock_client *client = m->client;
-    rl_client_ref(client); /* the owners of the requests may free it */
+    rl_client_enter(client);
     const char *lost_reason = master_take_reply(m, ac, r, 1);
     rl_slot_on_reply(slot, r, lost_reason);
-    rl_client_unref(client);
+    rl_client_leave(client);
 }
 
 /* A batch's reply: each of its slots hears its part. A master whose script
@@ -708,13 +773,13 @@ static void master_on_batch_reply(redisAsyncContext *ac, void *r, void *privdata
     rl_batch *b = privdata;
     rl_master *m = b->master;
     redlock_client *client = m->client;
-    rl_client_ref(client);
+    rl_client_enter(client);
     if (ac->data == m && rl_batch_noscript(r))
         redisAsyncCommand(ac, NULL, NULL, "SCRIPT LOAD %s", b->script->source);
     const char *lost_reason = master_take_reply(m, ac, r, b->count);
     rl_batch_dispatch(b, r, lost_reason);
     free(b);
-    rl_client_unref(client);
+    rl_client_leave(client);
 }
 
 /* More requests of ours on the wire: a slot's, or a batch's, which takes
@@ -791,9 +856,9 @@ static void master_on_batch_timer(struct ev_loop *loop, ev_timer *w, int revents
     if (m->state != RL_MASTER_READY)
         return;
     redlock_client *client = m->client;
-    rl_client_ref(client); /* a request that fails may free it */
+    rl_client_enter(client);
     master_send_queued(m, false);
-    rl_client_unref(client);
+    rl_client_leave(client);
 }
 
 /* Into the send queue (QUEUED). It may wait as long as it is of use

@@ -334,7 +334,7 @@ static void round_evaluate(rl_round *round)
     round->on_decided(round, round->owner);
 }
 
-static void round_on_timer(struct ev_loop *loop, ev_timer *w, int revents)
+static void round_handle_timer(struct ev_loop *loop, ev_timer *w, int revents)
 {
     rl_round *round = w->data;
     int64_t now = rl_now_us();
@@ -366,6 +366,14 @@ static void round_on_timer(struct ev_loop *loop, ev_timer *w, int revents)
     if (!round->decided && round->on_decided != NULL)
         round_arm_timer(round);
     rl_round_unref(round);
+}
+
+static void round_on_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    redlock_client *client = ((rl_round *)w->data)->client;
+    rl_client_enter(client);
+    round_handle_timer(loop, w, revents);
+    rl_client_leave(client);
 }
 
 /* The database the round's shared request is written for: the first

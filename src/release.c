@@ -79,8 +79,8 @@ static void lock_mark_released(redlock_lock *lock)
     atomic_store(&lock->phase, RL_LOCK_RELEASED);
 }
 
-int redlock_release_async(redlock_client *client, redlock_lock *lock, redlock_done_cb cb,
-                          void *arg)
+static int release_start(redlock_client *client, redlock_lock *lock, redlock_done_cb cb,
+                         void *arg)
 {
     if (client == NULL || lock == NULL)
         return REDLOCK_EINVAL;
@@ -108,6 +108,17 @@ int redlock_release_async(redlock_client *client, redlock_lock *lock, redlock_do
     rl_lock_claim(lock, &op->use);
     lock_mark_released(lock);
     return REDLOCK_OK;
+}
+
+int redlock_release_async(redlock_client *client, redlock_lock *lock, redlock_done_cb cb,
+                          void *arg)
+{
+    if (client == NULL)
+        return REDLOCK_EINVAL;
+    rl_client_enter(client);
+    int rc = release_start(client, lock, cb, arg);
+    rl_client_leave(client);
+    return rc;
 }
 
 /* Send the release without waiting for it; false when out of memory. */

@@ -142,7 +142,7 @@ static rl_watch *watch_find(redlock_client *client, const char *resource, size_t
     return NULL;
 }
 
-static void watch_on_linger(struct ev_loop *loop, ev_timer *t, int revents)
+static void watch_handle_linger(struct ev_loop *loop, ev_timer *t, int revents)
 {
     rl_watch *w = t->data;
     w->wanted = false;
@@ -150,6 +150,14 @@ static void watch_on_linger(struct ev_loop *loop, ev_timer *t, int revents)
     for (size_t i = 0; i < client->n; i++)
         if (channel_settle(&client->subscribers[i], w))
             return;
+}
+
+static void watch_on_linger(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    redlock_client *client = ((rl_watch *)t->data)->client;
+    rl_client_enter(client);
+    watch_handle_linger(loop, t, revents);
+    rl_client_leave(client);
 }
 
 /* What a pub/sub reply says: the kind ("message", "subscribe",
@@ -197,7 +205,7 @@ static void subscriber_progress(rl_subscriber *s)
 }
 
 /* A reply on one of the connection's channels. */
-static void subscriber_on_pubsub(redisAsyncContext *ac, void *r, void *privdata)
+static void subscriber_handle_pubsub(redisAsyncContext *ac, void *r, void *privdata)
 {
     (void)privdata;
     rl_subscriber *s = ac->data;
@@ -240,6 +248,17 @@ static void subscriber_on_pubsub(redisAsyncContext *ac, void *r, void *privdata)
         ch->state = RL_CHANNEL_NONE;
         channel_settle(s, w); /* wanted again meanwhile: subscribe */
     }
+}
+
+static void subscriber_on_pubsub(redisAsyncContext *ac, void *r, void *privdata)
+{
+    rl_subscriber *owner = ac->data;
+    if (owner == NULL)
+        return; /* a context we let go of */
+    redlock_client *client = owner->client;
+    rl_client_enter(client);
+    subscriber_handle_pubsub(ac, r, privdata);
+    rl_client_leave(client);
 }
 
 static bool channel_request(rl_subscriber *s, rl_watch *w, const char *verb)
@@ -299,7 +318,7 @@ static void subscriber_off(rl_subscriber *s)
     s->backoff_ms = rl_client_setting(s->client, REDLOCK_RECONNECT_MIN_MS);
 }
 
-static void subscriber_on_timer(struct ev_loop *loop, ev_timer *t, int revents)
+static void subscriber_handle_timer(struct ev_loop *loop, ev_timer *t, int revents)
 {
     rl_subscriber *s = t->data;
     if (s->state == RL_SUBSCRIBER_READY && s->pending > 0) {
@@ -320,6 +339,14 @@ static void subscriber_on_timer(struct ev_loop *loop, ev_timer *t, int revents)
     } else if (s->state == RL_SUBSCRIBER_BACKOFF) {
         subscriber_connect(s);
     }
+}
+
+static void subscriber_on_timer(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    redlock_client *client = ((rl_subscriber *)t->data)->client;
+    rl_client_enter(client);
+    subscriber_handle_timer(loop, t, revents);
+    rl_client_leave(client);
 }
 
 /* CONNECTING or READY failed: BACKOFF, channels forgotten. A new reason
@@ -346,7 +373,7 @@ static void subscriber_drop(rl_subscriber *s, const char *reason)
     rl_client_unref(client);
 }
 
-static void subscriber_on_auth(redisAsyncContext *ac, void *r, void *privdata)
+static void subscriber_handle_auth(redisAsyncContext *ac, void *r, void *privdata)
 {
     (void)privdata;
     rl_subscriber *s = ac->data;
@@ -358,7 +385,18 @@ static void subscriber_on_auth(redisAsyncContext *ac, void *r, void *privdata)
         subscriber_drop(s, reason);
 }
 
-static void subscriber_on_connect(const redisAsyncContext *cac, int status)
+static void subscriber_on_auth(redisAsyncContext *ac, void *r, void *privdata)
+{
+    rl_subscriber *owner = ac->data;
+    if (owner == NULL)
+        return; /* a context we let go of */
+    redlock_client *client = owner->client;
+    rl_client_enter(client);
+    subscriber_handle_auth(ac, r, privdata);
+    rl_client_leave(client);
+}
+
+static void subscriber_handle_connect(const redisAsyncContext *cac, int status)
 {
     redisAsyncContext *ac = (redisAsyncContext *)cac;
     rl_subscriber *s = ac->data;
@@ -371,7 +409,18 @@ static void subscriber_on_connect(const redisAsyncContext *cac, int status)
     subscriber_drop(s, reason);
 }
 
-static void subscriber_on_disconnect(const redisAsyncContext *cac, int status)
+static void subscriber_on_connect(const redisAsyncContext *cac, int status)
+{
+    const rl_subscriber *owner = cac->data;
+    if (owner == NULL)
+        return; /* a context we let go of */
+    redlock_client *client = owner->client;
+    rl_client_enter(client);
+    subscriber_handle_connect(cac, status);
+    rl_client_leave(client);
+}
+
+static void subscriber_handle_disconnect(const redisAsyncContext *cac, int status)
 {
     redisAsyncContext *ac = (redisAsyncContext *)cac;
     rl_subscriber *s = ac->data;
@@ -382,6 +431,17 @@ static void subscriber_on_disconnect(const redisAsyncContext *cac, int status)
     ac->data = NULL; /* hiredis frees it after this callback */
     s->ac = NULL;
     subscriber_drop(s, reason);
+}
+
+static void subscriber_on_disconnect(const redisAsyncContext *cac, int status)
+{
+    const rl_subscriber *owner = cac->data;
+    if (owner == NULL)
+        return; /* a context we let go of */
+    redlock_client *client = owner->client;
+    rl_client_enter(client);
+    subscriber_handle_disconnect(cac, status);
+    rl_client_leave(client);
 }
 
 /* Connect, authenticate, and subscribe to our own channel and every wanted

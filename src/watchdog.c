@@ -331,14 +331,30 @@ static void watchdog_on_extended(int status, const redlock_result *result, void 
     watchdog_handle(wd, RL_WATCHDOG_EXTENDED, status);
 }
 
-static void watchdog_on_tick(struct ev_loop *loop, ev_timer *w, int revents)
+static void watchdog_handle_tick(struct ev_loop *loop, ev_timer *w, int revents)
 {
     watchdog_handle(w->data, RL_WATCHDOG_TICK, REDLOCK_OK);
 }
 
-static void watchdog_on_guard(struct ev_loop *loop, ev_timer *w, int revents)
+static void watchdog_on_tick(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    redlock_client *client = ((rl_watchdog *)w->data)->client;
+    rl_client_enter(client);
+    watchdog_handle_tick(loop, w, revents);
+    rl_client_leave(client);
+}
+
+static void watchdog_handle_guard(struct ev_loop *loop, ev_timer *w, int revents)
 {
     watchdog_handle(w->data, RL_WATCHDOG_GUARD, REDLOCK_OK);
+}
+
+static void watchdog_on_guard(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    redlock_client *client = ((rl_watchdog *)w->data)->client;
+    rl_client_enter(client);
+    watchdog_handle_guard(loop, w, revents);
+    rl_client_leave(client);
 }
 
 void rl_watchdog_extended(redlock_lock *lock, const redlock_client *client, int status)
@@ -348,8 +364,8 @@ void rl_watchdog_extended(redlock_lock *lock, const redlock_client *client, int 
         watchdog_handle(wd, RL_WATCHDOG_HOLDER, status);
 }
 
-int redlock_auto_extend_async(redlock_client *client, redlock_lock *lock, redlock_lost_cb on_lost,
-                              void *arg)
+static int auto_extend_start(redlock_client *client, redlock_lock *lock, redlock_lost_cb on_lost,
+                             void *arg)
 {
     if (client == NULL || lock == NULL || (lock->owner != NULL && lock->owner != client))
         return REDLOCK_EINVAL;
@@ -387,4 +403,15 @@ int redlock_auto_extend_async(redlock_client *client, redlock_lock *lock, redloc
     atomic_store(&lock->watched, true);
     schedule_from_deadline(wd, true);
     return REDLOCK_OK;
+}
+
+int redlock_auto_extend_async(redlock_client *client, redlock_lock *lock, redlock_lost_cb on_lost,
+                              void *arg)
+{
+    if (client == NULL)
+        return REDLOCK_EINVAL;
+    rl_client_enter(client);
+    int rc = auto_extend_start(client, lock, on_lost, arg);
+    rl_client_leave(client);
+    return rc;
 }

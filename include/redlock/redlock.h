@@ -570,7 +570,10 @@ REDLOCK_API int redlock_client_new(redlock_client **out, const redlock_config *c
  * releases and the closing of connections finish on the loop within one
  * command timeout (a master still in its connection handshake gets the rest
  * of its connect timeout first), so keep running the loop until ev_run()
- * returns before destroying it. NULL is allowed.
+ * returns before destroying it. NULL is allowed. From inside a callback
+ * (the log callback included) it is deferred until the library's frames
+ * below that callback have returned (docs/design.md, "Ownership and
+ * callbacks").
  */
 REDLOCK_API void redlock_client_free(redlock_client *client);
 

@@ -124,8 +124,9 @@ static const cli_option opt_max_hold = {
     .help = "stop extending once the lock has been held this long (default: the config's "
             "max_hold_ms, 0 for no cap)",
     .details = "When the cap is reached, *CMD* and every process it started are stopped as "
-               "when the lock is lost, and `redlock` exits 80 with a message naming the cap. "
-               "The keys are left to expire after the TTL of the last extension.",
+               "when the lock is lost; once they are all gone, `redlock` releases the lock, "
+               "so that it is free at once rather than after the TTL of the last extension, "
+               "and exits 80 with a message naming the cap.",
 };
 
 static const cli_option opt_lock_delay = {
@@ -262,7 +263,8 @@ static const cli_command command_run = {
         "   process it started get SIGTERM at once, then SIGKILL after `--kill-after`\n"
         "   *TIME* (default: half the validity left when the loss was detected, so\n"
         "   that they are gone before anyone else can take the lock), and `redlock`\n"
-        "   exits with 80 once they are all gone (see [Signals](#signals)).\n"
+        "   releases what is left of the lock and exits with 80 once they are all gone\n"
+        "   (see [Signals](#signals)).\n"
         "4. SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to `redlock` are passed on to\n"
         "   *CMD*'s own process (once *CMD* has exited, to the processes it left); see\n"
         "   [Signals](#signals).\n"

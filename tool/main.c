@@ -4,7 +4,10 @@
  * leaves is freed here. */
 #include "cli_command.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <unistd.h>
 
 /* Free what a command left in c: its result, its lock handle, then the
  * client (releases in flight finish) and the config. The handle goes
@@ -41,8 +44,32 @@ static int run_command(cli *c, const cli_command *cmd, int argc, char **argv)
     return code;
 }
 
+/* Open /dev/null on each of fds 0 to 2 that is closed. Started with them
+ * closed (by some supervisors and crontabs), the loop, its eventfd and the
+ * connections to the masters would get them: our messages and output would
+ * be written into a master's connection. Lower fds are open by the time
+ * fd is checked, so open() returns fd itself. false if one cannot be had. */
+static bool open_standard_fds(void)
+{
+    for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++) {
+        if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+            continue;
+        int null_fd = open("/dev/null", fd == STDIN_FILENO ? O_RDONLY : O_WRONLY);
+        if (null_fd != fd) {
+            if (null_fd >= 0)
+                close(null_fd);
+            return false;
+        }
+    }
+    return true;
+}
+
 int main(int argc, char **argv)
 {
+    /* Before anything opens a descriptor. With no stderr to say why,
+     * only the status tells. */
+    if (!open_standard_fds())
+        return EX_SOFTWARE;
     /* A write to a master that went away must be an error, not our death. */
     signal(SIGPIPE, SIG_IGN);
 

@@ -416,7 +416,11 @@ static const doc_part diagnostics[] = {
      "```text\n"
      "redlock: could not acquire a\\x0ab: the resource is held by another holder (0 of 5 "
      "masters said OK, 3 needed; 1 attempt)\n"
-     "```",
+     "```\n"
+     "\n"
+     "Started with standard input, output or error closed, `redlock` first opens\n"
+     "`/dev/null` in its place, which *CMD* of `run` inherits: what would have gone\n"
+     "there is discarded, never written into a connection to a master.",
      NULL, NULL},
 };
 

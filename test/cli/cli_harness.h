@@ -13,7 +13,9 @@
  *   With REDLOCK_TEST_TOOL_WRAPPER set in the environment (a program,
  *   e.g. test/valgrind/memcheck.sh), the harness runs WRAPPER TOOL ARGS...
  *   instead of TOOL ARGS...; the wrapper must exec the tool in its own
- *   process, which keeps the pid the tests signal and wait for.
+ *   process, which keeps the pid the tests signal and wait for; for
+ *   cli_run_closed() it gets REDLOCK_TEST_CLOSE_FDS (the `closed` mask)
+ *   and closes those fds itself before it execs the tool.
  *   Its environment is the test's, except that HOME and XDG_CONFIG_HOME
  *   point to empty directories and REDLOCK_CONFIG is unset, so no config
  *   of the machine's user is ever read; `env` entries change that.
@@ -118,6 +120,10 @@ typedef struct cli_proc cli_proc;
  * and its output is closed, at most timeout_ms; past that, kills it and
  * fails the test. */
 const cli_result *cli_run(const char *const args[], const char *const env[], int timeout_ms);
+/* As cli_run() (no env changes), with the tool started with the standard
+ * descriptors in `closed` closed: bit N (1 << N) for fd N, 0 to 2. What
+ * it writes to a closed one is not captured (that out or err is ""). */
+const cli_result *cli_run_closed(const char *const args[], unsigned closed, int timeout_ms);
 /* Start it in the background. */
 cli_proc *cli_spawn(const char *const args[], const char *const env[]);
 pid_t cli_proc_pid(const cli_proc *p);

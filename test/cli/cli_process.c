@@ -220,9 +220,11 @@ static char *describe_command(const char *const args[])
     return cli_own(s);
 }
 
-/* In the forked child: async-signal-safe calls only, then exec the tool. */
+/* In the forked child: async-signal-safe calls only, then exec the tool
+ * with the standard descriptors in `closed` (bit N: fd N) closed. */
 static __attribute__((noreturn)) void exec_tool(pid_t parent, int in_fd, int out_fd, int err_fd,
-                                                char *const argv[], char *const envp[])
+                                                unsigned closed, char *const argv[],
+                                                char *const envp[])
 {
     /* Its own group, so a timeout kills what it started too; and killed
      * with us, so a test killed by Criterion leaves nothing running. */
@@ -244,6 +246,9 @@ static __attribute__((noreturn)) void exec_tool(pid_t parent, int in_fd, int out
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     syscall(SYS_close_range, 3U, ~0U, 0U);
+    for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++)
+        if (closed & (1U << fd))
+            close(fd);
     execve(argv[0], argv, envp);
     _exit(127);
 }
@@ -254,7 +259,7 @@ static void set_nonblocking(int fd)
     cr_assert(flags >= 0 && fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0);
 }
 
-cli_proc *cli_spawn(const char *const args[], const char *const env[])
+static cli_proc *spawn(const char *const args[], const char *const env[], unsigned closed)
 {
     size_t slot = 0;
     while (slot < MAX_PROCS && procs[slot] != NULL)
@@ -289,7 +294,7 @@ cli_proc *cli_spawn(const char *const args[], const char *const env[])
     p->started_ms = tc_now_ms();
     pid_t pid = fork();
     if (pid == 0)
-        exec_tool(parent, null_fd, out[1], err[1], argv, envp);
+        exec_tool(parent, null_fd, out[1], err[1], closed, argv, envp);
     int fork_errno = errno;
     close(null_fd);
     close(out[1]);
@@ -310,6 +315,11 @@ cli_proc *cli_spawn(const char *const args[], const char *const env[])
     set_nonblocking(p->out_fd);
     set_nonblocking(p->err_fd);
     return p;
+}
+
+cli_proc *cli_spawn(const char *const args[], const char *const env[])
+{
+    return spawn(args, env, 0);
 }
 
 pid_t cli_proc_pid(const cli_proc *p)
@@ -429,6 +439,19 @@ const cli_result *cli_wait(cli_proc *p, int timeout_ms)
 const cli_result *cli_run(const char *const args[], const char *const env[], int timeout_ms)
 {
     return cli_wait(cli_spawn(args, env), timeout_ms);
+}
+
+const cli_result *cli_run_closed(const char *const args[], unsigned closed, int timeout_ms)
+{
+    cr_assert_eq(closed & ~7U, 0, "only fds 0 to 2 can be closed");
+    /* valgrind would open its log on the lowest fd free and leave it to
+     * the tool: the wrapper closes them once its log is elsewhere. */
+    const char *wrapper = getenv("REDLOCK_TEST_TOOL_WRAPPER");
+    if (wrapper != NULL && wrapper[0] != '\0')
+        return cli_wait(
+            spawn(args, CLI_ENV(cli_format("REDLOCK_TEST_CLOSE_FDS=%u", closed)), 0),
+            timeout_ms);
+    return cli_wait(spawn(args, NULL, closed), timeout_ms);
 }
 
 /* ---- Other processes --------------------------------------------------------- */

@@ -165,6 +165,33 @@ Test(cli_run, max_hold_stops_cmd_and_exits_80)
     cli_expect_exit(r, 64);
 }
 
+static bool term_recorded(void *file)
+{
+    return cli_sigwatch_ns(file, "TERM") >= 0;
+}
+
+/* --max-hold: once every process is gone, run releases the lock rather
+ * than leave its keys for the TTL of the last extension (30 s here); not
+ * before: while CMD ignores SIGTERM, during --kill-after, the keys stay. */
+Test(cli_run, max_hold_releases_the_lock_once_every_process_is_gone)
+{
+    const char *file = cli_path("capped.sigwatch");
+    cli_proc *p = cli_spawn(CLI_ARGS("--config", cli.config, "run", "--ttl", "30s", "--max-hold",
+                                     "1s", "--kill-after", "1s", "capped", "--", SIGWATCH,
+                                     "--ignore", "TERM", file),
+                            NULL);
+    cr_assert(cli_wait_until(term_recorded, (void *)file, 5000), "no SIGTERM after --max-hold");
+    int cmd = cli_track(cli_sigwatch_pid(file));
+    size_t holding = cli_masters_with_key("capped");
+    /* Only a check made while CMD still ran counts (not after a stall). */
+    bool cmd_ran = cmd >= 0 && !cli_wait_gone(cmd, 0, NULL);
+    cr_assert(holding == CLI_MASTERS || !cmd_ran, "released while CMD still ran: %s",
+              cli_describe_key("capped"));
+    const cli_result *r = cli_wait(p, T);
+    cli_expect_exit(r, 80);
+    expect_released(r, "capped");
+}
+
 /* --lock-delay: a lock acquired and never released (the holder died)
  * stays taken for the TTL plus the delay. */
 Test(cli_run, lock_delay_keeps_a_dead_holders_lock_taken)

@@ -41,6 +41,24 @@ log=--log-fd=2
 if [ -n "${REDLOCK_VALGRIND_LOG_DIR:-}" ]; then
   log="--log-file=$REDLOCK_VALGRIND_LOG_DIR/vg.%p"
 fi
+
+# cli_run_closed() (cli_harness.h): the tool is to start with the fds in
+# REDLOCK_TEST_CLOSE_FDS (bit N: fd N) closed. valgrind would open its
+# --log-file on the lowest fd free and leave it open to the tool: the report
+# goes to fd 9, opened here, and those fds are closed just before the exec.
+closed=${REDLOCK_TEST_CLOSE_FDS:-0}
+unset REDLOCK_TEST_CLOSE_FDS
+if [ "$closed" != 0 ]; then
+  if [ -n "${REDLOCK_VALGRIND_LOG_DIR:-}" ]; then
+    exec 9>"$REDLOCK_VALGRIND_LOG_DIR/vg.$$"
+  else
+    exec 9>&2
+  fi
+  log=--log-fd=9
+  [ $((closed & 1)) = 0 ] || exec 0<&-
+  [ $((closed & 2)) = 0 ] || exec 1>&-
+  [ $((closed & 4)) = 0 ] || exec 2>&-
+fi
 exec valgrind --tool=memcheck --quiet --vgdb=no --read-inline-info=no --leak-check=full --show-leak-kinds=definite,indirect \
   --errors-for-leak-kinds=definite,indirect --error-exitcode=1 --num-callers=40 \
   --trace-children=yes --trace-children-skip="$skip" "$log" "$@"

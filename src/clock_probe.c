@@ -51,6 +51,7 @@ void rl_clock_probe_init(struct rl_master *m)
     p->warmup_us = rl_client_setting(client, REDLOCK_CLOCK_WARMUP_MS) * 1000;
     p->probe_us = rl_client_setting(client, REDLOCK_CLOCK_PROBE_MS) * 1000;
     p->quarantine_us = rl_client_setting(client, REDLOCK_CLOCK_QUARANTINE_MS) * 1000;
+    p->px_ms = client->cfg->probe_px_ms > 0 ? client->cfg->probe_px_ms : RL_PROBE_PX_MS;
     ev_timer_init(&p->timer, probe_on_timer, 0., 0.);
     p->timer.data = m;
     rl_list_init(&p->awaiting);
@@ -84,10 +85,10 @@ static bool probe_send_set(struct rl_master *m, bool nx)
     if (nx)
         rc = redisAsyncCommand(m->ac, probe_on_set_reply, m,
                                "SET " PROBE_PREFIX "%s %s PX %" PRId64 " NX", id, id,
-                               RL_PROBE_PX_MS);
+                               m->probe.px_ms);
     else
         rc = redisAsyncCommand(m->ac, probe_on_set_reply, m, "SET " PROBE_PREFIX "%s %s PX %" PRId64,
-                               id, id, RL_PROBE_PX_MS);
+                               id, id, m->probe.px_ms);
     if (rc != REDIS_OK)
         return false;
     m->probe.state = RL_PROBE_SETTING;
@@ -274,7 +275,7 @@ static void probe_on_set_reply(redisAsyncContext *ac, void *r, void *privdata)
             ev = rl_clock_sample_add(&p->clock, p->set_sent_us, now, -2, m->run_id,
                                      p->warmup_us, p->quarantine_us);
         ev &= ~(unsigned)RL_CLOCK_EV_REANCHOR; /* this SET is the new anchor */
-        rl_clock_anchor(&p->clock, p->set_sent_us, now, RL_PROBE_PX_MS, m->run_id);
+        rl_clock_anchor(&p->clock, p->set_sent_us, now, p->px_ms, m->run_id);
         p->state = RL_PROBE_SAMPLING;
     } else if (reply->type == REDIS_REPLY_NIL) {
         /* Already there (NX): ours from before, sampled next. */

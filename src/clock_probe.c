@@ -25,18 +25,22 @@ static rl_logger *probe_log(struct rl_master *m)
 /* How long the probe may go unsampled: RL_PROBE_MIN_GAP_US until the
  * master is trusted, then a tenth of the TTL while the client holds locks
  * (a change mid-hold is seen before the next extension), a second
- * otherwise. */
+ * otherwise; never more than a quarter of the probe's life, so that it is
+ * set again (at half its life) before it could expire. */
 static int64_t probe_period_us(const struct rl_master *m)
 {
     const redlock_client *client = m->client;
     if (m->probe.clock.state == RL_CLOCK_UNKNOWN)
         return RL_PROBE_MIN_GAP_US; /* warming up: a verdict before the first acquire */
+    int64_t period = RL_PROBE_IDLE_US;
     /* locks_held, not the list of locks: a blocking client's callers
      * change that on their own threads. */
-    if (client->watchdogs == 0 && atomic_load(&client->stats.locks_held) == 0)
-        return RL_PROBE_IDLE_US;
-    int64_t period = m->probe.probe_us != 0 ? m->probe.probe_us
-                                            : rl_client_setting(client, REDLOCK_TTL_MS) * 100;
+    if (client->watchdogs != 0 || atomic_load(&client->stats.locks_held) != 0)
+        period = m->probe.probe_us != 0 ? m->probe.probe_us
+                                        : rl_client_setting(client, REDLOCK_TTL_MS) * 100;
+    int64_t most = m->probe.px_ms * 1000 / 4;
+    if (period > most)
+        period = most;
     return period < RL_PROBE_MIN_GAP_US ? RL_PROBE_MIN_GAP_US : period;
 }
 

@@ -457,3 +457,28 @@ Test(clock, a_probe_that_expired_while_disconnected_is_no_verdict, .fini = stop,
     cr_assert(harness_wait_until(&h, all_trusted, NULL, 3000), "log:\n%s", h.log);
     expect_no_verdict();
 }
+
+/* Master i holds a probe. */
+static bool has_probe(harness *hh, void *arg)
+{
+    (void)hh;
+    return probes_on(*(const size_t *)arg) == 1;
+}
+
+Test(clock, an_idle_client_keeps_a_probe_shorter_than_its_idle_period, .fini = stop,
+     .timeout = 60)
+{
+    /* Idle, a client samples every second: a probe of 0.8 s is still set
+     * again before it expires. */
+    harness_start(&h, 3, NULL);
+    h.cfg->probe_px_ms = 800;
+    harness_connect(&h);
+    cr_assert(harness_wait_until(&h, all_trusted, NULL, 3000), "log:\n%s", h.log);
+    for (int k = 0; k < 15; k++) { /* past its first expiry, 0.8 to 1 s */
+        harness_run_for(&h, 100);
+        for (size_t i = 0; i < 3; i++)
+            cr_assert(has_probe(&h, &i), "master %zu: the probe expired after %d ms idle", i,
+                      (k + 1) * 100);
+    }
+    expect_no_verdict();
+}

@@ -84,6 +84,21 @@ static void bound_rate(rl_clock *c, const rl_clock_sample *s)
     c->rate_hi = least_ours > 0 ? (double)(s->advance_ms + 1) / least_ours : -1;
 }
 
+/* Whether a probe gone, read by a request written at sent_us and answered
+ * at recv_us, proves the clock fast: the master's clock moved at least the
+ * probe's life since it was set, a pair test with the anchor (or a recent
+ * sample) like any other. */
+static bool vanished_fast(const rl_clock *c, int64_t sent_us, int64_t recv_us)
+{
+    rl_clock_sample gone = {sent_us, recv_us, c->px_ms};
+    if (rl_clock_pair_fast(&c->anchor, &gone, c->allowance))
+        return true;
+    for (size_t k = 0; k < c->nrecent; k++)
+        if (rl_clock_pair_fast(&c->recent[k], &gone, c->allowance))
+            return true;
+    return false;
+}
+
 unsigned rl_clock_sample_add(rl_clock *c, int64_t sent_us, int64_t recv_us, int64_t pttl_ms,
                              const char *run_id, int64_t warmup_us, int64_t quarantine_us)
 {
@@ -94,12 +109,15 @@ unsigned rl_clock_sample_add(rl_clock *c, int64_t sent_us, int64_t recv_us, int6
         drop_anchor(c);
         return ev | RL_CLOCK_EV_RESTART | RL_CLOCK_EV_REANCHOR;
     }
-    if (pttl_ms == -2) {
+    /* Gone while ours moved too little for it to expire; else it may have
+     * simply expired (the client or the link silent that long): no
+     * evidence. */
+    if (pttl_ms == -2 && vanished_fast(c, sent_us, recv_us)) {
         rl_clock_proof proof = {.vanished = true};
         return ev | turn_fast(c, proof, recv_us, quarantine_us);
     }
     if (pttl_ms < 0) {
-        drop_anchor(c); /* no expiry: changed by someone, no evidence */
+        drop_anchor(c); /* expired, or no expiry (changed by someone): no evidence */
         return ev | RL_CLOCK_EV_REANCHOR;
     }
     rl_clock_sample s = {sent_us, recv_us, c->px_ms - pttl_ms};

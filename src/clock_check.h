@@ -31,7 +31,7 @@
  *   UNKNOWN ---------> UNKNOWN, anchored --------least warm-up old-------> TRUSTED
  *      ^                      |                                           |
  *      |                      +---- a FAST pair, or the probe gone -------+
- *      |                      |     with the same run_id                  |
+ *      |                      |     too soon with the same run_id         |
  *      |                      v                                           v
  *      +---- quarantine over --------------- FAST <-----------------------+
  *
@@ -40,8 +40,12 @@
  *   not held against the master for ever.
  * - A new run_id (the master restarted) drops the anchor with no verdict:
  *   UNKNOWN, to be anchored again (FAST stays until its quarantine ends).
- * - The probe gone on the same run (PTTL -2) is FAST: a step beyond its
- *   life, an eviction and a flush are all fatal for lock keys too.
+ * - The probe gone on the same run (PTTL -2) is FAST when it is a pair
+ *   like any other, the master's advance at least px: gone sooner than
+ *   our clock lets it expire (a step beyond its life, an eviction and a
+ *   flush are all fatal for lock keys too). Gone once ours moved about px
+ *   since the anchor (the client stopped, or its link down, that long),
+ *   it may simply have expired: no evidence, set again.
  * - The anchor is set again when the probe's PTTL falls under half of px,
  *   or the probe lost its expiry (PTTL -1, someone changed it).
  * - Every state but FAST counts for the quorum (UNKNOWN is a master with

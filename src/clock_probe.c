@@ -25,18 +25,22 @@ static rl_logger *probe_log(struct rl_master *m)
 /* How long the probe may go unsampled: RL_PROBE_MIN_GAP_US until the
  * master is trusted, then a tenth of the TTL while the client holds locks
  * (a change mid-hold is seen before the next extension), a second
- * otherwise. */
+ * otherwise; never more than a quarter of the probe's life, so that it is
+ * set again (at half its life) before it could expire. */
 static int64_t probe_period_us(const struct rl_master *m)
 {
     const redlock_client *client = m->client;
     if (m->probe.clock.state == RL_CLOCK_UNKNOWN)
         return RL_PROBE_MIN_GAP_US; /* warming up: a verdict before the first acquire */
+    int64_t period = RL_PROBE_IDLE_US;
     /* locks_held, not the list of locks: a blocking client's callers
      * change that on their own threads. */
-    if (client->watchdogs == 0 && atomic_load(&client->stats.locks_held) == 0)
-        return RL_PROBE_IDLE_US;
-    int64_t period = m->probe.probe_us != 0 ? m->probe.probe_us
-                                            : rl_client_setting(client, REDLOCK_TTL_MS) * 100;
+    if (client->watchdogs != 0 || atomic_load(&client->stats.locks_held) != 0)
+        period = m->probe.probe_us != 0 ? m->probe.probe_us
+                                        : rl_client_setting(client, REDLOCK_TTL_MS) * 100;
+    int64_t most = m->probe.px_ms * 1000 / 4;
+    if (period > most)
+        period = most;
     return period < RL_PROBE_MIN_GAP_US ? RL_PROBE_MIN_GAP_US : period;
 }
 
@@ -51,6 +55,7 @@ void rl_clock_probe_init(struct rl_master *m)
     p->warmup_us = rl_client_setting(client, REDLOCK_CLOCK_WARMUP_MS) * 1000;
     p->probe_us = rl_client_setting(client, REDLOCK_CLOCK_PROBE_MS) * 1000;
     p->quarantine_us = rl_client_setting(client, REDLOCK_CLOCK_QUARANTINE_MS) * 1000;
+    p->px_ms = client->cfg->probe_px_ms > 0 ? client->cfg->probe_px_ms : RL_PROBE_PX_MS;
     ev_timer_init(&p->timer, probe_on_timer, 0., 0.);
     p->timer.data = m;
     rl_list_init(&p->awaiting);
@@ -84,10 +89,10 @@ static bool probe_send_set(struct rl_master *m, bool nx)
     if (nx)
         rc = redisAsyncCommand(m->ac, probe_on_set_reply, m,
                                "SET " PROBE_PREFIX "%s %s PX %" PRId64 " NX", id, id,
-                               RL_PROBE_PX_MS);
+                               m->probe.px_ms);
     else
         rc = redisAsyncCommand(m->ac, probe_on_set_reply, m, "SET " PROBE_PREFIX "%s %s PX %" PRId64,
-                               id, id, RL_PROBE_PX_MS);
+                               id, id, m->probe.px_ms);
     if (rc != REDIS_OK)
         return false;
     m->probe.state = RL_PROBE_SETTING;
@@ -274,7 +279,7 @@ static void probe_handle_set_reply(redisAsyncContext *ac, void *r, void *privdat
             ev = rl_clock_sample_add(&p->clock, p->set_sent_us, now, -2, m->run_id,
                                      p->warmup_us, p->quarantine_us);
         ev &= ~(unsigned)RL_CLOCK_EV_REANCHOR; /* this SET is the new anchor */
-        rl_clock_anchor(&p->clock, p->set_sent_us, now, RL_PROBE_PX_MS, m->run_id);
+        rl_clock_anchor(&p->clock, p->set_sent_us, now, p->px_ms, m->run_id);
         p->state = RL_PROBE_SAMPLING;
     } else if (reply->type == REDIS_REPLY_NIL) {
         /* Already there (NX): ours from before, sampled next. */

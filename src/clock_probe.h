@@ -14,7 +14,9 @@
  * - The probe is "redlock:clock:<client id>", value the client id, PX
  *   RL_PROBE_PX_MS. The handshake asks SET ... NX then PTTL, pipelined
  *   with the rest: no round trip of its own. A probe that is gone when the
- *   run_id is the same is itself a verdict (FAST: clock_check.h).
+ *   run_id is the same is itself a verdict (FAST: clock_check.h), unless
+ *   it was last anchored so long ago that it may simply have expired (the
+ *   client stopped, or its link down, for most of its life).
  * - A sample (PTTL) goes out behind a request of ours to that master, at
  *   most one in flight and one per RL_PROBE_MIN_GAP_US, so sampling costs
  *   no round trip; a timer samples an idle master every probe period.
@@ -65,6 +67,7 @@ typedef struct rl_clock_probe {
      * clock_quarantine_ms) */
     int mode;                  /* REDLOCK_CLOCK_CHECK_* */
     int64_t warmup_us, probe_us, quarantine_us; /* probe_us 0: ttl/10 */
+    int64_t px_ms;             /* the probe's life: RL_PROBE_PX_MS but in tests */
 } rl_clock_probe;
 
 void rl_clock_probe_init(struct rl_master *m);

@@ -76,6 +76,9 @@ struct redlock_config {
     void *log_arg;
     int log_level;
     rl_tls tls; /* config-wide: enabled 0 by default */
+    /* The clock probe's life (PX), 0: RL_PROBE_PX_MS. Not a setting: the
+     * tests shorten it to see a probe outlive it (clock_probe.h). */
+    int64_t probe_px_ms;
 };
 
 /* Effective per-node timeouts (the node's own, else the config's). */

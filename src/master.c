@@ -137,14 +137,15 @@ static bool master_in_handshake(rl_master_state state)
     return state == RL_MASTER_CONNECTING || state == RL_MASTER_FLUSHING;
 }
 
-/* As many requests as a master may hold are sent or queued, without
- * slot's; NULL: any request but a release (master.h). */
+/* As many requests as a master may hold are sent or queued (behind the
+ * handshake or for room in the window), without slot's; NULL: any request
+ * but a release (master.h). */
 static bool master_full(const rl_master *m, const rl_slot *slot)
 {
     size_t limit = RL_MASTER_MAX_OUTSTANDING;
     if (slot != NULL && slot->round->kind == RL_ROUND_RELEASE)
         limit *= 2;
-    return m->in_flight + m->queued >= limit;
+    return m->in_flight + m->queued + m->queue.count >= limit;
 }
 
 /*

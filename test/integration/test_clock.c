@@ -2,6 +2,7 @@
 /* Masters' clocks checked through the client's probes (docs/safety.md,
  * "Masters' clocks"): masters on fake wall clocks (fleet.h), the client's
  * verdicts seen in its log. */
+#include "config_internal.h"
 #include "harness.h"
 
 #include <criterion/criterion.h>
@@ -399,4 +400,85 @@ Test(clock, masters_a_little_fast_within_the_allowance_never_lose_a_lock, .fini 
     redlock_result_free(r);
     cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
     redlock_lock_free(lock);
+}
+
+/* The probe's life made short (1 s) for the tests below. */
+#define SHORT_PX_MS 1000
+
+static void start_with_a_short_probe(void)
+{
+    harness_start(&h, 3, NULL);
+    h.cfg->probe_px_ms = SHORT_PX_MS;
+}
+
+/* Master i's log line saying it connected again. */
+static bool reconnected(harness *hh, void *arg)
+{
+    char needle[96];
+    snprintf(needle, sizeof(needle), "master 127.0.0.1:%d: reconnected",
+             fleet_port(hh->fleet, *(const size_t *)arg));
+    return hh->log != NULL && strstr(hh->log, needle) != NULL;
+}
+
+Test(clock, a_probe_that_expired_while_the_client_was_stopped_is_no_verdict, .fini = stop,
+     .timeout = 60)
+{
+    start_with_a_short_probe();
+    harness_connect(&h);
+    cr_assert(harness_wait_until(&h, all_trusted, NULL, 3000), "log:\n%s", h.log);
+    redlock_lock *lock = NULL;
+    redlock_acquire_options o = fleet_acquire_options(10000, 0);
+    cr_assert_eq(harness_acquire(&h, "held", 4, &o, &lock, NULL), REDLOCK_OK);
+    /* The loop does not run for longer than the probe's life, as in a
+     * stopped process or a paused VM: every probe expires meanwhile. */
+    struct timespec stopped = {1, 500000000L};
+    nanosleep(&stopped, NULL);
+    harness_run_for(&h, 300);
+    expect_no_verdict();
+    cr_assert_eq(redlock_lock_state(lock), REDLOCK_LOCK_HELD);
+    cr_assert(harness_wait_until(&h, all_trusted, NULL, 3000), "log:\n%s", h.log);
+    cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
+    redlock_lock_free(lock);
+}
+
+Test(clock, a_probe_that_expired_while_disconnected_is_no_verdict, .fini = stop, .timeout = 60)
+{
+    start_with_a_short_probe();
+    /* Master 0 reconnects after longer than the probe's life. */
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_RECONNECT_MAX_MS, 1500), REDLOCK_OK);
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_RECONNECT_MIN_MS, 1500), REDLOCK_OK);
+    harness_connect(&h);
+    cr_assert(harness_wait_until(&h, all_trusted, NULL, 3000), "log:\n%s", h.log);
+    redisReply *r = fleet_command(h.fleet, 0, "CLIENT KILL TYPE normal");
+    cr_assert(r != NULL && r->type == REDIS_REPLY_INTEGER && r->integer >= 1);
+    freeReplyObject(r);
+    size_t first = 0;
+    cr_assert(harness_wait_until(&h, reconnected, &first, 5000), "log:\n%s", h.log);
+    cr_assert(harness_wait_until(&h, all_trusted, NULL, 3000), "log:\n%s", h.log);
+    expect_no_verdict();
+}
+
+/* Master i holds a probe. */
+static bool has_probe(harness *hh, void *arg)
+{
+    (void)hh;
+    return probes_on(*(const size_t *)arg) == 1;
+}
+
+Test(clock, an_idle_client_keeps_a_probe_shorter_than_its_idle_period, .fini = stop,
+     .timeout = 60)
+{
+    /* Idle, a client samples every second: a probe of 0.8 s is still set
+     * again before it expires. */
+    harness_start(&h, 3, NULL);
+    h.cfg->probe_px_ms = 800;
+    harness_connect(&h);
+    cr_assert(harness_wait_until(&h, all_trusted, NULL, 3000), "log:\n%s", h.log);
+    for (int k = 0; k < 15; k++) { /* past its first expiry, 0.8 to 1 s */
+        harness_run_for(&h, 100);
+        for (size_t i = 0; i < 3; i++)
+            cr_assert(has_probe(&h, &i), "master %zu: the probe expired after %d ms idle", i,
+                      (k + 1) * 100);
+    }
+    expect_no_verdict();
 }

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Each master's window of requests in flight (max_in_flight) and the queue
  * behind it, against real masters: what waits there and is no longer
- * wanted is never sent, and a stopped master holds no more than the window. */
+ * wanted is never sent, and a stopped master holds no more than the window,
+ * nor, with what waits for room, more than a master may hold. */
 #include "harness.h"
 #include "slowlog.h"
 #include "batch.h"
+#include "master.h"
 #include "scripts.h"
 
 #include <criterion/criterion.h>
@@ -319,5 +321,58 @@ Test(send_queue, a_flood_of_releases_does_not_starve_the_extension_of_a_lock_sti
                   "the extension waited for %zu releases", releases.at_extension);
     redlock_release_async(h.client, held, NULL, NULL);
     redlock_lock_free(held);
+    harness_free_client(&h);
+}
+
+/* Pings submitted at once to a stopped master: more than it may hold. */
+#define PINGS (RL_MASTER_MAX_OUTSTANDING + 100)
+
+typedef struct pings {
+    size_t done;
+    size_t refused; /* master 0 refused it unsent: too many wait for it */
+} pings;
+
+static void on_ping(int status, const redlock_result *r, void *arg)
+{
+    (void)status;
+    pings *p = arg;
+    p->done++;
+    const redlock_master_result *first = &r->masters[0];
+    if (first->outcome == REDLOCK_MASTER_NOT_CONNECTED && first->detail != NULL &&
+        strcmp(first->detail, RL_MASTER_FULL_DETAIL) == 0)
+        p->refused++;
+}
+
+static bool pings_done(harness *hh, void *arg)
+{
+    (void)hh;
+    const pings *p = arg;
+    return p->done == PINGS;
+}
+
+Test(send_queue, a_stopped_master_holds_no_more_than_the_bound_however_many_wait_for_room)
+{
+    /* One request in flight per master, master 0 stopped: all but one of
+     * the pings submitted at once wait for room there. What it holds, sent
+     * or waiting, stays within RL_MASTER_MAX_OUTSTANDING; the rest are
+     * refused unsent. */
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_MAX_IN_FLIGHT, 1), REDLOCK_OK);
+    harness_connect(&h);
+    cr_assert_eq(harness_ping(&h, NULL), REDLOCK_OK);
+    cr_assert_eq(fleet_pause(h.fleet, 0), 0);
+    pings p = {0};
+    for (size_t i = 0; i < PINGS; i++)
+        cr_assert_eq(redlock_ping_async(h.client, on_ping, &p), REDLOCK_OK);
+    static redlock_stats s = {.size = sizeof(redlock_stats)};
+    cr_assert_eq(redlock_client_stats(h.client, &s), REDLOCK_OK);
+    cr_expect_leq(s.masters[0].in_flight + s.masters[0].queued, RL_MASTER_MAX_OUTSTANDING,
+                  "master 0 holds %llu requests in flight and %llu queued",
+                  (unsigned long long)s.masters[0].in_flight,
+                  (unsigned long long)s.masters[0].queued);
+    cr_assert(harness_wait_until(&h, pings_done, &p, 5000), "%zu of %d pings done", p.done,
+              PINGS);
+    cr_expect_eq(p.refused, PINGS - RL_MASTER_MAX_OUTSTANDING, "%zu pings refused at master 0",
+                 p.refused);
+    cr_assert_eq(fleet_resume(h.fleet, 0), 0);
     harness_free_client(&h);
 }

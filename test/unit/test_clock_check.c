@@ -246,6 +246,54 @@ Test(clock_check, a_vanished_probe_is_fast_on_the_same_run_and_a_restart_on_a_ne
     cr_assert(rl_clock_counts(&c));
 }
 
+Test(clock_check, a_probe_gone_once_its_life_could_have_run_out_is_no_verdict)
+{
+    /* The client fell silent after its last sample (stopped, partitioned,
+     * a paused VM): the probe expired on its own, by an honest clock. */
+    rl_clock c;
+    sim_master m = {.offset_us = 1e9, .rate = 1.0};
+    int64_t t = 5 * S;
+    honest_history(&c, &m, &t);
+    int64_t anchored = c.anchor.sent_us;
+    t = anchored + PX_MS * MS;
+    unsigned ev = rl_clock_sample_add(&c, t, t + 300, -2, "run-a", WARMUP, QUARANTINE);
+    cr_assert_eq(ev & RL_CLOCK_EV_FAST, 0, "a probe as old as its life judged fast");
+    cr_assert(ev & RL_CLOCK_EV_REANCHOR);
+    cr_assert(!c.anchored);
+    cr_assert(rl_clock_counts(&c));
+
+    /* Gone sooner than an honest clock allows: still a verdict. */
+    honest_history(&c, &m, &t);
+    anchored = c.anchor.sent_us;
+    t = anchored + PX_MS * MS * 98 / 100;
+    ev = rl_clock_sample_add(&c, t, t + 300, -2, "run-a", WARMUP, QUARANTINE);
+    cr_assert(ev & RL_CLOCK_EV_FAST, "gone at 98 %% of its life");
+    cr_assert(c.proof.vanished);
+}
+
+Test(clock_check, an_honest_probe_expired_on_its_own_is_never_a_verdict)
+{
+    const double allowance = 1.0 - DRIFT;
+    for (int n = 0; n < 100000; n++) {
+        /* Any rate the allowance covers; the probe read again from half
+         * its life to twice it, round trips up to 100 ms. */
+        sim_master m = {.offset_us = uniform(0, 1e12), .rate = uniform(allowance, 1.0 / allowance)};
+        rl_clock c;
+        rl_clock_init(&c, DRIFT);
+        int64_t s0 = (int64_t)uniform(0, 1e9);
+        int64_t e0 = s0 + (int64_t)uniform(0, 100 * MS);
+        set_probe(&c, &m, s0, e0, "run-a");
+        int64_t s1 = e0 + (int64_t)uniform(0.5 * (double)(PX_MS * MS), 2.0 * (double)(PX_MS * MS));
+        int64_t e1 = s1 + (int64_t)uniform(0, 100 * MS);
+        if (master_ms(&m, acted_at(s1, e1)) <= m.set_ms + PX_MS)
+            continue; /* still there */
+        unsigned ev = rl_clock_sample_add(&c, s1, e1, -2, "run-a", WARMUP, QUARANTINE);
+        if (ev & RL_CLOCK_EV_FAST)
+            cr_assert_fail("case %d: rate %.6f, read %lld ms after the anchor: judged fast", n,
+                           m.rate, (long long)((e1 - s0) / MS));
+    }
+}
+
 Test(clock_check, trusted_only_once_the_anchor_is_a_warm_up_old)
 {
     rl_clock c;

@@ -95,7 +95,9 @@
  * granted (1); a master restarted and seeded again confirming a token
  * that is granted (2); a paused holder's write refused after the next
  * holder wrote (3); a token granted after two masters restarted (4).
- * Every run starts from a new deployment: no counter seeded.
+ * Runs start from a new deployment, no counter seeded; -DIN_USE_AT_START
+ * from every counter in use at 0, which keeps the runs with two restarts
+ * within memory.
  *
  * Wrong variants, each caught (property 2 unless said; and 3, with
  * -DPROPS=4, for every one that breaks the order):
@@ -163,7 +165,11 @@
 /* The masters. */
 byte key[M] = NONE; /* the attempt whose value the key holds, or NONE */
 byte ctr[M];        /* the fencing counter */
+#ifndef IN_USE_AT_START
 bit seeded[M];      /* it counts, in this run (none at the start: a new deployment) */
+#else
+bit seeded[M] = 1;  /* all in use at the start, as after the first seedings */
+#endif
 byte runid[M];      /* the run: its run_id, new at every restart */
 byte crashes;       /* restarts so far */
 

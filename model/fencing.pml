@@ -18,16 +18,28 @@
  *
  * Counters and restarts. Each master has one counter (one key, whatever
  * the resource), which counts only in the run of the master it was seeded
- * in (a new run_id at every restart). A master that restarted takes part
- * in the lock at once (its SET NX counts toward the quorum, as before) but
- * not in fencing until it is seeded again: (1) the seeder sees the master
- * not seeded in its new run; (2) only then reads the counter of every
- * other master (a majority of the others: with 3 masters, both), each
- * counting in its own run, or gives up; (3) sends the greatest to that
+ * in (a new run_id at every restart). A new deployment starts with no
+ * counter seeded. A master that restarted takes part in the lock at once
+ * (its SET NX counts toward the quorum, as before) but not in fencing
+ * until it is seeded again: (1) the seeder sees the master not seeded in
+ * its new run; (2) only then reads the counter every other master holds,
+ * counting in its own run or not (a read may be lost); (3) the seed is the
+ * greatest read when a majority of the others (with 3 masters, both)
+ * answered a counter that counts; else, when the answers and the master
+ * itself make a quorum, the greatest read or the clock, whichever is
+ * greater (the clock floor); else it gives up; (4) sends the seed to that
  * master, which, if still in the run seen in (1) and still not seeded
  * there, sets counter := max(counter, seed) and counts from then on. A
  * request never reaches a later run of its master (a restart closes the
  * connection).
+ *
+ * The clock floor is the one assumption about time: the wall clock the
+ * seeder reads is at least every token granted before (tokens start from
+ * a reading of the clock in microseconds and grow by one a lock: far
+ * slower than the clock; clocks are not set back by more than the time
+ * since). The model's clock is the least value that satisfies it, the
+ * greatest token granted so far. Without empty restarts (AOF only) the
+ * clock is not needed: -DCLOCK_ZERO -DAOF_ONLY passes.
  *
  * Modelled: 3 masters; client 0 makes ACQ0 attempts, client 1 ACQ1, each
  * client one after the other (a failed attempt counts as one), each with
@@ -61,7 +73,10 @@
  *    it (a max), which nothing here relies on not happening.
  *  - One seeder. Another seeding of the same run is as good (its reads
  *    also follow the restart), and once one applied, the others find the
- *    master seeded and do nothing.
+ *    master seeded and do nothing. Seedings of different masters run one
+ *    after the other here; in the library they overlap, which changes
+ *    only when a read sees another master's counter raised: a seed is a
+ *    lower bound either way, and the max keeps the greater.
  *
  * Checked (scripts/check-model.sh), as assertions (-DPROPS=1, 2 or 4
  * asserts property 1, 2 or 3 alone):
@@ -79,7 +94,10 @@
  * checks are not vacuous (WITNESS, each reached): all three attempts
  * granted (1); a master restarted and seeded again confirming a token
  * that is granted (2); a paused holder's write refused after the next
- * holder wrote (3).
+ * holder wrote (3); a token granted after two masters restarted (4).
+ * Runs start from a new deployment, no counter seeded; -DIN_USE_AT_START
+ * from every counter in use at 0, which keeps the runs with two restarts
+ * within memory.
  *
  * Wrong variants, each caught (property 2 unless said; and 3, with
  * -DPROPS=4, for every one that breaks the order):
@@ -99,7 +117,14 @@
  *  -DNO_RESEED lets a restarted master count at once (empty: counter 0);
  *  -DSEED_ANY_INCARNATION seeds with counters read before the restart was
  *     seen (no run check): the seed misses the tokens granted in between;
- *  -DSEED_FROM_ONE seeds from one other master, a minority of them;
+ *  -DSEED_FROM_ONE seeds from one other master counting, a minority of
+ *     them, without the clock floor;
+ *  -DNO_CLOCK_FLOOR seeds from a quorum of counters, counting or not,
+ *     without the clock: a majority restarted empty hands out a token
+ *     again (-DCRASHES=2);
+ *  -DCLOCK_ZERO reads a clock set back to 0: caught likewise (the clock
+ *     floor is what covers a counter lost on a majority), but not with
+ *     -DAOF_ONLY (restarts that keep the counters do not need it);
  *  -DSEED_PLAIN_SET sets the counter to the seed instead of the greater
  *     of the two: a master restarted with AOF keeps a token that the
  *     others, read before it reached them, do not have yet, and loses it;
@@ -140,7 +165,11 @@
 /* The masters. */
 byte key[M] = NONE; /* the attempt whose value the key holds, or NONE */
 byte ctr[M];        /* the fencing counter */
-bit seeded[M] = 1;  /* it counts, in this run (all are seeded at the start) */
+#ifndef IN_USE_AT_START
+bit seeded[M];      /* it counts, in this run (none at the start: a new deployment) */
+#else
+bit seeded[M] = 1;  /* all in use at the start, as after the first seedings */
+#endif
 byte runid[M];      /* the run: its run_id, new at every restart */
 byte crashes;       /* restarts so far */
 
@@ -162,7 +191,7 @@ hidden byte one_holder, token_order, write_order, newest_writes;
 #ifndef WITNESS
 #define WITNESS 0 /* none: see the header */
 #endif
-hidden byte not_all_granted, no_seeded_confirm, no_write_refused;
+hidden byte not_all_granted, no_seeded_confirm, no_write_refused, no_grant_after_two;
 #if WITNESS == 2
 #define WITNESS_AGAIN(m) ; again = again || runid[m] != 0
 #else
@@ -295,6 +324,9 @@ inline grant()
 #elif WITNESS == 2
     no_seeded_confirm = !again;
     assert(no_seeded_confirm);
+#elif WITNESS == 4
+    no_grant_after_two = crashes < 2;
+    assert(no_grant_after_two);
 #endif
     skip
 }
@@ -437,31 +469,48 @@ end:
     od
 }
 
-/* Seeding, step 2: read the counter of master o (not the one seeded). One
- * that does not count (restarted since) dooms this seeding. */
+/* The clock floor (see the header). */
+#if defined(CLOCK_ZERO)
+#define CLOCK 0
+#else
+#define CLOCK tmax /* the least value the assumption allows */
+#endif
+/* Counting answers that make the seed without the clock: a majority of
+ * the others (-DSEED_FROM_ONE: one). */
+#ifndef SEED_FROM_ONE
+#define NEEDED ((M - 1) / 2 + 1)
+#else
+#define NEEDED 1
+#endif
+
+/* Seeding, step 2: read the counter master o holds (not the one seeded),
+ * whether it counts or not; or the read is lost. */
 inline seed_read(o)
 {
     if
     :: seeded[o] ->
-        printf("seeder: m%d's counter: %d\n", o, ctr[o]);
+        printf("seeder: m%d's counter: %d, counting\n", o, ctr[o]);
+        inuse++; answered++;
         if
         :: ctr[o] > seed -> seed = ctr[o]
         :: else
-        fi;
-#ifndef SEED_FROM_ONE
-        sent = sent | BIT(o)
-#else
-        sent = ALL
+        fi
+    :: !seeded[o] ->
+        printf("seeder: m%d's counter: %d, not counting\n", o, ctr[o]);
+        answered++;
+        if
+        :: ctr[o] > seed -> seed = ctr[o]
+        :: else
+        fi
+#ifndef NO_LOSS
+    :: printf("seeder: m%d's counter: read lost\n", o)
 #endif
-    :: else ->
-        printf("seeder: m%d not seeded: gives up\n", o);
-        m = 0; r = 0; seed = 0; sent = 0
-    fi
+    fi;
+    sent = sent | BIT(o)
 }
 
 /* The seeder. sent: 0 while idle, else the masters read so far, the one
- * being seeded included. Only a seeding that can succeed is begun: the
- * other masters count. */
+ * being seeded included. */
 inline seed_begin(k)
 {
     m = k;
@@ -477,24 +526,40 @@ inline seed_begin(k)
 #endif
 active proctype seeder()
 {
-    byte m, r, seed, sent;
+    byte m, r, seed, sent, inuse, answered;
 end:
     do
     /* 1: master m seen not seeded in its run r. */
-    :: atomic { sent == 0 && running > 0 && SEEDABLE(0) && seeded[1] && seeded[2] -> seed_begin(0) }
-    :: atomic { sent == 0 && running > 0 && SEEDABLE(1) && seeded[0] && seeded[2] -> seed_begin(1) }
-    :: atomic { sent == 0 && running > 0 && SEEDABLE(2) && seeded[0] && seeded[1] -> seed_begin(2) }
+    :: atomic { sent == 0 && running > 0 && SEEDABLE(0) -> seed_begin(0) }
+    :: atomic { sent == 0 && running > 0 && SEEDABLE(1) -> seed_begin(1) }
+    :: atomic { sent == 0 && running > 0 && SEEDABLE(2) -> seed_begin(2) }
     /* 2: the others' counters, in any order. */
     :: atomic { sent != 0 && sent != ALL && !(sent & 1) -> seed_read(0) }
     :: atomic { sent != 0 && sent != ALL && !(sent & 2) -> seed_read(1) }
     :: atomic { sent != 0 && sent != ALL && !(sent & 4) -> seed_read(2) }
-    /* 3: the seed, applied in run r only, to a master still not seeded. */
+    /* 3: the seed: from a majority of the others counting, else from a
+     * quorum with the master itself and the clock floor, else none. */
     :: atomic { sent == ALL ->
         if
-#ifndef SEED_ANY_INCARNATION
-        :: runid[m] == r && !seeded[m] ->
+        :: inuse >= NEEDED -> skip
+        :: inuse < NEEDED && answered + 1 >= QUORUM ->
+#ifndef NO_CLOCK_FLOOR
+            if
+            :: CLOCK > seed -> seed = CLOCK
+            :: else
+            fi;
+            printf("seeder: too few counting: the clock floor, seed %d\n", seed)
 #else
-        :: !seeded[m] ->
+            skip
+#endif
+        :: else -> printf("seeder: too few answers: gives up\n"); sent = 0
+        fi;
+        /* 4: applied in run r only, to a master still not seeded. */
+        if
+#ifndef SEED_ANY_INCARNATION
+        :: sent != 0 && runid[m] == r && !seeded[m] ->
+#else
+        :: sent != 0 && !seeded[m] ->
 #endif
 #ifndef SEED_PLAIN_SET
             if
@@ -506,9 +571,11 @@ end:
 #endif
             seeded[m] = 1;
             printf("seeder: m%d seeded, counter %d\n", m, ctr[m])
-        :: else -> printf("seeder: m%d restarted again or seeded: nothing done\n", m)
+        :: sent != 0 && !(runid[m] == r && !seeded[m]) ->
+            printf("seeder: m%d restarted again or seeded: nothing done\n", m)
+        :: sent == 0 -> skip
         fi;
-        m = 0; r = 0; seed = 0; sent = 0 }
+        m = 0; r = 0; seed = 0; sent = 0; inuse = 0; answered = 0 }
     od
 }
 
@@ -524,7 +591,9 @@ end:
     :: atomic { running > 0 && crashes < CRASHES -> crashes++; restart_kept(0) }
     :: atomic { running > 0 && crashes < CRASHES -> crashes++; restart_kept(1) }
     :: atomic { running > 0 && crashes < CRASHES -> crashes++; restart_kept(2) }
-#ifndef UNSAFE_RESTART
+#if defined(AOF_ONLY)
+    /* no empty restarts */
+#elif !defined(UNSAFE_RESTART)
     :: atomic { running > 0 && crashes < CRASHES && !LIVE_KEY(0) -> crashes++; restart_empty(0) }
     :: atomic { running > 0 && crashes < CRASHES && !LIVE_KEY(1) -> crashes++; restart_empty(1) }
     :: atomic { running > 0 && crashes < CRASHES && !LIVE_KEY(2) -> crashes++; restart_empty(2) }

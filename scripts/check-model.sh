@@ -102,7 +102,10 @@ verify model/reentrant.pml caught -DQUORUM=1
 # the witnesses, then each wrong variant with every property asserted and
 # with the storage's alone (PROPS=4), and those caught by one property.
 verify model/fencing.pml pass -DACQ0=2 -DACQ1=1 -DCRASHES=0
-PAN_CC=-DCOLLAPSE PAN_RUN=-w25 verify model/fencing.pml pass -DACQ0=1 -DACQ1=1 -DCRASHES=2
+PAN_CC=-DCOLLAPSE PAN_RUN=-w25 verify model/fencing.pml pass -DACQ0=1 -DACQ1=1 -DCRASHES=2 -DIN_USE_AT_START
+# Without empty restarts the clock floor is not needed: a clock read as 0.
+PAN_CC=-DCOLLAPSE PAN_RUN=-w25 verify model/fencing.pml pass -DCLOCK_ZERO -DAOF_ONLY -DACQ0=1 -DACQ1=1 -DCRASHES=2 -DIN_USE_AT_START
+verify model/fencing.pml reached -DWITNESS=4 -DACQ0=1 -DCRASHES=2
 verify model/fencing.pml reached -DWITNESS=1 -DCRASHES=0
 verify model/fencing.pml reached -DWITNESS=2 -DACQ0=1
 verify model/fencing.pml reached -DWITNESS=3 -DACQ0=1 -DCRASHES=0
@@ -114,6 +117,8 @@ for props in 7 4; do
   verify model/fencing.pml caught -DNO_RESEED -DACQ0=1 -DPROPS=$props
   verify model/fencing.pml caught -DSEED_ANY_INCARNATION -DACQ0=1 -DPROPS=$props
   verify model/fencing.pml caught -DSEED_FROM_ONE -DACQ0=1 -DPROPS=$props
+  verify model/fencing.pml caught -DNO_CLOCK_FLOOR -DACQ0=1 -DCRASHES=2 -DPROPS=$props
+  verify model/fencing.pml caught -DCLOCK_ZERO -DACQ0=1 -DCRASHES=2 -DPROPS=$props
   verify model/fencing.pml caught -DSEED_PLAIN_SET -DACQ0=1 -DPROPS=$props
   verify model/fencing.pml caught -DUNSAFE_RESTART -DACQ0=1 -DPROPS=$props
 done

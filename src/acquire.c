@@ -14,6 +14,12 @@
  *      \-- no quorum, expired, out of memory or canceled --> clean up, as above
  *   WAIT --canceled, or the next attempt cannot start--> DONE (failure)
  *
+ * A fenced attempt refused for too few counters in use (ENOFENCE in round
+ * 1) has started their seeding (fence_seed.h): its WAIT lasts until that
+ * is over (at most RL_SEED_WAIT_TIMEOUTS command timeouts), and the next
+ * attempt uses up no retry, once per acquire. So the first fenced acquire
+ * of a new deployment, or after the masters restarted, is granted.
+ *
  * Fencing (docs/fencing.md; model/fencing.pml is the specification): round
  * 1 is the attempt, each master's OK carrying its counter when that is in
  * use; the token is 1 + the greatest of a quorum of them. FENCE is round 2:
@@ -47,6 +53,7 @@
  * cleanup's announcements do not. A set of resources waits on the watch of
  * each: a delete of any of them may free the set.
  */
+#include "fence_seed.h"
 #include "internal.h"
 #include "random.h"
 #include "timer.h"
@@ -54,6 +61,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Waiting for seeding: polled this often, for at most this many command
+ * timeouts (a read round and a seed round, and a margin). */
+#define RL_SEED_POLL_US 2000
+#define RL_SEED_WAIT_TIMEOUTS 3
 
 typedef enum rl_acquire_state {
     RL_ACQUIRE_ATTEMPT, /* a->round is in flight, undecided */
@@ -83,6 +94,8 @@ typedef struct rl_acquire {
     bool woken;             /* WAIT: the timer was brought forward by announcements */
     bool notify;            /* the config's wait_by_notification */
     bool fencing;           /* the lock is granted only with a token */
+    bool seed_waited;       /* the one wait for seeding was taken */
+    int64_t seed_wait_until_us; /* WAIT: for seeding, until then at most; 0 not */
     uint64_t token;         /* FENCE: the token round 2 confirms */
     rl_round *fence_round;  /* FENCE: round 2 (a reference), else NULL */
     uint64_t announced;     /* masters (bit i) that announced a delete since the attempt began */
@@ -249,6 +262,14 @@ static int acquire_attempt(rl_acquire *a)
 static void acquire_handle_retry_timer(struct ev_loop *loop, ev_timer *w, int revents)
 {
     rl_acquire *a = w->data;
+    if (a->seed_wait_until_us != 0) {
+        int64_t now = rl_now_us();
+        if (rl_fence_seed_busy(a->client) && now < a->seed_wait_until_us) {
+            rl_timer_arm_at(loop, w, now + RL_SEED_POLL_US);
+            return;
+        }
+        a->seed_wait_until_us = 0;
+    }
     if (a->retry_at_us != 0 && rl_now_us() >= a->retry_at_us)
         a->retry_at_us = 0; /* the timed retry: taken */
     int rc = acquire_attempt(a);
@@ -361,6 +382,23 @@ static void acquire_join_watches(rl_acquire *a, int64_t since_us)
         }
 }
 
+/* Round 1 refused for too few counters in use, the first time: WAIT for
+ * the seeding it started, then try again without using up a retry. */
+static bool acquire_wait_for_seeding(rl_acquire *a, int status)
+{
+    if (status != REDLOCK_ENOFENCE || a->seed_waited)
+        return false;
+    a->seed_waited = true;
+    int64_t now = rl_now_us();
+    a->seed_wait_until_us =
+        now + RL_SEED_WAIT_TIMEOUTS * 1000 *
+                  rl_client_setting(a->client, REDLOCK_COMMAND_TIMEOUT_MS);
+    acquire_set_state(a, RL_ACQUIRE_WAIT, false);
+    a->woken = true; /* announcements do not bring it forward */
+    rl_timer_arm_at(a->client->loop, &a->retry_timer, now + RL_SEED_POLL_US);
+    return true;
+}
+
 /* After a failed attempt: WAIT for the next one, or DONE with status. */
 static void acquire_retry_or_fail(rl_acquire *a, int status)
 {
@@ -471,6 +509,8 @@ static void acquire_on_decided(rl_round *round, void *owner)
         status = rl_tally_failure_status(&round->tally, REDLOCK_ECONFLICT);
     }
     acquire_log_failure(a, status, "", round);
+    if (a->fencing && acquire_wait_for_seeding(a, status))
+        return;
     acquire_retry_or_fail(a, status);
 }
 

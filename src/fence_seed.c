@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void seed_set_state(rl_seeding *s, rl_seed_state next)
 {
@@ -51,39 +52,27 @@ static void seed_on_applied(rl_round *round, void *owner)
     seed_stop(s);
 }
 
-static void seed_on_read(rl_round *round, void *owner)
+/* The clock floor: microseconds since the epoch, below 2^53 until the
+ * year 2255. Wall time, not for timing: a lower bound for tokens when a
+ * majority of the others has no counter in use (docs/fencing.md,
+ * "Assumptions"). */
+static uint64_t seed_clock_floor(void)
 {
-    rl_seeding *s = owner;
-    redlock_client *client = s->client;
-    unsigned in_use = 0;
-    int64_t best = 0;
-    for (size_t i = 0; i < round->n; i++) {
-        const rl_slot *slot = &round->slots[i];
-        if (i == s->master || !slot->counted || slot->outcome != REDLOCK_MASTER_OK ||
-            slot->counter < 0)
-            continue;
-        in_use++;
-        if (slot->counter > best)
-            best = slot->counter;
-    }
-    /* A majority of the others shares a master with every quorum that
-     * confirmed a token: the greatest of them is at least every token. */
-    unsigned needed = (unsigned)(client->n - 1) / 2 + 1;
-    rl_round_detach(round, false);
-    s->round = NULL;
-    if (in_use < needed) {
-        rl_log(&client->log, REDLOCK_LOG_DEBUG,
-               "fencing: cannot seed master %s: %u of the other masters have a counter in use, "
-               "%u needed",
-               client->masters[s->master].node->name, in_use, needed);
-        seed_stop(s);
-        return;
-    }
+    struct timespec ts;
+    if (clock_gettime(CLOCK_REALTIME, &ts) != 0 || ts.tv_sec < 0)
+        return 0;
+    uint64_t us = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+    return us < RL_TOKEN_LIMIT ? us : RL_TOKEN_LIMIT - 1;
+}
+
+/* APPLYING: the seed, on the master, in run R only. */
+static void seed_apply(rl_seeding *s, uint64_t seed)
+{
     rl_command cmd;
-    rl_command_fence_seed(&cmd, (uint64_t)best, s->run_id);
+    rl_command_fence_seed(&cmd, seed, s->run_id);
     bool target[REDLOCK_MAX_NODES] = {false};
     target[s->master] = true;
-    s->round = rl_round_start(client, RL_ROUND_FENCE_SEED, &cmd, target, seed_on_applied, s);
+    s->round = rl_round_start(s->client, RL_ROUND_FENCE_SEED, &cmd, target, seed_on_applied, s);
     if (s->round == NULL) {
         seed_stop(s);
         return;
@@ -91,10 +80,56 @@ static void seed_on_read(rl_round *round, void *owner)
     s->state = RL_SEED_APPLYING;
 }
 
+static void seed_on_read(rl_round *round, void *owner)
+{
+    rl_seeding *s = owner;
+    redlock_client *client = s->client;
+    unsigned in_use = 0;
+    unsigned answered = 0;
+    int64_t best = 0;
+    for (size_t i = 0; i < round->n; i++) {
+        const rl_slot *slot = &round->slots[i];
+        if (i == s->master || !slot->counted ||
+            (slot->outcome != REDLOCK_MASTER_OK && slot->outcome != REDLOCK_MASTER_ABSENT))
+            continue;
+        answered++;
+        in_use += slot->outcome == REDLOCK_MASTER_OK && slot->counter >= 0;
+        if (slot->counter > best) /* held, in use or not: a seed only raises */
+            best = slot->counter;
+    }
+    /* A majority of the others shares a master with every quorum that
+     * confirmed a token: the greatest of them is at least every token.
+     * With fewer in use, the answers and this master itself still make a
+     * quorum, which holds every token whose counters survived (AOF); the
+     * clock floor covers those that did not. */
+    unsigned needed = (unsigned)(client->n - 1) / 2 + 1;
+    const char *name = client->masters[s->master].node->name;
+    uint64_t seed = (uint64_t)best;
+    rl_round_detach(round, false);
+    s->round = NULL;
+    if (in_use < needed) {
+        if (answered + 1 < client->quorum) {
+            rl_log(&client->log, REDLOCK_LOG_DEBUG,
+                   "fencing: cannot seed master %s: %u of the other masters answered, %u needed",
+                   name, answered, client->quorum - 1);
+            seed_stop(s);
+            return;
+        }
+        uint64_t floor = seed_clock_floor();
+        if (floor > seed)
+            seed = floor;
+        rl_log(&client->log, REDLOCK_LOG_INFO,
+               "fencing: %u of the other masters have a counter in use, %u needed to seed "
+               "master %s from them: seeding it with the clock floor %llu",
+               in_use, needed, name, (unsigned long long)seed);
+    }
+    seed_apply(s, seed);
+}
+
 void rl_fence_seed_notice(redlock_client *client, size_t master, const char *run_id)
 {
-    if (client->closing || client->n < 2)
-        return; /* one master has no others to be seeded from */
+    if (client->closing)
+        return;
     if (client->seeding == NULL) {
         client->seeding = calloc(client->n, sizeof(rl_seeding));
         if (client->seeding == NULL)
@@ -110,6 +145,11 @@ void rl_fence_seed_notice(redlock_client *client, size_t master, const char *run
     s->began_us = now;
     memcpy(s->run_id, run_id, RL_RUN_ID_SIZE - 1);
     s->run_id[RL_RUN_ID_SIZE - 1] = '\0';
+    if (client->n == 1) { /* no others to read: a quorum of one, the clock floor */
+        seed_set_state(s, RL_SEED_READING);
+        seed_apply(s, seed_clock_floor());
+        return;
+    }
     rl_command cmd;
     rl_command_fence_read(&cmd);
     bool target[REDLOCK_MAX_NODES];
@@ -122,6 +162,14 @@ void rl_fence_seed_notice(redlock_client *client, size_t master, const char *run
     rl_log(&client->log, REDLOCK_LOG_DEBUG,
            "fencing: master %s restarted (run %.8s): seeding its counter from the others",
            client->masters[master].node->name, run_id);
+}
+
+bool rl_fence_seed_busy(const redlock_client *client)
+{
+    for (size_t i = 0; client->seeding != NULL && i < client->n; i++)
+        if (client->seeding[i].state != RL_SEED_IDLE)
+            return true;
+    return false;
 }
 
 void rl_fence_seed_free(redlock_client *client)

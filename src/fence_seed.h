@@ -8,13 +8,17 @@
  * Seeding one master M, seen not in use in its run R:
  *
  *   IDLE --seen--> READING --a majority of the others in use--> APPLYING --> IDLE
- *                     \--too few in use, or the client freed--> IDLE
+ *                     |  \--fewer, but a quorum with M answered--^ (the clock floor)
+ *                     \--fewer answers, or the client freed--> IDLE
  *
- * READING asks every other master for its counter, after R was seen (a
- * read from before the restart could miss a token confirmed since);
- * APPLYING sets M's counter to the greatest read, in run R only, never
- * lowering it. A master seeded once is seeded again only when seen not in
- * use after RL_SEED_PAUSE_US, so failing reads do not flood the masters.
+ * READING asks every other master for the counter it holds, in use or not,
+ * after R was seen (a read from before the restart could miss a token
+ * confirmed since); APPLYING sets M's counter to the greatest read, in run
+ * R only, never lowering it. When too few of the others have a counter in
+ * use to seed M from them alone (a new deployment; a majority restarted),
+ * the seed is also at least the clock floor, the wall clock in
+ * microseconds. A master seeded once is seeded again only when seen not
+ * in use after RL_SEED_PAUSE_US, so failing reads do not flood the masters.
  */
 #ifndef REDLOCK_FENCE_SEED_H
 #define REDLOCK_FENCE_SEED_H
@@ -45,6 +49,8 @@ typedef struct rl_seeding {
  * unless that is under way or was tried a moment ago. Fails silently (it is
  * retried on the next sighting). */
 void rl_fence_seed_notice(redlock_client *client, size_t master, const char *run_id);
+/* Whether a seeding is under way on any master. */
+bool rl_fence_seed_busy(const redlock_client *client);
 /* Free the client's seeding state (no round may be in flight). */
 void rl_fence_seed_free(redlock_client *client);
 

@@ -91,6 +91,8 @@ static bool read_fenced_ok(const redisReply *reply, rl_reply_meaning *out)
         strspn(run->str, "0123456789abcdef") != run->len)
         return false; /* a run_id is 40 hex digits: it is logged and sent back */
     out->run_id = run->str;
+    out->detail = "fencing counter not in use";
+    out->detail_len = strlen(out->detail);
     return true;
 }
 
@@ -134,18 +136,23 @@ static int read_script_verdict(rl_round_kind kind, const redisReply *reply,
     return -1;
 }
 
-/* The fence read's {1, n} (in use) or {0} (not): both are answers. */
+/* The fence read's {1, n}: OK, in use, counter n. {0, n}, {0, nil} or
+ * {0}: ABSENT, not in use, holding n (counter n) or none (-1). */
 static int read_fence_read(const redisReply *reply, rl_reply_meaning *out)
 {
-    if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 ||
+    if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 || reply->elements > 2 ||
         reply->element[0]->type != REDIS_REPLY_INTEGER)
         return -1;
-    if (reply->element[0]->integer == 0 && reply->elements == 1)
-        return REDLOCK_MASTER_OK;
-    if (reply->element[0]->integer == 1 && reply->elements == 2 &&
-        read_counter(reply->element[1], &out->counter))
-        return REDLOCK_MASTER_OK;
-    return -1;
+    const redisReply *n = reply->elements == 2 ? reply->element[1] : NULL;
+    if (reply->element[0]->integer == 1)
+        return n != NULL && read_counter(n, &out->counter) ? REDLOCK_MASTER_OK : -1;
+    if (reply->element[0]->integer != 0)
+        return -1;
+    if (n != NULL && n->type != REDIS_REPLY_NIL && !read_counter(n, &out->counter))
+        return -1;
+    out->detail = "fencing counter not in use";
+    out->detail_len = strlen(out->detail);
+    return REDLOCK_MASTER_ABSENT;
 }
 
 /* The fence seed's 1 (seeded) or 0 (already in use): both leave it in

@@ -31,7 +31,8 @@ typedef struct rl_reply_meaning {
     size_t value_len;
     int64_t pttl_ms;    /* inspect: the key's PTTL; -2 otherwise */
     int64_t listeners;  /* release: subscribers its announcement reached; 0 otherwise */
-    int64_t counter;    /* fenced acquire, fence read: the counter in use; -1 none.
+    int64_t counter;    /* fenced acquire: the counter in use; -1 none. fence read:
+                           the counter held (OK: in use; ABSENT: not); -1 none.
                            fence confirm: -2 when the counter is not in use.
                            inspect: the lock's fencing token; -1 none */
     const char *run_id; /* fenced acquire without a counter: the master's run_id

@@ -157,7 +157,10 @@ const rl_script rl_fence_confirm_script = {
     "469d074b15ec010c2949f1ad2e4a3f7cf29826dc",
 };
 
-/* Seeding reads: the counter, when it is in use in this run. */
+/* Seeding reads: {1, n} when the counter is in use in this run; {0, n}
+ * when it is held but not in use (restarted since: n is what the master
+ * kept, which a seed from the clock floor still never goes below); {0}
+ * when there is none. */
 const rl_script rl_fence_read_script = {
     "fence read",
     RL_LUA_RUN_ID
@@ -165,8 +168,8 @@ const rl_script rl_fence_read_script = {
     "if f[1] and f[2] == run_id() then\n"
     "  return {1, f[1]}\n"
     "end\n"
-    "return {0}\n",
-    "850bebf3ec837165aa08d28bd9bc291a0d60d576",
+    "return {0, f[1]}\n",
+    "59ea503c4832f9022a3926581dd4017cbe67b938",
 };
 
 /* Seeding (and initializing) a counter not in use: n := max(n, ARGV[1]),

@@ -545,8 +545,9 @@ static const cli_command command_fencing_init = {
     .brief = "put the masters' fencing counters in use",
     .summary =
         "Put the fencing counter of every master whose counter is not in use in use, at\n"
-        "*FLOOR* (default 0) or the value it holds if greater. Run it once on a new\n"
-        "deployment; a *FLOOR* of 0 is only for masters that never handed out a token.",
+        "*FLOOR* (default 0) or the value it holds if greater. Not needed on a new\n"
+        "deployment (the first fenced lock puts the counters in use); for an operator\n"
+        "who wants tokens above a *FLOOR* of their own.",
     .exit_summary = "0 a quorum of masters has its counter in use, 69 otherwise, 77 credentials\n"
                     "refused, 64 usage, 78 configuration.",
     .details =
@@ -554,12 +555,12 @@ static const cli_command command_fencing_init = {
         "quorum of masters (see [Fencing tokens](#fencing-tokens)). A counter counts\n"
         "only in the run of its master that stored it: after a restart a master's\n"
         "counter is seeded again, by the next fenced acquires, from a majority of the\n"
-        "other masters. When a majority of a master's others restarted together, none\n"
-        "can be seeded and fenced locks fail (exit 69): run `fencing-init` again with a\n"
-        "*FLOOR* at least every token ever handed out (the greatest the protected\n"
-        "storage has seen; with every master on AOF `appendfsync always`, the greatest\n"
-        "counter left on any master). A lower *FLOOR* lets later tokens be lower than\n"
-        "earlier ones. Counters in use are left as they are. One line per master:\n"
+        "other masters, or, when fewer of them have one in use (a new deployment, a\n"
+        "majority restarted), from a quorum and the clock floor (the wall clock in\n"
+        "microseconds). A *FLOOR* is at least every token ever handed out (the\n"
+        "greatest the protected storage has seen); a lower one lets later tokens be\n"
+        "lower than earlier ones. Counters in use are left as they are. One line per\n"
+        "master:\n"
         "\n"
         "```text\n"
         "127.0.0.1:7001  in use\n"

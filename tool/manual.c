@@ -239,12 +239,14 @@ static const doc_part fencing_tokens[] = {
      "`status` for as long as the lock is held; the configuration's\n"
      "`fencing: true` makes every lock fenced.\n"
      "\n"
-     "The tokens come from one counter per master, in the key `redlock:fence`. A new\n"
-     "deployment has none in use: run `redlock fencing-init` once. A master that\n"
-     "restarts is seeded again from the others by the next fenced acquires. Until a\n"
-     "quorum of masters has its counter in use, fenced locks fail with exit status\n"
-     "69 and a message that says so. See `docs/fencing.md` for the protocol, its\n"
-     "proof with a model checker, and what a storage must do.",
+     "The tokens come from one counter per master, in the key `redlock:fence`. The\n"
+     "first fenced lock puts them in use, and a master that restarts is seeded\n"
+     "again by the next fenced locks: from the others, or, when too few of them\n"
+     "have a counter in use, from the clock floor (the wall clock in microseconds:\n"
+     "tokens stay in order as long as clocks are not set back by more than the time\n"
+     "since). Only when too few masters answer do fenced locks fail, with exit\n"
+     "status 69 and a message that says so. See `docs/fencing.md` for the protocol,\n"
+     "its proof with a model checker, and what a storage must do.",
      NULL, NULL},
 };
 

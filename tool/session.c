@@ -192,14 +192,24 @@ void cli_report_not_acquired(const cli_resources *set, int status, const redlock
     }
     char failures[512];
     cli_describe_failures(r, failures, sizeof(failures));
+    if (status == REDLOCK_ENOFENCE) {
+        /* Enough masters took the lock: what fell short is the counters
+         * (an OK without one carries a detail saying why). */
+        unsigned fenced = 0;
+        for (unsigned i = 0; i < r->master_count; i++)
+            fenced += r->masters[i].outcome == REDLOCK_MASTER_OK && r->masters[i].detail == NULL;
+        cli_error("could not acquire %s: %s (%u of %u masters took the lock, %u with a fencing "
+                  "counter that can give a token, %u needed; %u attempt%s%s)",
+                  shown, redlock_strerror(status), r->masters_locked, r->master_count, fenced,
+                  r->quorum, r->attempts, r->attempts == 1 ? "" : "s", failures);
+        cli_error("the masters put their counters in use again by themselves unless too few "
+                  "answer, or a counter is at 2^53 (see `redlock fencing-init`); "
+                  "`--no-fencing` locks without a token");
+        return;
+    }
     cli_error("could not acquire %s: %s (%u of %u masters said OK, %u needed; %u attempt%s%s)",
               shown, redlock_strerror(status), r->masters_locked, r->master_count, r->quorum,
               r->attempts, r->attempts == 1 ? "" : "s", failures);
-    if (status == REDLOCK_ENOFENCE)
-        cli_error("fencing tokens need a fencing counter in use on a quorum of masters: on a "
-                  "new deployment run `redlock fencing-init` once; a restarted master is "
-                  "seeded again by the next fenced acquires; `--no-fencing` locks without a "
-                  "token");
 }
 
 int cli_load_settings(cli *c, const cli_options *o)

@@ -10,10 +10,17 @@
  * lock. Every client logs the start and end of its critical sections; the
  * checker then replays the log and fails the run on any overlap.
  *
- *   redlock-failover [--seconds N] [--seed S] [--unsafe] [--fast-clocks] [--json]
+ *   redlock-failover [--seconds N] [--seed S] [--unsafe] [--fast-clocks] [--aof]
+ *                    [--no-fencing] [--json]
  *                      --fast-clocks: masters 0 and 1 on wall clocks three
  *                      times fast (their keys lapse early): the clients'
  *                      clock check must keep the lock exclusive
+ *                      --aof: all five masters on AOF (appendfsync always),
+ *                      restarted at once, faults not waiting for the fencing
+ *                      counters, which start not in use: fenced locks must
+ *                      heal by themselves
+ *                      --no-fencing: the clients lock without tokens (to
+ *                      compare with a fenced run)
  *   redlock-failover --config FILE [--seconds N] [--log-dir DIR]
  *                      external masters, no faults of its own: the compose
  *                      drill (faults from outside) or a drill by hand
@@ -60,6 +67,8 @@ typedef struct options {
     bool seed_given;
     bool unsafe;
     bool fast_clocks;
+    bool aof;          /* every master on AOF, restarted at once */
+    bool no_fencing;
     bool json;
     const char *config; /* external masters */
     const char *log;    /* where to keep the event log; NULL: temporary */
@@ -77,8 +86,8 @@ static void on_interrupt(int sig)
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: redlock-failover [--seconds N] [--seed S] [--unsafe] [--fast-clocks] [--json]\n"
-            "                        [--log FILE]\n"
+            "usage: redlock-failover [--seconds N] [--seed S] [--unsafe] [--fast-clocks] [--aof]\n"
+            "                        [--no-fencing] [--json] [--log FILE]\n"
             "       redlock-failover --config FILE [--seconds N] [--log FILE | --log-dir DIR]\n"
             "       redlock-failover --check [--unsafe] [--json] LOG...\n"
             "       redlock-failover --mark LOG EVENT [ARG...]\n");
@@ -104,6 +113,10 @@ static int parse_options(int argc, char **argv, options *o)
             o->unsafe = true;
         } else if (strcmp(a, "--fast-clocks") == 0) {
             o->fast_clocks = true;
+        } else if (strcmp(a, "--aof") == 0) {
+            o->aof = true;
+        } else if (strcmp(a, "--no-fencing") == 0) {
+            o->no_fencing = true;
         } else if (strcmp(a, "--json") == 0) {
             o->json = true;
         } else {
@@ -111,7 +124,7 @@ static int parse_options(int argc, char **argv, options *o)
             return -1;
         }
     }
-    if (o->seconds < 0 || (o->seconds == 0 && o->config == NULL) ||
+    if (o->seconds < 0 || (o->seconds == 0 && o->config == NULL) || (o->aof && o->unsafe) ||
         (o->log_dir != NULL && (o->config == NULL || o->log != NULL))) {
         usage();
         return -1;
@@ -124,6 +137,7 @@ static int parse_options(int argc, char **argv, options *o)
 typedef struct world {
     const char *config;
     const char *log_path;
+    bool fencing;
     int log;
     client clients[MAX_CLIENTS];
 } world;
@@ -157,15 +171,19 @@ static void start_client(world *w, client *c)
         char *argv[] = {FAILOVER_WORKER, "lib",        "--config",   (char *)w->config,
                         "--log",         (char *)w->log_path,        "--threads",
                         threads,         "--ttl",      ttl,          "--resource",
-                        RESOURCE,        "--work-max", "150",        NULL};
+                        RESOURCE,        "--work-max", "150",        "--fencing",
+                        w->fencing ? "1" : "0",      NULL};
         c->pid = spawn(argv, false);
     } else {
         /* A command that outlives the TTL: the run must keep extending. */
         char *argv[] = {REDLOCK_TOOL,    "-c",         (char *)w->config, "run",
                         "--ttl",         run_ttl,      "--wait",          "3s",
-                        RESOURCE,        "--",         FAILOVER_WORKER,   "record",
-                        "--log",         (char *)w->log_path,             "--work-min",
-                        "50",            "--work-max", "1500",            NULL};
+                        "--no-fencing",  RESOURCE,     "--",              FAILOVER_WORKER,
+                        "record",        "--log",      (char *)w->log_path,
+                        "--work-min",    "50",         "--work-max",      "1500",
+                        NULL};
+        if (w->fencing) /* fenced is the default: drop --no-fencing */
+            memmove(&argv[8], &argv[9], sizeof(argv) - 9 * sizeof(argv[0]));
         c->pid = spawn(argv, true);
     }
 }
@@ -308,9 +326,10 @@ static uint64_t fresh_seed(void)
 
 /* Five masters. In safe mode masters 3 and 4 get AOF (appendfsync always)
  * and may restart at once; 0..2 have none and restart only after the
- * longest TTL. In unsafe mode none has persistence. fast: masters 0 and 1
- * run on wall clocks three times fast, restarts included. */
-static fleet *start_masters(bool unsafe, const bool *fast, bool *aof)
+ * longest TTL (all_aof: all five have AOF). In unsafe mode none has
+ * persistence. fast: masters 0 and 1 run on wall clocks three times fast,
+ * restarts included. */
+static fleet *start_masters(bool unsafe, bool all_aof, const bool *fast, bool *aof)
 {
     const char *clocks[MASTERS];
     for (size_t i = 0; i < MASTERS; i++)
@@ -320,7 +339,7 @@ static fleet *start_masters(bool unsafe, const bool *fast, bool *aof)
     if (f == NULL)
         return NULL;
     for (size_t i = 0; i < MASTERS; i++) {
-        aof[i] = !unsafe && i >= 3;
+        aof[i] = !unsafe && (all_aof || i >= 3);
         if (aof[i] && (fleet_set_appendonly(f, i, 1) != 0 || fleet_restart(f, i) != 0)) {
             fleet_stop(f);
             return NULL;
@@ -452,7 +471,7 @@ int main(int argc, char **argv)
     bool aof[MASTERS] = {false};
     bool fast[MASTERS] = {o.fast_clocks, o.fast_clocks};
     fleet *f = NULL;
-    world w = {.config = o.config};
+    world w = {.config = o.config, .fencing = !o.no_fencing};
     char log_path[PATH_MAX];
     if (o.config == NULL) {
         if (!o.seed_given)
@@ -461,15 +480,23 @@ int main(int argc, char **argv)
                "%ld s\n",
                o.unsafe ? "UNSAFE" : "safe", (unsigned long long)o.seed,
                (unsigned long long)o.seed, o.seconds);
-        if ((f = start_masters(o.unsafe, fast, aof)) == NULL || (w.config = write_config(f)) == NULL ||
-            !init_fencing(w.config)) {
+        /* --aof starts as a new deployment: the first fenced acquire puts
+         * the counters in use. */
+        if ((f = start_masters(o.unsafe, o.aof, fast, aof)) == NULL ||
+            (w.config = write_config(f)) == NULL || (!o.aof && !init_fencing(w.config))) {
             fprintf(stderr, "failover: cannot start the masters\n");
             fleet_stop(f);
             return 70;
         }
-        printf("failover: masters 0-2 without persistence (%s), 3-4 %s\n",
-               o.unsafe ? "restarted at once: UNSAFE" : "restarted after the longest TTL",
-               o.unsafe ? "without persistence too" : "with AOF always (restarted at once)");
+        if (o.aof)
+            printf("failover: masters 0-4 with AOF always, restarted at once; no fencing "
+                   "counter in use at the start, faults not waiting for them\n");
+        else
+            printf("failover: masters 0-2 without persistence (%s), 3-4 %s\n",
+                   o.unsafe ? "restarted at once: UNSAFE" : "restarted after the longest TTL",
+                   o.unsafe ? "without persistence too" : "with AOF always (restarted at once)");
+        if (o.no_fencing)
+            printf("failover: clients lock without fencing tokens\n");
         if (o.fast_clocks)
             printf("failover: masters 0 and 1 on wall clocks three times fast: only 2-4 count, "
                    "liveness is checked while all three are up\n");
@@ -504,6 +531,7 @@ int main(int argc, char **argv)
         injector inj;
         injector_init(&inj, f, w.log, o.seed, o.unsafe, aof, fast,
                       RUN_TTL_MS > LIB_TTL_MS ? RUN_TTL_MS : LIB_TTL_MS);
+        inj.wait_for_seeding = !o.aof && !o.no_fencing;
         run_loop(&w, f, &inj, end_ns);
         flog_write(w.log, "Z %lld", (long long)tc_now_ns());
         stop_clients(&w, f);

@@ -53,6 +53,7 @@ void injector_init(injector *inj, fleet *f, int log, uint64_t seed, bool unsafe,
                    const bool *aof, const bool *fast, int64_t longest_ttl_ms)
 {
     *inj = (injector){.fleet = f, .log = log, .rng = seed, .unsafe = unsafe, .aof = aof,
+                      .wait_for_seeding = true,
                       .fast = fast, .n = fleet_size(f)};
     /* "Longest TTL" plus the drift allowance and a margin for slow
      * machines: every key the master forgot would have expired by then. */
@@ -123,16 +124,16 @@ pid_t injector_tick(injector *inj, int64_t now, pid_t holder)
     inj->next_fault_ns = now + random_between(inj, FAULT_GAP_MIN_MS, FAULT_GAP_MAX_MS) * 1000000;
 
     /* A restarted master is back in service once the clients seeded its
-     * fencing counter again (docs/fencing.md): faults wait for that, as an
-     * operator restarting masters one at a time would. Otherwise a
-     * majority could be left without a counter in use, which no client
-     * can seed. */
+     * fencing counter again (docs/fencing.md): unless told otherwise
+     * (--aof), faults wait for that, as an operator restarting masters one
+     * at a time would, so that seeding from the others, which needs no
+     * clock, is what puts the counters back in use. */
     unsigned seeding = 0;
     for (size_t i = 0; i < inj->n; i++) {
         injector_master *m = &inj->masters[i];
         if (m->seeding && !m->down && fleet_fencing_counter(inj->fleet, i) >= 0)
             m->seeding = false;
-        seeding += m->seeding && !m->down && !m->paused;
+        seeding += inj->wait_for_seeding && m->seeding && !m->down && !m->paused;
     }
     unsigned unavailable = (unsigned)inj->n - injector_available(inj) + seeding;
     unsigned roll = (unsigned)(next_random(inj) % 100);

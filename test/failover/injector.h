@@ -38,6 +38,8 @@ typedef struct injector {
     size_t n;
     const bool *aof;            /* which masters have AOF */
     const bool *fast;           /* which masters' clocks run fast (never counted) */
+    bool wait_for_seeding;      /* a restarted master counts as unavailable until its
+                                   fencing counter is in use again */
     injector_master masters[FLEET_MAX_SERVERS];
 } injector;
 

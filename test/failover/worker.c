@@ -6,7 +6,7 @@
  *           with a fencing token, log the start of its critical section
  *           (with the validity deadline and the token), work a random while
  *           well inside the validity, log the end, release. SIGTERM: finish
- *           the current round and exit.
+ *           the current round and exit. --fencing 0: without tokens.
  *   record  the command `redlock run` holds the lock for: log the start
  *           (with REDLOCK_FENCING_TOKEN, when given), work a random while,
  *           log the end. SIGTERM (the lock was lost, or the run is being
@@ -103,6 +103,7 @@ typedef struct lib_worker {
     long work_max_ms;
     int log;
     unsigned seed;
+    bool fencing;
 } lib_worker;
 
 static void *lib_thread(void *arg)
@@ -116,7 +117,7 @@ static void *lib_thread(void *arg)
     o.wait_ms = 2000;
     o.retry_delay_ms = 10;
     o.retry_jitter_ms = 30;
-    o.fencing = 1;
+    o.fencing = w->fencing;
     long pid = (long)getpid();
     size_t len = strlen(w->resource);
     while (!atomic_load(&stop)) {
@@ -181,6 +182,7 @@ static int run_lib(int argc, char **argv)
             .resource = arg_value(argc, argv, "--resource", "failover"),
             .ttl_ms = arg_long(argc, argv, "--ttl", 1000),
             .work_max_ms = arg_long(argc, argv, "--work-max", 150),
+            .fencing = arg_long(argc, argv, "--fencing", 1) != 0,
             .log = log,
             .seed = (unsigned)getpid() * 7919U + (unsigned)i * 104729U + (unsigned)time(NULL),
         };

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Fencing tokens over the quorum (docs/fencing.md), against five real
- * masters: counters put in use, tokens that grow with every lock, masters
- * restarted without their data seeded again from the others, and too many
- * restarted at once refused until initialized by hand. */
+ * masters: counters put in use by the first fenced acquire, tokens that
+ * grow with every lock, masters restarted without their data seeded again
+ * from the others, too many restarted at once put in use from the clock,
+ * and every master restarted with AOF in use again at once. */
 #include "harness.h"
 #include "scripts.h"
 
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static harness h;
 
@@ -72,33 +74,47 @@ static uint64_t token_of_a_lock(const char *resource)
     return token;
 }
 
-Test(fencing, a_new_deployment_has_no_counters_in_use_until_initialized)
+/* Microseconds since the epoch: the clock floor's unit. */
+static long long wall_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static long long mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* A new deployment has no counter anywhere: the first fenced acquire, with
+ * no retry of its own, puts them in use from the clock and is granted. */
+Test(fencing, a_new_deployment_needs_no_initialization)
 {
     harness_connect(&h);
-    redlock_acquire_options o = fenced(10000, 0);
-    redlock_lock *lock = NULL;
-    redlock_result *r = NULL;
-    cr_assert_eq(harness_acquire(&h, "job", 3, &o, &lock, &r), REDLOCK_ENOFENCE);
-    cr_assert_null(lock);
-    cr_assert_eq(r->fencing_token, 0);
-    /* The attempt's cleanup deletes what it set, also where the first
-     * request met a script cache without the script (NOSCRIPT): withdrawn,
-     * that request is not sent again with EVAL behind the cleanup. */
-    cr_assert(harness_wait_key_gone(&h, "job", 3, (int)fleet_scaled_ms(2000)),
-              "the refused acquire left its key behind");
-    redlock_result_free(r);
+    long long before_us = wall_us();
+    uint64_t first = token_of_a_lock("job");
+    cr_assert_geq((long long)first, before_us, "token %llu is below the clock floor %lld",
+                  (unsigned long long)first, before_us);
+    cr_assert_leq((long long)first, wall_us() + 1);
+    cr_assert_geq(masters_at_least(before_us), 3, "too few counters were put in use");
+    cr_assert_gt(token_of_a_lock("other"), first);
 
-    /* Unfenced locks do not need counters. */
+    /* Unfenced locks still need no counters, and initializing by hand
+     * leaves counters in use alone. */
     redlock_acquire_options plain = fleet_acquire_options(10000, 0);
+    redlock_lock *lock = NULL;
     cr_assert_eq(harness_acquire(&h, "job", 3, &plain, &lock, NULL), REDLOCK_OK);
     cr_assert_eq(redlock_lock_fencing_token(lock), 0);
     cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
     redlock_lock_free(lock);
-
-    init_counters(0);
-    for (size_t i = 0; i < 5; i++)
-        cr_assert_eq(counter_in_use(i), 0, "master %zu", i);
-    cr_assert_eq(token_of_a_lock("job"), 1);
+    long long kept = counter_in_use(0);
+    redlock_result *r = NULL;
+    cr_assert_eq(harness_fencing_init(&h, 0, &r), REDLOCK_OK);
+    redlock_result_free(r);
+    cr_assert_eq(counter_in_use(0), kept);
 }
 
 Test(fencing, tokens_grow_with_every_lock_on_any_resource_and_extend_keeps_them)
@@ -302,16 +318,17 @@ Test(fencing, a_master_restarted_empty_is_seeded_again_from_the_others)
     cr_assert_gt(token_of_a_lock("seeded"), last);
 }
 
-/* Three of five restarted empty: no master can be seeded (a majority of
- * its others is not in use), fenced acquires are refused, unfenced ones
- * work; initializing by hand with a floor puts them back in use. */
-Test(fencing, a_majority_restarted_empty_refuses_fenced_acquires_until_initialized)
+/* Three of five restarted empty: no master can be seeded from a majority
+ * of its others, so the counters are put in use again from the clock,
+ * above every token handed out (small ones, from a floor of 0 here). */
+Test(fencing, a_majority_restarted_empty_is_put_in_use_again_from_the_clock)
 {
     harness_connect(&h);
     init_counters(0);
     uint64_t before = 0;
     for (int i = 0; i < 4; i++)
         before = token_of_a_lock("many");
+    long long restarted_us = wall_us();
     for (size_t i = 0; i < 3; i++) {
         cr_assert_eq(fleet_kill(h.fleet, i), 0);
         cr_assert_eq(fleet_restart(h.fleet, i), 0);
@@ -321,23 +338,62 @@ Test(fencing, a_majority_restarted_empty_refuses_fenced_acquires_until_initializ
     o.retry_delay_ms = 100;
     redlock_lock *lock = NULL;
     redlock_result *r = NULL;
-    cr_assert_eq(harness_acquire(&h, "many", 4, &o, &lock, &r), REDLOCK_ENOFENCE);
-    cr_assert_geq(r->masters_locked, 3, "the restarted masters still vote");
+    int rc = harness_acquire(&h, "many", 4, &o, &lock, &r);
+    cr_assert_eq(rc, REDLOCK_OK, "%s", redlock_strerror(rc));
+    uint64_t after = redlock_lock_fencing_token(lock);
+    cr_assert_gt(after, before);
+    cr_assert_geq((long long)after, restarted_us, "token %llu, below the clock floor",
+                  (unsigned long long)after);
     redlock_result_free(r);
-    for (size_t i = 0; i < 3; i++)
-        cr_assert_eq(counter_in_use(i), -1, "master %zu was seeded from a minority", i);
-
-    redlock_acquire_options plain = fleet_acquire_options(10000, 0);
-    cr_assert_eq(harness_acquire(&h, "many", 4, &plain, &lock, NULL), REDLOCK_OK);
     cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
     redlock_lock_free(lock);
+    cr_assert_gt(token_of_a_lock("many"), after);
+}
 
-    /* The greatest counter left is at least every token handed out. */
-    long long floor = counter_in_use(3) > counter_in_use(4) ? counter_in_use(3)
-                                                            : counter_in_use(4);
-    cr_assert_geq(floor, (long long)before);
-    init_counters((uint64_t)floor);
-    cr_assert_gt(token_of_a_lock("many"), before);
+/* Every master on AOF (appendfsync always) killed with -9 and restarted at
+ * once: the counters survived, and fenced locks resume, with greater
+ * tokens, within about a second of the masters answering again. */
+Test(fencing, every_master_restarted_with_aof_resumes_at_once)
+{
+    for (size_t i = 0; i < 5; i++) {
+        cr_assert_eq(fleet_set_appendonly(h.fleet, i, 1), 0);
+        cr_assert_eq(fleet_restart(h.fleet, i), 0);
+    }
+    harness_connect(&h);
+    init_counters(0);
+    uint64_t before = 0;
+    for (int i = 0; i < 3; i++)
+        before = token_of_a_lock("aof");
+    for (size_t i = 0; i < 5; i++)
+        cr_assert_eq(fleet_kill(h.fleet, i), 0);
+    for (size_t i = 0; i < 5; i++)
+        cr_assert_eq(fleet_restart(h.fleet, i), 0);
+    for (size_t i = 0; i < 5; i++) {
+        redisReply *kept = fleet_command(h.fleet, i, "HGET %s n", REDLOCK_FENCING_KEY);
+        cr_assert(kept != NULL && kept->type == REDIS_REPLY_STRING, "master %zu lost its counter",
+                  i);
+        freeReplyObject(kept);
+    }
+    long long back_us = mono_us();
+    uint64_t after = 0;
+    int rc = REDLOCK_ENOQUORUM;
+    for (int i = 0; i < 40 && rc != REDLOCK_OK; i++) {
+        redlock_acquire_options o = fenced(10000, 0);
+        redlock_lock *lock = NULL;
+        rc = harness_acquire(&h, "aof", 3, &o, &lock, NULL);
+        if (rc == REDLOCK_OK) {
+            after = redlock_lock_fencing_token(lock);
+            cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
+            redlock_lock_free(lock);
+        } else {
+            cr_assert_neq(rc, REDLOCK_ENOFENCE, "the counters kept on disk are not in use");
+            harness_run_for(&h, 25); /* reconnecting */
+        }
+    }
+    long long took_ms = (mono_us() - back_us) / 1000;
+    cr_assert_eq(rc, REDLOCK_OK, "%s", redlock_strerror(rc));
+    cr_assert_gt(after, before);
+    cr_assert_leq(took_ms, fleet_scaled_ms(1500), "the first fenced lock took %lld ms", took_ms);
 }
 
 Test(fencing, init_refuses_a_floor_lua_cannot_compare_exactly)

@@ -98,12 +98,21 @@ Test(reply, fencing_rounds)
     cr_assert_eq(outcome(RL_ROUND_FENCE, ":-2\r\n", &m), REDLOCK_MASTER_ABSENT);
     cr_assert_eq(m.counter, -2, "a counter not in use is told apart");
     cr_assert_eq(outcome(RL_ROUND_FENCE, ":2\r\n", NULL), REDLOCK_MASTER_ERROR);
-    /* Seeding's reads: in use with its counter, or not. */
+    /* Seeding's reads: in use with its counter; not in use, with what it
+     * holds, or none. */
     cr_assert_eq(outcome(RL_ROUND_FENCE_READ, "*2\r\n:1\r\n$2\r\n12\r\n", &m),
                  REDLOCK_MASTER_OK);
     cr_assert_eq(m.counter, 12);
-    cr_assert_eq(outcome(RL_ROUND_FENCE_READ, "*1\r\n:0\r\n", &m), REDLOCK_MASTER_OK);
+    cr_assert_eq(outcome(RL_ROUND_FENCE_READ, "*2\r\n:0\r\n$2\r\n34\r\n", &m),
+                 REDLOCK_MASTER_ABSENT);
+    cr_assert_eq(m.counter, 34);
+    cr_assert_eq(outcome(RL_ROUND_FENCE_READ, "*2\r\n:0\r\n$-1\r\n", &m),
+                 REDLOCK_MASTER_ABSENT);
     cr_assert_eq(m.counter, -1);
+    cr_assert_eq(outcome(RL_ROUND_FENCE_READ, "*1\r\n:0\r\n", &m), REDLOCK_MASTER_ABSENT);
+    cr_assert_eq(m.counter, -1);
+    cr_assert_eq(outcome(RL_ROUND_FENCE_READ, "*2\r\n:0\r\n$1\r\nx\r\n", NULL),
+                 REDLOCK_MASTER_ERROR);
     cr_assert_eq(outcome(RL_ROUND_FENCE_READ, "*1\r\n:1\r\n", NULL), REDLOCK_MASTER_ERROR);
     cr_assert_eq(outcome(RL_ROUND_FENCE_READ, ":1\r\n", NULL), REDLOCK_MASTER_ERROR);
     /* Seeding: done, already in use, or the master's run changed. */

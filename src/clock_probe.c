@@ -299,6 +299,8 @@ static void probe_handle_set_reply(redisAsyncContext *ac, void *r, void *privdat
 
 static void probe_on_set_reply(redisAsyncContext *ac, void *r, void *privdata)
 {
+    if (ac->data != privdata)
+        return; /* a context let go of: its master may be gone with its client */
     redlock_client *client = ((struct rl_master *)privdata)->client;
     rl_client_enter(client);
     probe_handle_set_reply(ac, r, privdata);
@@ -327,6 +329,8 @@ static void probe_handle_pttl_reply(redisAsyncContext *ac, void *r, void *privda
 
 static void probe_on_pttl_reply(redisAsyncContext *ac, void *r, void *privdata)
 {
+    if (ac->data != privdata)
+        return; /* a context let go of: its master may be gone with its client */
     redlock_client *client = ((struct rl_master *)privdata)->client;
     rl_client_enter(client);
     probe_handle_pttl_reply(ac, r, privdata);

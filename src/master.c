@@ -749,6 +749,8 @@ static void master_handle_probe_deleted(redisAsyncContext *ac, void *r, void *pr
 
 static void master_on_probe_deleted(redisAsyncContext *ac, void *r, void *privdata)
 {
+    if (ac->data != privdata)
+        return; /* a context let go of: its master may be gone with its client */
     redlock_client *client = ((rl_master *)privdata)->client;
     rl_client_enter(client);
     master_handle_probe_deleted(ac, r, privdata);

@@ -418,6 +418,14 @@ static void on_acquired(int status, redlock_lock *lock, const redlock_result *r,
     cr_assert_eq(redlock_result_copy(r, &op->result), REDLOCK_OK);
 }
 
+static void on_extended(int status, const redlock_result *r, void *arg)
+{
+    in_flight *op = arg;
+    op->done = true;
+    op->status = status;
+    cr_assert_eq(redlock_result_copy(r, &op->result), REDLOCK_OK);
+}
+
 static bool completed(harness *hh, void *arg)
 {
     (void)hh;
@@ -483,4 +491,44 @@ Test(clock, an_ok_counted_before_its_master_is_proven_fast_does_not_grant_the_lo
     redlock_result_free(acq.result);
     cr_assert(harness_wait_key_gone(&h, "r", 1, 1000), "the failed acquire left its key");
     redlock_lock_free(held);
+}
+
+Test(clock, an_extension_decided_after_its_lock_was_lost_does_not_report_it_extended,
+     .fini = stop, .timeout = 60)
+{
+    three_checked();
+    /* Held on masters 0 and 2; master 1's OK comes late (it is stopped), so
+     * the lock's known holders are 0 and 2. */
+    cr_assert_eq(fleet_pause(h.fleet, 1), 0);
+    redlock_acquire_options o = fleet_acquire_options(10000, 0);
+    redlock_lock *lock = NULL;
+    cr_assert_eq(harness_acquire(&h, "r", 1, &o, &lock, NULL), REDLOCK_OK);
+    /* An extension heard from master 0 alone, master 2 stopped too. */
+    cr_assert_eq(fleet_pause(h.fleet, 2), 0);
+    in_flight ext = {0};
+    cr_assert_eq(redlock_extend_async(h.client, lock, 10000, on_extended, &ext), REDLOCK_OK);
+    harness_run_for(&h, (int)fleet_scaled_ms(100));
+    cr_assert(!ext.done, "decided on master 0 alone: %s", redlock_status_name(ext.status));
+    /* Master 0 proven fast: the lock, on one trusted holder, is lost and
+     * released; then masters 1 and 2 extend it (ahead of the release) with
+     * their clocks trusted. */
+    delete_probe(0);
+    cr_assert(harness_wait_until(&h, probe_gone_logged, NULL, 2000), "log:\n%s", h.log);
+    cr_assert_not_null(strstr(h.log, "1 held lock left on fewer trusted masters than a quorum: "
+                                     "lost"),
+                       "log:\n%s", h.log);
+    cr_assert_eq(redlock_lock_state(lock), REDLOCK_LOCK_LOST);
+    cr_assert_eq(fleet_resume(h.fleet, 1), 0);
+    cr_assert_eq(fleet_resume(h.fleet, 2), 0);
+    cr_assert(harness_wait_until(&h, completed, &ext, 3000), "log:\n%s", h.log);
+    cr_assert(harness_wait_key_gone(&h, "r", 1, 1000), "the lost lock's keys stayed");
+    cr_assert_neq(ext.status, REDLOCK_OK,
+                  "extend: REDLOCK_OK with %lld ms of validity on a lock lost and released; "
+                  "log:\n%s",
+                  (long long)ext.result->validity_ms, h.log);
+    cr_expect_eq(ext.status, REDLOCK_EEXPIRED, "extend: %s", redlock_status_name(ext.status));
+    cr_expect_eq(ext.result->validity_ms, 0);
+    cr_assert_eq(redlock_lock_state(lock), REDLOCK_LOCK_LOST);
+    redlock_result_free(ext.result);
+    redlock_lock_free(lock);
 }

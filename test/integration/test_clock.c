@@ -443,23 +443,26 @@ static void delete_probe(size_t i)
 }
 
 /* Three masters sampled every 20 ms while a lock is held, with a command
- * timeout long enough for a stopped master to be resumed in time. */
-static void three_checked(void)
+ * timeout long enough for a stopped master to be resumed in time (and a
+ * TTL ten times that, as the config check asks): the TTL. */
+static int64_t three_checked(void)
 {
+    int64_t ttl_ms = fleet_scaled_ms(30000);
     harness_start(&h, 3, NULL);
     cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_CLOCK_PROBE_MS, 20), REDLOCK_OK);
-    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_COMMAND_TIMEOUT_MS, fleet_scaled_ms(5000)),
-                 REDLOCK_OK);
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_TTL_MS, ttl_ms), REDLOCK_OK);
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_COMMAND_TIMEOUT_MS, ttl_ms / 10), REDLOCK_OK);
     harness_connect(&h);
     cr_assert(harness_wait_until(&h, all_trusted, NULL, 3000), "log:\n%s", h.log);
+    return ttl_ms;
 }
 
 Test(clock, an_ok_counted_before_its_master_is_proven_fast_does_not_grant_the_lock, .fini = stop,
      .timeout = 60)
 {
-    three_checked();
+    int64_t ttl_ms = three_checked();
     /* A lock held elsewhere: the masters are sampled every 20 ms. */
-    redlock_acquire_options o = fleet_acquire_options(10000, 0);
+    redlock_acquire_options o = fleet_acquire_options(ttl_ms, 0);
     redlock_lock *held = NULL;
     cr_assert_eq(harness_acquire(&h, "held", 4, &o, &held, NULL), REDLOCK_OK);
     /* Master 1 down, master 2 stopped: master 0's OK is counted alone. */
@@ -496,17 +499,17 @@ Test(clock, an_ok_counted_before_its_master_is_proven_fast_does_not_grant_the_lo
 Test(clock, an_extension_decided_after_its_lock_was_lost_does_not_report_it_extended,
      .fini = stop, .timeout = 60)
 {
-    three_checked();
+    int64_t ttl_ms = three_checked();
     /* Held on masters 0 and 2; master 1's OK comes late (it is stopped), so
      * the lock's known holders are 0 and 2. */
     cr_assert_eq(fleet_pause(h.fleet, 1), 0);
-    redlock_acquire_options o = fleet_acquire_options(10000, 0);
+    redlock_acquire_options o = fleet_acquire_options(ttl_ms, 0);
     redlock_lock *lock = NULL;
     cr_assert_eq(harness_acquire(&h, "r", 1, &o, &lock, NULL), REDLOCK_OK);
     /* An extension heard from master 0 alone, master 2 stopped too. */
     cr_assert_eq(fleet_pause(h.fleet, 2), 0);
     in_flight ext = {0};
-    cr_assert_eq(redlock_extend_async(h.client, lock, 10000, on_extended, &ext), REDLOCK_OK);
+    cr_assert_eq(redlock_extend_async(h.client, lock, ttl_ms, on_extended, &ext), REDLOCK_OK);
     harness_run_for(&h, (int)fleet_scaled_ms(100));
     cr_assert(!ext.done, "decided on master 0 alone: %s", redlock_status_name(ext.status));
     /* Master 0 proven fast: the lock, on one trusted holder, is lost and

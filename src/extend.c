@@ -61,9 +61,15 @@ static void extend_on_decided(rl_round *round, void *owner)
     } else {
         status = rl_tally_failure_status(&round->tally, REDLOCK_ENOTOWNER);
     }
+    /* Lost while the extension was in flight (a clock verdict, the
+     * auto-extension giving up): its keys are being released, and a lost
+     * lock stays lost, whatever the masters said before the release. */
+    bool lost = lock != NULL && atomic_load(&lock->phase) != RL_LOCK_ACTIVE;
+    if (lost)
+        status = REDLOCK_EEXPIRED;
     if (status != REDLOCK_OK)
         validity_ms = 0;
-    if (lock != NULL) {
+    if (lock != NULL && !lost) {
         if (status == REDLOCK_OK) {
             rl_lock_set_deadline(lock, extend_deadline_from(e, start_us));
             atomic_store(&lock->ttl_ms, e->ttl_ms);

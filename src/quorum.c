@@ -145,6 +145,8 @@ static bool round_counts_clock(const rl_round *round)
            round->kind == RL_ROUND_FENCE;
 }
 
+#define RL_CLOCK_DETAIL "its clock is proven fast"
+
 /* Enter the slot's outcome in the tally, once. */
 static void slot_count(rl_slot *slot, int outcome, const char *detail, size_t detail_len)
 {
@@ -160,8 +162,8 @@ static void slot_count(rl_slot *slot, int outcome, const char *detail, size_t de
      * that master may drop the key before the validity ends. */
     if (outcome == REDLOCK_MASTER_OK && round_counts_clock(round) &&
         rl_clock_probe_excludes(slot->master))
-        slot_describe(slot, outcome = REDLOCK_MASTER_CLOCK, "its clock is proven fast",
-                      strlen("its clock is proven fast"));
+        slot_describe(slot, outcome = REDLOCK_MASTER_CLOCK, RL_CLOCK_DETAIL,
+                      strlen(RL_CLOCK_DETAIL));
     if (outcome == REDLOCK_MASTER_OK || outcome == REDLOCK_MASTER_CLOCK)
         rl_holders_add(round->holders, (size_t)(slot - round->slots));
     switch (outcome) {
@@ -312,12 +314,35 @@ static void round_withdraw_stuck(rl_round *round)
     }
 }
 
+/* An OK counted before its master was proven fast counts no more: a
+ * decision counts only the masters trusted when it is made
+ * (model/clock_check.pml), whatever verdict came since a slot was counted. */
+static void round_recount_clock(rl_round *round)
+{
+    if (!round_counts_clock(round))
+        return;
+    rl_tally *t = &round->tally;
+    for (size_t i = 0; i < round->n; i++) {
+        rl_slot *slot = &round->slots[i];
+        /* DONE: a LATE slot's outcome is its reply, not what was counted. */
+        if (!slot->counted || slot->state != RL_SLOT_DONE ||
+            slot->outcome != REDLOCK_MASTER_OK || !rl_clock_probe_excludes(slot->master))
+            continue;
+        slot_describe(slot, REDLOCK_MASTER_CLOCK, RL_CLOCK_DETAIL, strlen(RL_CLOCK_DETAIL));
+        t->ok--;
+        t->clock++;
+        if (t->need_fence && slot->counter >= 0)
+            t->fenced_ok--;
+    }
+}
+
 /* Decide if the tally allows it, and tell the owner. Callers hold a
  * reference: the owner may run user code that frees anything. */
 static void round_evaluate(rl_round *round)
 {
     if (round->decided || round->on_decided == NULL)
         return;
+    round_recount_clock(round);
     if (rl_tally_verdict(&round->tally) == RL_UNDECIDED ||
         (round_waits_for_all(round) && round->tally.pending > 0))
         return;

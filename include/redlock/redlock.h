@@ -631,7 +631,8 @@ REDLOCK_API int redlock_acquire_many_async(redlock_client *client,
  * is never shortened). Succeeds when a quorum extended it before
  * the current validity ran out; the lock's validity is then recomputed.
  * Returns REDLOCK_EEXPIRED at once when the lock's validity is known to have
- * run out. Completes with REDLOCK_OK, ENOTOWNER, EEXPIRED, ENOQUORUM, EAUTH,
+ * run out. Completes with REDLOCK_OK, ENOTOWNER, EEXPIRED (also when the lock
+ * was lost while the extension was in flight), ENOQUORUM, ECLOCK, EAUTH,
  * EREPLY or ECANCELED. On failure the lock must not be relied on: release it.
  * Masters that did not answer may still apply ttl_ms, so a failure leaves
  * the lock no more validity than ttl_ms gives from the start of the extend.

@@ -482,3 +482,138 @@ Test(clock, an_idle_client_keeps_a_probe_shorter_than_its_idle_period, .fini = s
     }
     expect_no_verdict();
 }
+
+/* An operation started on the loop, its outcome kept when it completes. */
+typedef struct in_flight {
+    bool done;
+    int status;
+    redlock_lock *lock;      /* an acquire's */
+    redlock_result *result;  /* a copy */
+} in_flight;
+
+static void on_acquired(int status, redlock_lock *lock, const redlock_result *r, void *arg)
+{
+    in_flight *op = arg;
+    op->done = true;
+    op->status = status;
+    op->lock = lock;
+    cr_assert_eq(redlock_result_copy(r, &op->result), REDLOCK_OK);
+}
+
+static void on_extended(int status, const redlock_result *r, void *arg)
+{
+    in_flight *op = arg;
+    op->done = true;
+    op->status = status;
+    cr_assert_eq(redlock_result_copy(r, &op->result), REDLOCK_OK);
+}
+
+static bool completed(harness *hh, void *arg)
+{
+    (void)hh;
+    return ((const in_flight *)arg)->done;
+}
+
+/* Delete the client's clock probe on master i: its next sample finds it
+ * gone on the same run, a verdict. */
+static void delete_probe(size_t i)
+{
+    redisReply *keys = fleet_command(h.fleet, i, "KEYS redlock:clock:*");
+    cr_assert(keys != NULL && keys->type == REDIS_REPLY_ARRAY && keys->elements == 1);
+    cr_assert_eq(fleet_del(h.fleet, i, keys->element[0]->str, keys->element[0]->len), 1);
+    freeReplyObject(keys);
+}
+
+/* Three masters sampled every 20 ms while a lock is held, with a command
+ * timeout long enough for a stopped master to be resumed in time (and a
+ * TTL ten times that, as the config check asks): the TTL. */
+static int64_t three_checked(void)
+{
+    int64_t ttl_ms = fleet_scaled_ms(30000);
+    harness_start(&h, 3, NULL);
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_CLOCK_PROBE_MS, 20), REDLOCK_OK);
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_TTL_MS, ttl_ms), REDLOCK_OK);
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_COMMAND_TIMEOUT_MS, ttl_ms / 10), REDLOCK_OK);
+    harness_connect(&h);
+    cr_assert(harness_wait_until(&h, all_trusted, NULL, 3000), "log:\n%s", h.log);
+    return ttl_ms;
+}
+
+Test(clock, an_ok_counted_before_its_master_is_proven_fast_does_not_grant_the_lock, .fini = stop,
+     .timeout = 60)
+{
+    int64_t ttl_ms = three_checked();
+    /* A lock held elsewhere: the masters are sampled every 20 ms. */
+    redlock_acquire_options o = fleet_acquire_options(ttl_ms, 0);
+    redlock_lock *held = NULL;
+    cr_assert_eq(harness_acquire(&h, "held", 4, &o, &held, NULL), REDLOCK_OK);
+    /* Master 1 down, master 2 stopped: master 0's OK is counted alone. */
+    cr_assert_eq(fleet_kill(h.fleet, 1), 0);
+    cr_assert_eq(fleet_pause(h.fleet, 2), 0);
+    in_flight acq = {0};
+    cr_assert_eq(redlock_acquire_async(h.client, "r", 1, &o, on_acquired, &acq), REDLOCK_OK);
+    harness_run_for(&h, (int)fleet_scaled_ms(100));
+    cr_assert(!acq.done, "decided without master 2: %s", redlock_status_name(acq.status));
+    /* Master 0 proven fast while the acquire waits for master 2. */
+    delete_probe(0);
+    cr_assert(harness_wait_until(&h, probe_gone_logged, NULL, 2000), "log:\n%s", h.log);
+    cr_assert_eq(fleet_resume(h.fleet, 2), 0);
+    cr_assert(harness_wait_until(&h, completed, &acq, 3000), "log:\n%s", h.log);
+    cr_assert_eq(acq.status, REDLOCK_ECLOCK,
+                 "acquire: %s, master 0 %s with its clock %s; the lock %s; log:\n%s",
+                 redlock_status_name(acq.status),
+                 redlock_master_outcome_name(acq.result->masters[0].outcome),
+                 redlock_clock_state_name(acq.result->masters[0].clock_state),
+                 acq.lock != NULL && redlock_lock_state(acq.lock) == REDLOCK_LOCK_HELD
+                     ? "held"
+                     : "not held",
+                 h.log);
+    cr_assert_null(acq.lock);
+    cr_expect_eq(acq.result->masters[0].outcome, REDLOCK_MASTER_CLOCK, "master 0: %s",
+                 redlock_master_outcome_name(acq.result->masters[0].outcome));
+    cr_expect_eq(acq.result->masters[2].outcome, REDLOCK_MASTER_OK, "master 2: %s",
+                 redlock_master_outcome_name(acq.result->masters[2].outcome));
+    redlock_result_free(acq.result);
+    cr_assert(harness_wait_key_gone(&h, "r", 1, 1000), "the failed acquire left its key");
+    redlock_lock_free(held);
+}
+
+Test(clock, an_extension_decided_after_its_lock_was_lost_does_not_report_it_extended,
+     .fini = stop, .timeout = 60)
+{
+    int64_t ttl_ms = three_checked();
+    /* Held on masters 0 and 2; master 1's OK comes late (it is stopped), so
+     * the lock's known holders are 0 and 2. */
+    cr_assert_eq(fleet_pause(h.fleet, 1), 0);
+    redlock_acquire_options o = fleet_acquire_options(ttl_ms, 0);
+    redlock_lock *lock = NULL;
+    cr_assert_eq(harness_acquire(&h, "r", 1, &o, &lock, NULL), REDLOCK_OK);
+    /* An extension heard from master 0 alone, master 2 stopped too. */
+    cr_assert_eq(fleet_pause(h.fleet, 2), 0);
+    in_flight ext = {0};
+    cr_assert_eq(redlock_extend_async(h.client, lock, ttl_ms, on_extended, &ext), REDLOCK_OK);
+    harness_run_for(&h, (int)fleet_scaled_ms(100));
+    cr_assert(!ext.done, "decided on master 0 alone: %s", redlock_status_name(ext.status));
+    /* Master 0 proven fast: the lock, on one trusted holder, is lost and
+     * released; then masters 1 and 2 extend it (ahead of the release) with
+     * their clocks trusted. */
+    delete_probe(0);
+    cr_assert(harness_wait_until(&h, probe_gone_logged, NULL, 2000), "log:\n%s", h.log);
+    cr_assert_not_null(strstr(h.log, "1 held lock left on fewer trusted masters than a quorum: "
+                                     "lost"),
+                       "log:\n%s", h.log);
+    cr_assert_eq(redlock_lock_state(lock), REDLOCK_LOCK_LOST);
+    cr_assert_eq(fleet_resume(h.fleet, 1), 0);
+    cr_assert_eq(fleet_resume(h.fleet, 2), 0);
+    cr_assert(harness_wait_until(&h, completed, &ext, 3000), "log:\n%s", h.log);
+    cr_assert(harness_wait_key_gone(&h, "r", 1, 1000), "the lost lock's keys stayed");
+    cr_assert_neq(ext.status, REDLOCK_OK,
+                  "extend: REDLOCK_OK with %lld ms of validity on a lock lost and released; "
+                  "log:\n%s",
+                  (long long)ext.result->validity_ms, h.log);
+    cr_expect_eq(ext.status, REDLOCK_EEXPIRED, "extend: %s", redlock_status_name(ext.status));
+    cr_expect_eq(ext.result->validity_ms, 0);
+    cr_assert_eq(redlock_lock_state(lock), REDLOCK_LOCK_LOST);
+    redlock_result_free(ext.result);
+    redlock_lock_free(lock);
+}

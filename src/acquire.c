@@ -61,9 +61,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Waiting for seeding: polled this often, for at most this many command
- * timeouts (a read round and a seed round, and a margin). */
-#define RL_SEED_POLL_US 2000
+/* Waiting for seeding: at most this many command timeouts (a read round
+ * and a seed round, and a margin). */
 #define RL_SEED_WAIT_TIMEOUTS 3
 
 typedef enum rl_acquire_state {
@@ -95,7 +94,8 @@ typedef struct rl_acquire {
     bool notify;            /* the config's wait_by_notification */
     bool fencing;           /* the lock is granted only with a token */
     bool seed_waited;       /* the one wait for seeding was taken */
-    int64_t seed_wait_until_us; /* WAIT: for seeding, until then at most; 0 not */
+    rl_seed_waiter seeded;  /* WAIT: linked while waiting for seeding (the
+                               retry timer bounds the wait) */
     uint64_t token;         /* FENCE: the token round 2 confirms */
     rl_round *fence_round;  /* FENCE: round 2 (a reference), else NULL */
     uint64_t announced;     /* masters (bit i) that announced a delete since the attempt began */
@@ -202,6 +202,7 @@ static void acquire_complete(rl_acquire *a, int status, redlock_lock *lock, int6
     rl_result_view(&result, masters, client, &info);
 
     rl_client_remove_op(&a->op);
+    rl_fence_seed_unwait(&a->seeded);
     for (size_t i = 0; i < a->keys.count; i++)
         rl_waiter_leave(&a->waiters[i]);
     ev_timer_stop(client->loop, &a->retry_timer);
@@ -259,22 +260,28 @@ static int acquire_attempt(rl_acquire *a)
     return REDLOCK_OK;
 }
 
-static void acquire_handle_retry_timer(struct ev_loop *loop, ev_timer *w, int revents)
+/* WAIT is over (its timer, or the seeding it waited for): the next attempt. */
+static void acquire_retry(rl_acquire *a)
 {
-    rl_acquire *a = w->data;
-    if (a->seed_wait_until_us != 0) {
-        int64_t now = rl_now_us();
-        if (rl_fence_seed_busy(a->client) && now < a->seed_wait_until_us) {
-            rl_timer_arm_at(loop, w, now + RL_SEED_POLL_US);
-            return;
-        }
-        a->seed_wait_until_us = 0;
-    }
+    rl_fence_seed_unwait(&a->seeded);
     if (a->retry_at_us != 0 && rl_now_us() >= a->retry_at_us)
         a->retry_at_us = 0; /* the timed retry: taken */
     int rc = acquire_attempt(a);
     if (rc != REDLOCK_OK)
         acquire_complete(a, rc, NULL, 0);
+}
+
+static void acquire_handle_retry_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    acquire_retry(w->data);
+}
+
+/* The seeding waited for is over, on its round's callback. */
+static void acquire_on_seeded(rl_seed_waiter *w)
+{
+    rl_acquire *a = rl_container_of(w, rl_acquire, seeded);
+    ev_timer_stop(a->client->loop, &a->retry_timer);
+    acquire_retry(a);
 }
 
 static void acquire_on_retry_timer(struct ev_loop *loop, ev_timer *w, int revents)
@@ -383,19 +390,20 @@ static void acquire_join_watches(rl_acquire *a, int64_t since_us)
 }
 
 /* Round 1 refused for too few counters in use, the first time: WAIT for
- * the seeding it started, then try again without using up a retry. */
+ * the seeding it started, then try again without using up a retry. With
+ * no seeding under way (none could start, or one just ended), the refusal
+ * is an ordinary failure. */
 static bool acquire_wait_for_seeding(rl_acquire *a, int status)
 {
-    if (status != REDLOCK_ENOFENCE || a->seed_waited)
+    if (status != REDLOCK_ENOFENCE || a->seed_waited || !rl_fence_seed_wait(a->client, &a->seeded))
         return false;
     a->seed_waited = true;
-    int64_t now = rl_now_us();
-    a->seed_wait_until_us =
-        now + RL_SEED_WAIT_TIMEOUTS * 1000 *
-                  rl_client_setting(a->client, REDLOCK_COMMAND_TIMEOUT_MS);
     acquire_set_state(a, RL_ACQUIRE_WAIT, false);
     a->woken = true; /* announcements do not bring it forward */
-    rl_timer_arm_at(a->client->loop, &a->retry_timer, now + RL_SEED_POLL_US);
+    /* Woken when the seeding ends; the timer bounds the wait. */
+    rl_timer_arm_in(a->client->loop, &a->retry_timer,
+                    RL_SEED_WAIT_TIMEOUTS * 1000 *
+                        rl_client_setting(a->client, REDLOCK_COMMAND_TIMEOUT_MS));
     return true;
 }
 
@@ -591,6 +599,8 @@ static int acquire_start(redlock_client *client, const void *const *resources,
         return REDLOCK_ENOMEM;
     a->op.cancel = acquire_cancel;
     a->client = client;
+    rl_list_init(&a->seeded.link);
+    a->seeded.wake = acquire_on_seeded;
     a->cb = cb;
     a->arg = arg;
     a->ttl_ms = set.ttl_ms;

@@ -155,6 +155,7 @@ int redlock_client_new(redlock_client **out, const redlock_config *cfg, struct e
     rl_list_init(&client->ops);
     rl_list_init(&client->owed);
     rl_list_init(&client->locks);
+    rl_list_init(&client->seed_waiters);
     rl_random_pool_init(&client->random);
     if (rl_random_pool_value(&client->random, client->id) != 0) {
         rl_client_unref(client);

@@ -16,6 +16,18 @@ static void seed_set_state(rl_seeding *s, rl_seed_state next)
     s->state = next;
 }
 
+/* The last seeding under way ended: wake every acquire waiting for it. */
+static void seed_wake_waiters(redlock_client *client)
+{
+    if (client->closing || rl_fence_seed_busy(client))
+        return;
+    rl_link *link;
+    while ((link = rl_list_pop_front(&client->seed_waiters)) != NULL) {
+        rl_seed_waiter *w = rl_container_of(link, rl_seed_waiter, link);
+        w->wake(w);
+    }
+}
+
 /* Back to IDLE, letting the round in flight finish on its own. */
 static void seed_stop(rl_seeding *s)
 {
@@ -24,6 +36,7 @@ static void seed_stop(rl_seeding *s)
         s->round = NULL;
     }
     seed_set_state(s, RL_SEED_IDLE);
+    seed_wake_waiters(s->client);
 }
 
 static void seed_cancel(rl_op *op)
@@ -170,6 +183,19 @@ bool rl_fence_seed_busy(const redlock_client *client)
         if (client->seeding[i].state != RL_SEED_IDLE)
             return true;
     return false;
+}
+
+bool rl_fence_seed_wait(redlock_client *client, rl_seed_waiter *w)
+{
+    if (!rl_fence_seed_busy(client))
+        return false;
+    rl_list_push_back(&client->seed_waiters, &w->link);
+    return true;
+}
+
+void rl_fence_seed_unwait(rl_seed_waiter *w)
+{
+    rl_list_remove(&w->link);
 }
 
 void rl_fence_seed_free(redlock_client *client)

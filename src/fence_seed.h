@@ -51,6 +51,19 @@ typedef struct rl_seeding {
 void rl_fence_seed_notice(redlock_client *client, size_t master, const char *run_id);
 /* Whether a seeding is under way on any master. */
 bool rl_fence_seed_busy(const redlock_client *client);
+
+/* A fenced acquire waiting for the seeding its attempt started: woken
+ * (wake called, the waiter unlinked) as soon as no seeding is under way,
+ * on the seeding's own callback. */
+typedef struct rl_seed_waiter {
+    rl_link link; /* in the client's seed_waiters; self-linked when not waiting */
+    void (*wake)(struct rl_seed_waiter *w);
+} rl_seed_waiter;
+/* Wait for the seedings under way; false (w not linked) when there is
+ * none to wait for. */
+bool rl_fence_seed_wait(redlock_client *client, rl_seed_waiter *w);
+/* Stop waiting (a no-op when not waiting). */
+void rl_fence_seed_unwait(rl_seed_waiter *w);
 /* Free the client's seeding state (no round may be in flight). */
 void rl_fence_seed_free(redlock_client *client);
 

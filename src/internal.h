@@ -60,6 +60,7 @@ struct redlock_client {
     char id[REDLOCK_VALUE_LEN + 1]; /* names its clock probes (clock_probe.h) */
     rl_courtesy_ring courtesy; /* resources released while others waited */
     struct rl_seeding *seeding; /* n, once a fencing counter needed seeding (fence_seed.h) */
+    rl_link seed_waiters; /* rl_seed_waiter: fenced acquires waiting for the seeding */
     struct rl_tls_ctx **tls; /* n, NULL for plain nodes; NULL when none uses TLS (tls.h) */
     rl_client_counters stats;   /* for redlock_client_stats() */
 };

@@ -402,7 +402,7 @@ static bool acquire_wait_for_seeding(rl_acquire *a, int status)
     a->woken = true; /* announcements do not bring it forward */
     /* Woken when the seeding ends; the timer bounds the wait. */
     rl_timer_arm_in(a->client->loop, &a->retry_timer,
-                    RL_SEED_WAIT_TIMEOUTS * 1000 *
+                    (int64_t)RL_SEED_WAIT_TIMEOUTS * 1000 *
                         rl_client_setting(a->client, REDLOCK_COMMAND_TIMEOUT_MS));
     return true;
 }

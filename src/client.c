@@ -182,10 +182,12 @@ int redlock_client_new(redlock_client **out, const redlock_config *cfg, struct e
     return REDLOCK_OK;
 }
 
-/* The free itself: on an entry of its own, as it calls back. */
+/* The free itself, on an entry of its own as it calls back (not
+ * rl_client_enter(): its leave would come back here). */
 static void client_close(redlock_client *client)
 {
-    rl_client_enter(client);
+    client->refs++;
+    client->entered++;
     /* First, and without calling back: stop auto-extensions and send the
      * releases of the locks still held. */
     rl_release_owned_locks(client);
@@ -197,8 +199,9 @@ static void client_close(redlock_client *client)
     rl_subscribers_close(client);
     for (size_t i = 0; i < client->n; i++)
         rl_master_close(&client->masters[i]);
-    rl_client_unref(client); /* the user's */
-    rl_client_leave(client);
+    client->entered--;
+    client->refs--;          /* the user's: never the last, the entry's is held */
+    rl_client_unref(client); /* the entry's */
 }
 
 void redlock_client_free(redlock_client *client)

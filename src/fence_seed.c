@@ -74,7 +74,7 @@ static uint64_t seed_clock_floor(void)
     struct timespec ts;
     if (clock_gettime(CLOCK_REALTIME, &ts) != 0 || ts.tv_sec < 0)
         return 0;
-    uint64_t us = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+    uint64_t us = (uint64_t)ts.tv_sec * 1000000U + (uint64_t)ts.tv_nsec / 1000U;
     return us < RL_TOKEN_LIMIT ? us : RL_TOKEN_LIMIT - 1;
 }
 

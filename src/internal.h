@@ -4,18 +4,18 @@
 #ifndef REDLOCK_INTERNAL_H
 #define REDLOCK_INTERNAL_H
 
-#include "config_internal.h"
-#include "courtesy.h"
-#include "holders.h"
-#include "list.h"
-#include "log.h"
-#include "master.h"
-#include "owed_release.h"
-#include "quorum.h"
-#include "random.h"
+#include "config/config_internal.h"
+#include "lock/courtesy.h"
+#include "round/holders.h"
+#include "util/list.h"
+#include "util/log.h"
+#include "master/master.h"
+#include "round/owed_release.h"
+#include "round/quorum.h"
+#include "util/random.h"
 #include "redlock/redlock.h"
-#include "resources.h"
-#include "subscriber.h"
+#include "wire/resources.h"
+#include "master/subscriber.h"
 
 #include <ev.h>
 #include <pthread.h>

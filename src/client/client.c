@@ -2,9 +2,9 @@
 /* The asynchronous client: its masters, its operations in flight, the locks
  * it releases when freed, and its lifetime (freed by the user, kept alive by
  * rounds still settling and connections still draining). */
-#include "fence_seed.h"
+#include "lock/fence_seed.h"
 #include "internal.h"
-#include "tls.h"
+#include "master/tls.h"
 
 #include <stdlib.h>
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Counters for an operator, and their snapshot. See stats.h. */
 #include "internal.h"
-#include "stats.h"
+#include "client/stats.h"
 
 #include <string.h>
 

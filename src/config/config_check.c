@@ -3,10 +3,10 @@
  * no lock could ever be valid with, and the warnings about what is merely
  * risky. The YAML loader reports the refusals at the keys to blame; the
  * clients refuse and warn through the log when they are created. */
-#include "config_internal.h"
-#include "log.h"
-#include "message_buffer.h"
-#include "quorum.h"
+#include "config/config_internal.h"
+#include "util/log.h"
+#include "util/message_buffer.h"
+#include "round/quorum.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* TLS options in the config: config-wide and per node, and what a node
  * ends up using (docs/tls.md). The OpenSSL side is tls.c. */
-#include "config_internal.h"
+#include "config/config_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

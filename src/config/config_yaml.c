@@ -7,11 +7,11 @@
 #define _GNU_SOURCE /* strtod_l, explicit_bzero */
 #endif
 
-#include "config_internal.h"
-#include "message_buffer.h"
-#include "node_url.h"
-#include "secret_file.h"
-#include "util.h"
+#include "config/config_internal.h"
+#include "util/message_buffer.h"
+#include "config/node_url.h"
+#include "util/secret_file.h"
+#include "util/util.h"
 
 #include <inttypes.h>
 #include <locale.h>

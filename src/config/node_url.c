@@ -15,11 +15,11 @@
 #define _GNU_SOURCE /* strndup */
 #endif
 
-#include "node_url.h"
+#include "config/node_url.h"
 
-#include "config_internal.h"
-#include "message_buffer.h"
-#include "util.h"
+#include "config/config_internal.h"
+#include "util/message_buffer.h"
+#include "util/util.h"
 
 #include <stdarg.h>
 #include <stdint.h>

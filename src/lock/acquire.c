@@ -53,10 +53,10 @@
  * cleanup's announcements do not. A set of resources waits on the watch of
  * each: a delete of any of them may free the set.
  */
-#include "fence_seed.h"
+#include "lock/fence_seed.h"
 #include "internal.h"
-#include "random.h"
-#include "timer.h"
+#include "util/random.h"
+#include "util/timer.h"
 
 #include <stdlib.h>
 #include <string.h>

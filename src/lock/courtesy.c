@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Letting waiters go first after a release. See courtesy.h. */
-#include "courtesy.h"
+#include "lock/courtesy.h"
 
 /* FNV-1a. */
 static uint64_t resource_hash(const void *resource, size_t len)

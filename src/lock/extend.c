@@ -3,7 +3,7 @@
  * again when a quorum did so before the current validity ran out. A failed
  * extend may still have reset the TTL on masters that had not answered, so
  * it leaves the lock no more validity than the new TTL gives. */
-#include "round_op.h"
+#include "lock/round_op.h"
 
 #include <stdlib.h>
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Fencing counters put in use: seeding and initializing. See fence_seed.h. */
-#include "fence_seed.h"
-#include "round_op.h"
+#include "lock/fence_seed.h"
+#include "lock/round_op.h"
 
 #include <stdlib.h>
 #include <string.h>

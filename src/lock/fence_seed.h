@@ -24,7 +24,7 @@
 #define REDLOCK_FENCE_SEED_H
 
 #include "internal.h"
-#include "reply.h"
+#include "wire/reply.h"
 
 /* Between two seedings of the same master. */
 #define RL_SEED_PAUSE_US 100000

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Release: delete our value on every master, never another holder's. One
  * bounded attempt: per-master timeouts, no retries. */
-#include "round_op.h"
+#include "lock/round_op.h"
 
 #include <stdlib.h>
 #include <string.h>

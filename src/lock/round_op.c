@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* An operation that is one round: extend, release, inspect, ping. */
-#include "round_op.h"
+#include "lock/round_op.h"
 
 #include <stdlib.h>
 

@@ -43,10 +43,10 @@
  * Stopping it (release, freeing the handle or the client) frees it from any
  * state, abandoning an extension in flight.
  */
-#include "random.h"
-#include "round_op.h"
-#include "timer.h"
-#include "watchdog_schedule.h"
+#include "util/random.h"
+#include "lock/round_op.h"
+#include "util/timer.h"
+#include "lock/watchdog_schedule.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* When auto-extension acts: see watchdog_schedule.h. */
-#include "watchdog_schedule.h"
+#include "lock/watchdog_schedule.h"
 
 /* lo + uniform(0 .. span), span >= 0 (the modulo's bias is below
  * span / 2^64: nothing for spans of microseconds). */

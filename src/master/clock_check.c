@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* What one master's expiry clock is proven to do: the pair tests and the
  * state they drive (clock_check.h has the arithmetic and the diagram). */
-#include "clock_check.h"
+#include "master/clock_check.h"
 
 #include <string.h>
 

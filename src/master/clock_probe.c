@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* One master's clock probe: its requests, their replies, its timer
  * (clock_probe.h has the states and why). */
-#include "clock_probe.h"
+#include "master/clock_probe.h"
 
 #include "internal.h"
-#include "log.h"
-#include "timer.h"
+#include "util/log.h"
+#include "util/timer.h"
 
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>

@@ -32,8 +32,8 @@
 #ifndef REDLOCK_CLOCK_PROBE_H
 #define REDLOCK_CLOCK_PROBE_H
 
-#include "clock_check.h"
-#include "list.h"
+#include "master/clock_check.h"
+#include "util/list.h"
 
 #include <ev.h>
 #include <stdbool.h>

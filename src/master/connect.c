@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Opening a connection to a node. See connect.h. */
-#include "connect.h"
-#include "reader_bounds.h"
-#include "tls.h"
+#include "master/connect.h"
+#include "wire/reader_bounds.h"
+#include "master/tls.h"
 
 #include <fcntl.h>
 #include <hiredis/adapters/libev.h>

@@ -4,7 +4,7 @@
 #ifndef REDLOCK_CONNECT_H
 #define REDLOCK_CONNECT_H
 
-#include "config_internal.h"
+#include "config/config_internal.h"
 
 #include <ev.h>
 #include <stddef.h>

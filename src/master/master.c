@@ -74,15 +74,15 @@
  * the context is current and is cleared before we free it, so callbacks from
  * a context being torn down are recognised and ignored.
  */
-#include "batch.h"
-#include "clock_probe.h"
-#include "connect.h"
+#include "round/batch.h"
+#include "master/clock_probe.h"
+#include "master/connect.h"
 #include "internal.h"
-#include "random.h"
-#include "reply.h"
-#include "scripts.h"
-#include "timer.h"
-#include "tls.h"
+#include "util/random.h"
+#include "wire/reply.h"
+#include "wire/scripts.h"
+#include "util/timer.h"
+#include "master/tls.h"
 
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>

@@ -25,11 +25,11 @@
 #ifndef REDLOCK_MASTER_H
 #define REDLOCK_MASTER_H
 
-#include "clock_probe.h"
-#include "config_internal.h"
-#include "list.h"
-#include "send_queue.h"
-#include "stats.h"
+#include "master/clock_probe.h"
+#include "config/config_internal.h"
+#include "util/list.h"
+#include "master/send_queue.h"
+#include "client/stats.h"
 
 #include <ev.h>
 #include <stdbool.h>

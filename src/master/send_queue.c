@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* One master's requests waiting for room in its window. See send_queue.h. */
-#include "send_queue.h"
-#include "quorum.h"
+#include "master/send_queue.h"
+#include "round/quorum.h"
 
 #include <stdlib.h>
 

@@ -19,7 +19,7 @@
 #ifndef REDLOCK_SEND_QUEUE_H
 #define REDLOCK_SEND_QUEUE_H
 
-#include "list.h"
+#include "util/list.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -27,12 +27,12 @@
  * hiredis drop the connection: it reconnects with backoff, and waiters
  * retry on their timer meanwhile.
  */
-#include "subscriber.h"
-#include "channel.h"
-#include "connect.h"
+#include "master/subscriber.h"
+#include "wire/channel.h"
+#include "master/connect.h"
 #include "internal.h"
-#include "reply.h"
-#include "timer.h"
+#include "wire/reply.h"
+#include "util/timer.h"
 
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>

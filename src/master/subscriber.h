@@ -28,7 +28,7 @@
 #ifndef REDLOCK_SUBSCRIBER_H
 #define REDLOCK_SUBSCRIBER_H
 
-#include "list.h"
+#include "util/list.h"
 
 #include <ev.h>
 #include <stdbool.h>

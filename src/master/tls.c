@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* TLS contexts and handshakes. See tls.h. */
-#include "tls.h"
+#include "master/tls.h"
 
 #include <stdio.h>
 #include <stdlib.h>

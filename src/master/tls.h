@@ -7,8 +7,8 @@
 #ifndef REDLOCK_TLS_H
 #define REDLOCK_TLS_H
 
-#include "config_internal.h"
-#include "log.h"
+#include "config/config_internal.h"
+#include "util/log.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Batched extensions and releases: one script call for several locks. See
  * batch.h. */
-#include "batch.h"
-#include "quorum.h"
-#include "reply.h"
+#include "round/batch.h"
+#include "round/quorum.h"
+#include "wire/reply.h"
 
 #include <hiredis/hiredis.h>
 #include <stdlib.h>

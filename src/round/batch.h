@@ -10,7 +10,7 @@
 #ifndef REDLOCK_BATCH_H
 #define REDLOCK_BATCH_H
 
-#include "scripts.h"
+#include "wire/scripts.h"
 
 #include <stdbool.h>
 #include <stddef.h>

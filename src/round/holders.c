@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Which masters hold a lock's keys (holders.h). */
-#include "holders.h"
+#include "round/holders.h"
 
 #include <stdlib.h>
 

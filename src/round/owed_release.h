@@ -19,8 +19,8 @@
 #ifndef REDLOCK_OWED_RELEASE_H
 #define REDLOCK_OWED_RELEASE_H
 
-#include "list.h"
-#include "resources.h"
+#include "util/list.h"
+#include "wire/resources.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The quorum fan-out: one request to every master, tallied as replies come
  * in, decided as soon as the answer is known. See quorum.h. */
-#include "fence_seed.h"
+#include "lock/fence_seed.h"
 #include "internal.h"
-#include "reply.h"
-#include "scripts.h"
-#include "timer.h"
+#include "wire/reply.h"
+#include "wire/scripts.h"
+#include "util/timer.h"
 
 #include <hiredis/hiredis.h>
 #include <stdio.h>

@@ -47,8 +47,8 @@
 #ifndef REDLOCK_QUORUM_H
 #define REDLOCK_QUORUM_H
 
-#include "command.h"
-#include "list.h"
+#include "wire/command.h"
+#include "util/list.h"
 #include "redlock/redlock.h"
 
 #include <ev.h>

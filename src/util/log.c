@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Logging through the user's callback: formatted, filtered by level. */
-#include "log.h"
+#include "util/log.h"
 
 #include <stdio.h>
 

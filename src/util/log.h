@@ -4,7 +4,7 @@
 #define REDLOCK_LOG_H
 
 #include "redlock/redlock.h"
-#include "util.h"
+#include "util/util.h"
 
 typedef struct rl_logger {
     redlock_log_fn fn; /* NULL: logging off */

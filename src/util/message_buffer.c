@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Bounded one-line messages with escaped quotes of untrusted text. */
-#include "message_buffer.h"
+#include "util/message_buffer.h"
 
 #include <stdio.h>
 #include <string.h>

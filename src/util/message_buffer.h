@@ -4,7 +4,7 @@
 #ifndef REDLOCK_MESSAGE_BUFFER_H
 #define REDLOCK_MESSAGE_BUFFER_H
 
-#include "util.h"
+#include "util/util.h"
 
 #include <stdarg.h>
 #include <stddef.h>

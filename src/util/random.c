@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Randomness from the kernel CSPRNG: lock values, retry jitter, the
  * watchdog's schedule. */
-#include "random.h"
+#include "util/random.h"
 
 #include <errno.h>
 #include <pthread.h>

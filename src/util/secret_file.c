@@ -4,8 +4,8 @@
 #define _GNU_SOURCE /* explicit_bzero, strerror_l */
 #endif
 
-#include "secret_file.h"
-#include "message_buffer.h"
+#include "util/secret_file.h"
+#include "util/message_buffer.h"
 
 #include "redlock/redlock.h"
 

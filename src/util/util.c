@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Small helpers: strings, secrets, the monotonic clock. */
-#include "util.h"
+#include "util/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

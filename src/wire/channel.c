@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Release announcements' channel names. See channel.h. */
-#include "channel.h"
+#include "wire/channel.h"
 
 #include <stdio.h>
 #include <string.h>

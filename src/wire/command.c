@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The requests the engine sends, written straight into RESP. */
-#include "command.h"
-#include "scripts.h"
+#include "wire/command.h"
+#include "wire/scripts.h"
 
 #include <stdbool.h>
 #include <stdio.h>

@@ -5,10 +5,10 @@
 #ifndef REDLOCK_COMMAND_H
 #define REDLOCK_COMMAND_H
 
-#include "channel.h"
+#include "wire/channel.h"
 #include "redlock/redlock.h"
-#include "resources.h"
-#include "scripts.h"
+#include "wire/resources.h"
+#include "wire/scripts.h"
 
 #include <stdbool.h>
 #include <stddef.h>

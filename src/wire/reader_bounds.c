@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Bounds on what a master's replies may make hiredis allocate. See
  * reader_bounds.h. */
-#include "reader_bounds.h"
+#include "wire/reader_bounds.h"
 
 #include <hiredis/hiredis.h>
 #include <pthread.h>

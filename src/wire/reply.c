@@ -5,8 +5,8 @@
 #define _GNU_SOURCE /* memmem */
 #endif
 
-#include "reply.h"
-#include "scripts.h"
+#include "wire/reply.h"
+#include "wire/scripts.h"
 
 #include <hiredis/hiredis.h>
 #include <stdio.h>

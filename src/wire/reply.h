@@ -9,8 +9,8 @@
 #ifndef REDLOCK_REPLY_H
 #define REDLOCK_REPLY_H
 
-#include "quorum.h"
-#include "scripts.h"
+#include "round/quorum.h"
+#include "wire/scripts.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -14,7 +14,7 @@
  * of KEYS: a set of resources is acquired, extended or found absent as one.
  * A key of another type is taken to acquire; the other scripts GET it and
  * report Redis's WRONGTYPE error. */
-#include "scripts.h"
+#include "wire/scripts.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -503,7 +503,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
 
     reply_feed feed = {.count = 0};
-    /* Bounded as every connection's reader is (src/reader_bounds.h). */
+    /* Bounded as every connection's reader is (src/wire/reader_bounds.h). */
     redisReader *reader = redisReaderCreate();
     if (reader == NULL)
         return 0;

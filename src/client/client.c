@@ -2,9 +2,21 @@
 /* The asynchronous client: its masters, its operations in flight, the locks
  * it releases when freed, and its lifetime (freed by the user, kept alive by
  * rounds still settling and connections still draining). */
+#include "client/client.h"
+#include "config/config_internal.h"
 #include "lock/fence_seed.h"
-#include "internal.h"
+#include "lock/release.h"
+#include "master/clock_probe.h"
+#include "master/master.h"
+#include "master/subscriber.h"
 #include "master/tls.h"
+#include "redlock/redlock.h"
+#include "round/owed_release.h"
+#include "round/quorum.h"
+#include "util/list.h"
+#include "util/log.h"
+#include "util/random.h"
+#include "util/util.h"
 
 #include <stdlib.h>
 

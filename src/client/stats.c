@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Counters for an operator, and their snapshot. See stats.h. */
-#include "internal.h"
 #include "client/stats.h"
+#include "client/client.h"
+#include "master/master.h"
+#include "redlock/redlock.h"
 
 #include <string.h>
 

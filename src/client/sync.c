@@ -55,7 +55,16 @@
  * cancellation point. Callers count themselves in the client, which is not
  * freed before the last one has left.
  */
-#include "internal.h"
+#include "client/sync.h"
+#include "client/client.h"
+#include "config/config_internal.h"
+#include "lock/lock.h"
+#include "master/master.h"
+#include "redlock/redlock.h"
+#include "util/list.h"
+#include "util/log.h"
+#include "util/util.h"
+#include "wire/resources.h"
 
 #include <pthread.h>
 #include <semaphore.h>

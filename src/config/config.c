@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The config object built in code: settings with ranges, and the node list. */
 #include "config/config_internal.h"
+#include "redlock/redlock.h"
 #include "util/util.h"
 
 #include <stdio.h>

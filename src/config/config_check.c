@@ -4,9 +4,11 @@
  * risky. The YAML loader reports the refusals at the keys to blame; the
  * clients refuse and warn through the log when they are created. */
 #include "config/config_internal.h"
+#include "redlock/redlock.h"
+#include "round/quorum.h"
 #include "util/log.h"
 #include "util/message_buffer.h"
-#include "round/quorum.h"
+#include "util/util.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

@@ -8,8 +8,9 @@
 #endif
 
 #include "config/config_internal.h"
-#include "util/message_buffer.h"
 #include "config/node_url.h"
+#include "redlock/redlock.h"
+#include "util/message_buffer.h"
 #include "util/secret_file.h"
 #include "util/util.h"
 

@@ -16,8 +16,8 @@
 #endif
 
 #include "config/node_url.h"
-
 #include "config/config_internal.h"
+#include "redlock/redlock.h"
 #include "util/message_buffer.h"
 #include "util/util.h"
 

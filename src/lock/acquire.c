@@ -53,10 +53,24 @@
  * cleanup's announcements do not. A set of resources waits on the watch of
  * each: a delete of any of them may free the set.
  */
+#include "client/client.h"
+#include "client/stats.h"
+#include "config/config_internal.h"
+#include "lock/courtesy.h"
 #include "lock/fence_seed.h"
-#include "internal.h"
+#include "lock/lock.h"
+#include "lock/result.h"
+#include "master/subscriber.h"
+#include "redlock/redlock.h"
+#include "round/owed_release.h"
+#include "round/quorum.h"
+#include "util/list.h"
+#include "util/log.h"
 #include "util/random.h"
 #include "util/timer.h"
+#include "util/util.h"
+#include "wire/command.h"
+#include "wire/resources.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -7,7 +7,15 @@
  * lost callback told when it is auto-extended, and its keys released on
  * every master. A lock still held on a quorum of trusted masters is kept.
  */
-#include "internal.h"
+#include "lock/clock_loss.h"
+#include "client/client.h"
+#include "lock/lock.h"
+#include "lock/release.h"
+#include "lock/watchdog.h"
+#include "master/clock_probe.h"
+#include "master/master.h"
+#include "redlock/redlock.h"
+#include "util/log.h"
 
 typedef struct loss_context {
     redlock_client *client;

@@ -3,7 +3,17 @@
  * again when a quorum did so before the current validity ran out. A failed
  * extend may still have reset the TTL on masters that had not answered, so
  * it leaves the lock no more validity than the new TTL gives. */
+#include "client/client.h"
+#include "client/stats.h"
+#include "lock/lock.h"
 #include "lock/round_op.h"
+#include "lock/watchdog.h"
+#include "redlock/redlock.h"
+#include "round/quorum.h"
+#include "util/log.h"
+#include "util/util.h"
+#include "wire/command.h"
+#include "wire/resources.h"
 
 #include <stdlib.h>
 

@@ -1,7 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Fencing counters put in use: seeding and initializing. See fence_seed.h. */
 #include "lock/fence_seed.h"
+#include "client/client.h"
 #include "lock/round_op.h"
+#include "master/master.h"
+#include "redlock/redlock.h"
+#include "round/quorum.h"
+#include "util/list.h"
+#include "util/log.h"
+#include "util/util.h"
+#include "wire/command.h"
+#include "wire/reply.h"
+#include "wire/scripts.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -23,7 +23,8 @@
 #ifndef REDLOCK_FENCE_SEED_H
 #define REDLOCK_FENCE_SEED_H
 
-#include "internal.h"
+#include "client/client.h"
+#include "util/list.h"
 #include "wire/reply.h"
 
 /* Between two seedings of the same master. */

@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Inspect and ping: report on every master, for status tools and health
  * checks. Both wait for every master (or its timeout) before completing. */
+#include "client/client.h"
 #include "lock/round_op.h"
+#include "redlock/redlock.h"
+#include "round/quorum.h"
+#include "wire/command.h"
+#include "wire/resources.h"
 
 #include <stdlib.h>
 

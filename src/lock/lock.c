@@ -1,7 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Lock handles: resource, value, validity and state, readable from any
  * thread; their registration with the client that releases them. */
-#include "internal.h"
+#include "lock/lock.h"
+#include "client/client.h"
+#include "client/stats.h"
+#include "client/sync.h"
+#include "lock/watchdog.h"
+#include "master/clock_probe.h"
+#include "redlock/redlock.h"
+#include "round/holders.h"
+#include "util/list.h"
+#include "util/util.h"
+#include "wire/resources.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -1,7 +1,20 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Release: delete our value on every master, never another holder's. One
  * bounded attempt: per-master timeouts, no retries. */
+#include "lock/release.h"
+#include "client/client.h"
+#include "client/stats.h"
+#include "lock/courtesy.h"
+#include "lock/lock.h"
 #include "lock/round_op.h"
+#include "lock/watchdog.h"
+#include "master/subscriber.h"
+#include "redlock/redlock.h"
+#include "round/quorum.h"
+#include "util/log.h"
+#include "util/util.h"
+#include "wire/command.h"
+#include "wire/resources.h"
 
 #include <stdlib.h>
 #include <string.h>

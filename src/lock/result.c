@@ -3,7 +3,13 @@
  * built on the stack: no allocation. A kept result (redlock_result_copy)
  * is one allocation holding the header, the per-master array and every
  * string, so it can be freed as a unit. */
-#include "internal.h"
+#include "lock/result.h"
+#include "client/client.h"
+#include "master/clock_probe.h"
+#include "master/master.h"
+#include "redlock/redlock.h"
+#include "round/quorum.h"
+#include "util/util.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* An operation that is one round: extend, release, inspect, ping. */
 #include "lock/round_op.h"
+#include "client/client.h"
+#include "lock/lock.h"
+#include "lock/result.h"
+#include "redlock/redlock.h"
+#include "round/quorum.h"
+#include "util/util.h"
+#include "wire/command.h"
 
 #include <stdlib.h>
 

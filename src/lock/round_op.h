@@ -4,7 +4,11 @@
 #ifndef REDLOCK_ROUND_OP_H
 #define REDLOCK_ROUND_OP_H
 
-#include "internal.h"
+#include "client/client.h"
+#include "lock/lock.h"
+#include "redlock/redlock.h"
+#include "round/quorum.h"
+#include "wire/command.h"
 
 typedef struct rl_round_op {
     rl_op op;           /* first: the client's list, and free() */

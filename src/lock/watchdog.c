@@ -43,10 +43,20 @@
  * Stopping it (release, freeing the handle or the client) frees it from any
  * state, abandoning an extension in flight.
  */
-#include "util/random.h"
+#include "lock/watchdog.h"
+#include "client/client.h"
+#include "client/stats.h"
+#include "lock/lock.h"
 #include "lock/round_op.h"
-#include "util/timer.h"
 #include "lock/watchdog_schedule.h"
+#include "redlock/redlock.h"
+#include "round/quorum.h"
+#include "util/list.h"
+#include "util/log.h"
+#include "util/random.h"
+#include "util/timer.h"
+#include "util/util.h"
+#include "wire/resources.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -2,10 +2,16 @@
 /* One master's clock probe: its requests, their replies, its timer
  * (clock_probe.h has the states and why). */
 #include "master/clock_probe.h"
-
-#include "internal.h"
+#include "client/client.h"
+#include "lock/clock_loss.h"
+#include "master/clock_check.h"
+#include "master/master.h"
+#include "redlock/redlock.h"
+#include "round/quorum.h"
+#include "util/list.h"
 #include "util/log.h"
 #include "util/timer.h"
+#include "util/util.h"
 
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>

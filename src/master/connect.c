@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Opening a connection to a node. See connect.h. */
 #include "master/connect.h"
-#include "wire/reader_bounds.h"
+#include "config/config_internal.h"
 #include "master/tls.h"
+#include "wire/reader_bounds.h"
 
 #include <fcntl.h>
 #include <hiredis/adapters/libev.h>

@@ -74,15 +74,25 @@
  * the context is current and is cleared before we free it, so callbacks from
  * a context being torn down are recognised and ignored.
  */
-#include "round/batch.h"
+#include "master/master.h"
+#include "client/client.h"
+#include "client/stats.h"
+#include "config/config_internal.h"
 #include "master/clock_probe.h"
 #include "master/connect.h"
-#include "internal.h"
+#include "master/send_queue.h"
+#include "master/tls.h"
+#include "redlock/redlock.h"
+#include "round/batch.h"
+#include "round/owed_release.h"
+#include "round/quorum.h"
+#include "util/list.h"
+#include "util/log.h"
 #include "util/random.h"
+#include "util/timer.h"
+#include "util/util.h"
 #include "wire/reply.h"
 #include "wire/scripts.h"
-#include "util/timer.h"
-#include "master/tls.h"
 
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>

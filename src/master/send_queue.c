@@ -2,6 +2,7 @@
 /* One master's requests waiting for room in its window. See send_queue.h. */
 #include "master/send_queue.h"
 #include "round/quorum.h"
+#include "util/list.h"
 
 #include <stdlib.h>
 

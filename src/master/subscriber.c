@@ -28,11 +28,17 @@
  * retry on their timer meanwhile.
  */
 #include "master/subscriber.h"
-#include "wire/channel.h"
+#include "client/client.h"
+#include "config/config_internal.h"
 #include "master/connect.h"
-#include "internal.h"
-#include "wire/reply.h"
+#include "master/master.h"
+#include "redlock/redlock.h"
+#include "util/list.h"
+#include "util/log.h"
 #include "util/timer.h"
+#include "util/util.h"
+#include "wire/channel.h"
+#include "wire/reply.h"
 
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>

@@ -3,7 +3,9 @@
  * batch.h. */
 #include "round/batch.h"
 #include "round/quorum.h"
+#include "wire/command.h"
 #include "wire/reply.h"
+#include "wire/scripts.h"
 
 #include <hiredis/hiredis.h>
 #include <stdlib.h>

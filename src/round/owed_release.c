@@ -1,7 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Releases owed to masters out of reach, sent when they reconnect. See
  * owed_release.h. */
-#include "internal.h"
+#include "round/owed_release.h"
+#include "client/client.h"
+#include "lock/release.h"
+#include "master/master.h"
+#include "redlock/redlock.h"
+#include "round/quorum.h"
+#include "util/list.h"
+#include "util/log.h"
+#include "util/util.h"
+#include "wire/command.h"
+#include "wire/resources.h"
 
 #include <stdlib.h>
 #include <string.h>

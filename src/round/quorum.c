@@ -1,11 +1,22 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The quorum fan-out: one request to every master, tallied as replies come
  * in, decided as soon as the answer is known. See quorum.h. */
+#include "round/quorum.h"
+#include "client/client.h"
+#include "client/stats.h"
 #include "lock/fence_seed.h"
-#include "internal.h"
+#include "master/clock_probe.h"
+#include "master/master.h"
+#include "redlock/redlock.h"
+#include "round/holders.h"
+#include "round/owed_release.h"
+#include "util/list.h"
+#include "util/log.h"
+#include "util/timer.h"
+#include "util/util.h"
+#include "wire/command.h"
 #include "wire/reply.h"
 #include "wire/scripts.h"
-#include "util/timer.h"
 
 #include <hiredis/hiredis.h>
 #include <stdio.h>

@@ -2,6 +2,7 @@
 /* Randomness from the kernel CSPRNG: lock values, retry jitter, the
  * watchdog's schedule. */
 #include "util/random.h"
+#include "redlock/redlock.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -5,9 +5,9 @@
 #endif
 
 #include "util/secret_file.h"
-#include "util/message_buffer.h"
-
 #include "redlock/redlock.h"
+#include "util/message_buffer.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Arming libev timers at deadlines on CLOCK_MONOTONIC. See timer.h. */
 #include "util/timer.h"
-
 #include "util/util.h"
 
 void rl_timer_arm_at(struct ev_loop *loop, ev_timer *w, int64_t deadline_us)

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The requests the engine sends, written straight into RESP. */
 #include "wire/command.h"
+#include "redlock/redlock.h"
+#include "wire/channel.h"
+#include "wire/resources.h"
 #include "wire/scripts.h"
 
 #include <stdbool.h>

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* A lock's resources, one or a sorted set. See resources.h. */
 #include "wire/resources.h"
-#include "internal.h"
+#include "lock/lock.h"
+#include "redlock/redlock.h"
 #include "util/message_buffer.h"
 
 #include <stdlib.h>

@@ -33,7 +33,12 @@
  * never holds the password.
  */
 #include "fuzz.h"
-#include "internal.h"
+#include "client/client.h"
+#include "config/config_internal.h"
+#include "lock/lock.h"
+#include "master/master.h"
+#include "round/quorum.h"
+#include "util/list.h"
 #include "reader_bounds.h"
 #include "reply.h"
 

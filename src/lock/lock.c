@@ -20,17 +20,6 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-/* The fencing counter's key and the tokens' keys are the library's own,
- * never a lock's. */
-bool rl_resource_valid(const void *resource, size_t len)
-{
-    static const size_t prefix_len = sizeof(REDLOCK_FENCING_TOKEN_PREFIX) - 1;
-    return resource != NULL && len > 0 && len <= REDLOCK_MAX_RESOURCE_LEN &&
-           !(len == sizeof(REDLOCK_FENCING_KEY) - 1 &&
-             memcmp(resource, REDLOCK_FENCING_KEY, len) == 0) &&
-           !(len >= prefix_len && memcmp(resource, REDLOCK_FENCING_TOKEN_PREFIX, prefix_len) == 0);
-}
-
 redlock_lock *rl_lock_create(const rl_keys *keys, const char *value, size_t value_len,
                              int64_t ttl_ms)
 {

@@ -108,7 +108,4 @@ size_t rl_lock_doom_by_holders(redlock_client *client, uint64_t fast, uint64_t p
 redlock_lock *rl_lock_take_doomed(redlock_client *client);
 
 
-/* Argument checks shared by the asynchronous and blocking entry points. */
-bool rl_resource_valid(const void *resource, size_t len);
-
 #endif

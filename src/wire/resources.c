@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* A lock's resources, one or a sorted set. See resources.h. */
 #include "wire/resources.h"
-#include "lock/lock.h"
 #include "redlock/redlock.h"
 #include "util/message_buffer.h"
 
@@ -9,6 +8,17 @@
 #include <string.h>
 
 #define RL_KEY_HEADER 4 /* a set's length prefix per resource */
+
+/* The fencing counter's key and the tokens' keys are the library's own,
+ * never a lock's. */
+bool rl_resource_valid(const void *resource, size_t len)
+{
+    static const size_t prefix_len = sizeof(REDLOCK_FENCING_TOKEN_PREFIX) - 1;
+    return resource != NULL && len > 0 && len <= REDLOCK_MAX_RESOURCE_LEN &&
+           !(len == sizeof(REDLOCK_FENCING_KEY) - 1 &&
+             memcmp(resource, REDLOCK_FENCING_KEY, len) == 0) &&
+           !(len >= prefix_len && memcmp(resource, REDLOCK_FENCING_TOKEN_PREFIX, prefix_len) == 0);
+}
 
 rl_keys rl_keys_one(const void *resource, size_t len)
 {

@@ -22,6 +22,10 @@ typedef struct rl_keys {
     const char *data; /* see above */
 } rl_keys;
 
+/* Whether resource may be locked: neither empty nor too long, nor one of
+ * the library's own keys. Shared by the asynchronous and blocking entry
+ * points. */
+bool rl_resource_valid(const void *resource, size_t len);
 /* A view of one resource. */
 rl_keys rl_keys_one(const void *resource, size_t len);
 

@@ -24,6 +24,7 @@
 #define REDLOCK_FENCE_SEED_H
 
 #include "client/client.h"
+#include "round/quorum.h"
 #include "util/list.h"
 #include "wire/reply.h"
 

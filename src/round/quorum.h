@@ -58,17 +58,6 @@
 struct redisReply;
 typedef struct rl_master rl_master;
 
-typedef enum rl_round_kind {
-    RL_ROUND_ACQUIRE, /* SET key value NX PX ttl, or the acquire script */
-    RL_ROUND_EXTEND,  /* the extend script */
-    RL_ROUND_RELEASE, /* the release script */
-    RL_ROUND_INSPECT, /* the inspect script; waits for every master */
-    RL_ROUND_PING,    /* PING; waits for every master */
-    RL_ROUND_FENCE,   /* round 2 of a fenced acquire: the fence confirm script */
-    RL_ROUND_FENCE_READ, /* the fence read script; waits for every master */
-    RL_ROUND_FENCE_SEED  /* the fence seed script; waits for every master */
-} rl_round_kind;
-
 /* Counts over the masters a round asked. Pure data: see the rl_tally_*
  * functions for the rules. */
 typedef struct rl_tally {

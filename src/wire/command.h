@@ -20,6 +20,19 @@
 
 /* A request as its arguments; they must outlive the command (until it is
  * written). */
+/* What a request asks of a master; a round sends one kind (quorum.h), and
+ * its replies are read by it (reply.h). */
+typedef enum rl_round_kind {
+    RL_ROUND_ACQUIRE, /* SET key value NX PX ttl, or the acquire script */
+    RL_ROUND_EXTEND,  /* the extend script */
+    RL_ROUND_RELEASE, /* the release script */
+    RL_ROUND_INSPECT, /* the inspect script; waits for every master */
+    RL_ROUND_PING,    /* PING; waits for every master */
+    RL_ROUND_FENCE,   /* round 2 of a fenced acquire: the fence confirm script */
+    RL_ROUND_FENCE_READ, /* the fence read script; waits for every master */
+    RL_ROUND_FENCE_SEED  /* the fence seed script; waits for every master */
+} rl_round_kind;
+
 typedef struct rl_command {
     size_t argc;
     const char *argv[RL_COMMAND_MAX_ARGS];

@@ -6,8 +6,8 @@
 #endif
 
 #include "wire/reply.h"
+#include "wire/command.h"
 #include "redlock/redlock.h"
-#include "round/quorum.h"
 #include "wire/scripts.h"
 
 #include <hiredis/hiredis.h>

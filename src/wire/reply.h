@@ -9,7 +9,7 @@
 #ifndef REDLOCK_REPLY_H
 #define REDLOCK_REPLY_H
 
-#include "round/quorum.h"
+#include "wire/command.h"
 #include "wire/scripts.h"
 
 #include <stdbool.h>

@@ -150,6 +150,11 @@ const char *redlock_setting_name(redlock_setting key)
     return setting_valid(key) ? rl_setting_table[key].name : NULL;
 }
 
+int64_t rl_drift_us(int64_t ttl_ms, double drift_factor)
+{
+    return (int64_t)((double)ttl_ms * drift_factor * 1000.0) + 2000;
+}
+
 int redlock_config_set_drift_factor(redlock_config *cfg, double factor)
 {
     /* Written so that NaN fails too. */

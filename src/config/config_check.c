@@ -5,7 +5,6 @@
  * clients refuse and warn through the log when they are created. */
 #include "config/config_internal.h"
 #include "redlock/redlock.h"
-#include "round/quorum.h"
 #include "util/log.h"
 #include "util/message_buffer.h"
 #include "util/util.h"

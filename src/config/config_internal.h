@@ -115,6 +115,10 @@ typedef struct rl_config_problem {
     redlock_setting node_key; /* that timeout */
 } rl_config_problem;
 
+/* The clock drift allowance drift_factor gives a lock of ttl_ms: ttl *
+ * drift_factor + 2 ms, in microseconds (docs/design.md, Acquire). */
+int64_t rl_drift_us(int64_t ttl_ms, double drift_factor);
+
 /* Cross-setting checks, in this order: reconnect_min_ms <= reconnect_max_ms;
  * the command, then the connect timeout (config-wide, then each node's own)
  * below ttl_ms; the drift allowance (ttl_ms * drift_factor + 2 ms) below

@@ -5,6 +5,7 @@
  * it leaves the lock no more validity than the new TTL gives. */
 #include "client/client.h"
 #include "client/stats.h"
+#include "config/config_internal.h"
 #include "lock/lock.h"
 #include "lock/round_op.h"
 #include "lock/watchdog.h"

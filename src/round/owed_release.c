@@ -3,6 +3,7 @@
  * owed_release.h. */
 #include "round/owed_release.h"
 #include "client/client.h"
+#include "config/config_internal.h"
 #include "lock/release.h"
 #include "master/master.h"
 #include "redlock/redlock.h"

@@ -4,6 +4,7 @@
 #include "round/quorum.h"
 #include "client/client.h"
 #include "client/stats.h"
+#include "config/config_internal.h"
 #include "lock/fence_seed.h"
 #include "master/clock_probe.h"
 #include "master/master.h"
@@ -77,11 +78,6 @@ int rl_tally_failure_status(const rl_tally *t, int refused_status)
     if (t->error > unreachable && t->error > t->auth_failed)
         return REDLOCK_EREPLY;
     return REDLOCK_ENOQUORUM;
-}
-
-int64_t rl_drift_us(int64_t ttl_ms, double drift_factor)
-{
-    return (int64_t)((double)ttl_ms * drift_factor * 1000.0) + 2000;
 }
 
 int64_t rl_validity_us(int64_t ttl_ms, int64_t elapsed_us, double drift_factor)

@@ -100,8 +100,6 @@ int rl_tally_failure_status(const rl_tally *t, int refused_status);
 /* How long the holder may act, in microseconds, after elapsed_us since the
  * attempt started: ttl - elapsed - (ttl * drift_factor + 2 ms). */
 int64_t rl_validity_us(int64_t ttl_ms, int64_t elapsed_us, double drift_factor);
-/* The drift allowance alone: ttl * drift_factor + 2 ms, in microseconds. */
-int64_t rl_drift_us(int64_t ttl_ms, double drift_factor);
 
 typedef enum rl_slot_state {
     RL_SLOT_UNUSED,  /* not asked */

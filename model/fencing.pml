@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Fencing tokens over a quorum of independent masters (docs/fencing.md):
- * the specification the code follows (src/acquire.c, src/fence_seed.c,
- * src/scripts.c).
+ * the specification the code follows (src/lock/acquire.c, src/lock/fence_seed.c,
+ * src/wire/scripts.c).
  *
  * A fenced acquire has two rounds. Round 1 is the acquire: SET NX on every
  * master; each that says OK also answers its fencing counter, or that its

@@ -2,7 +2,7 @@
 /*
  * The reentrant lock (redlock_acquire_options.owner in
  * include/redlock/redlock.h; rl_acquire_script and rl_release_script in
- * src/scripts.c): the specification the scripts follow.
+ * src/wire/scripts.c): the specification the scripts follow.
  *
  * Each master's key for a reentrant lock is a hash: field "" holds the
  * owner token, and each hold has a field named by its own value (random,

@@ -12,7 +12,7 @@
 #   - outcomes: the X(NAME, value, "name") rows of REDLOCK_MASTER_OUTCOME_MAP;
 #   - config keys: the X(NAME, "key", ...) rows of REDLOCK_SETTING_MAP
 #     (top-level integer keys), and the top-level and node key names of
-#     src/config_yaml.c.
+#     src/config/config_yaml.c.
 # Each extraction is checked against a count found independently, and
 # against a minimum, so that a change of layout in the sources fails here
 # instead of silently checking nothing. Exits 0 when complete, else 1 with
@@ -21,7 +21,7 @@ set -u
 
 root=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
 header=$root/include/redlock/redlock.h
-config_yaml=$root/src/config_yaml.c
+config_yaml=$root/src/config/config_yaml.c
 api=$root/docs/api
 errors_md=$root/docs/errors.md
 config_md=$root/docs/config.md
@@ -121,8 +121,8 @@ sane "public functions in include/redlock/redlock.h" "$n_functions" "$n_api_word
 sane "statuses in REDLOCK_STATUS_MAP" "$n_statuses" "$n_status_rows" 10
 sane "per-master outcomes in REDLOCK_MASTER_OUTCOME_MAP" "$n_outcomes" "$n_outcome_rows" 5
 sane "setting keys in REDLOCK_SETTING_MAP" "$n_setting_keys" "${setting_count:-0}" 5
-sane "top-level keys in src/config_yaml.c" "$n_top_keys" "$n_top_enum" 2
-sane "node keys in src/config_yaml.c" "$n_node_keys" "$n_node_enum" 5
+sane "top-level keys in src/config/config_yaml.c" "$n_top_keys" "$n_top_enum" 2
+sane "node keys in src/config/config_yaml.c" "$n_node_keys" "$n_node_enum" 5
 
 # --- Function pages ------------------------------------------------------
 

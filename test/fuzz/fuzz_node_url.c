@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Fuzz target: masters written as URLs (src/node_url.c), on the input as
+ * Fuzz target: masters written as URLs (src/config/node_url.c), on the input as
  * one string (up to its first NUL): the parser, the public call that adds
  * the master, and the redaction and masking of its secret.
  *

@@ -33,7 +33,12 @@
  * never holds the password.
  */
 #include "fuzz.h"
-#include "internal.h"
+#include "client/client.h"
+#include "config/config_internal.h"
+#include "lock/lock.h"
+#include "master/master.h"
+#include "round/quorum.h"
+#include "util/list.h"
 #include "reader_bounds.h"
 #include "reply.h"
 
@@ -503,7 +508,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
 
     reply_feed feed = {.count = 0};
-    /* Bounded as every connection's reader is (src/reader_bounds.h). */
+    /* Bounded as every connection's reader is (src/wire/reader_bounds.h). */
     redisReader *reader = redisReaderCreate();
     if (reader == NULL)
         return 0;

@@ -13,7 +13,8 @@
  * checked as well; under valgrind, every fourth run's.
  */
 #include "harness.h"
-#include "internal.h"
+#include "client/client.h"
+#include "lock/lock.h"
 
 #include <criterion/criterion.h>
 #include <hiredis/hiredis.h>

@@ -8,7 +8,9 @@
  * answered, the same: a window's worth waits to go out with it. Once it
  * answers again, requests go out to it again. */
 #include "harness.h"
-#include "internal.h"
+#include "client/client.h"
+#include "lock/lock.h"
+#include "master/master.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

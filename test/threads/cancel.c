@@ -7,7 +7,9 @@
  * I/O thread is held. Each victim runs on a stack of our own that is
  * unmapped once it is joined, so any later write to its request crashes.
  */
-#include "internal.h"
+#include "client/sync.h"
+#include "config/config_internal.h"
+#include "lock/lock.h"
 #include "threads.h"
 
 #include <stdatomic.h>

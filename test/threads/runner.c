@@ -6,7 +6,9 @@
  * an auto-extended lock, whose on_lost runs there. Once nothing is
  * outstanding the loop is parked again.
  */
-#include "internal.h"
+#include "client/sync.h"
+#include "config/config_internal.h"
+#include "lock/lock.h"
 #include "threads.h"
 
 #define BOUND_MS 5000 /* a bound on every wait here, never reached */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Quorum and validity arithmetic, and how a failed tally is explained. */
+#include "config_internal.h"
 #include "quorum.h"
 
 #include <criterion/criterion.h>

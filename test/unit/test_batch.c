@@ -4,7 +4,7 @@
  * each slot is told of the batch's reply. */
 #include "batch.h"
 #include "command.h"
-#include "internal.h"
+#include "round/quorum.h"
 #include "reply.h"
 #include "resources.h"
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The config object built in code (src/config.c): settings, ranges, nodes. */
+/* The config object built in code (src/config/config.c): settings, ranges, nodes. */
 #include <criterion/criterion.h>
 
 #include "config_internal.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Configs that can never work (src/config_check.c): each refusal with its
+/* Configs that can never work (src/config/config_check.c): each refusal with its
  * exact text and what it blames, at its boundary; and the warnings about
  * what is merely risky, with their exact lines. */
 #include <criterion/criterion.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* TLS options in the config (src/config_tls.c, the YAML keys): what a node
+/* TLS options in the config (src/config/config_tls.c, the YAML keys): what a node
  * ends up using, what is refused, and, on a build without TLS, that every
  * request for TLS is REDLOCK_ECONFIG with a message saying why. */
 #include <criterion/criterion.h>

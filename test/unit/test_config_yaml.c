@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Loading a config from YAML (src/config_yaml.c): what loads, and the exact
+/* Loading a config from YAML (src/config/config_yaml.c): what loads, and the exact
  * one-line message and status for every kind of bad input. */
 #define _POSIX_C_SOURCE 200809L /* mkstemp, setenv, strdup, truncate */
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Masters written as URLs (src/node_url.c): every form, percent-decoding,
+/* Masters written as URLs (src/config/node_url.c): every form, percent-decoding,
  * the bounds, what is refused (with nothing added), the credentials given
  * besides the URL, and how a URL is shown without its secret. */
 #include <criterion/criterion.h>

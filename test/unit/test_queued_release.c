@@ -5,7 +5,13 @@
  * cancels the release, is tested against real masters in
  * test/integration/test_cleanup.c.) The master is played by hand, no
  * server: it is kept CONNECTING, and its queue is read directly. */
-#include "internal.h"
+#include "client/client.h"
+#include "config/config_internal.h"
+#include "lock/lock.h"
+#include "master/master.h"
+#include "round/quorum.h"
+#include "util/list.h"
+#include "wire/resources.h"
 
 #include <criterion/criterion.h>
 #include <string.h>

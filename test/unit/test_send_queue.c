@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* A master's send queue, as pure data: the order requests leave it in. */
-#include "internal.h"
+#include "round/quorum.h"
+#include "util/list.h"
 #include "send_queue.h"
 
 #include <criterion/criterion.h>

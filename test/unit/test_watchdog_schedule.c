@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Auto-extension's schedule: the tick's window, its jitter, the backoff of
  * failed extensions and its caps. Instants in microseconds. */
+#include "config_internal.h"
 #include "quorum.h"
 #include "random.h"
 #include "watchdog_schedule.h"

@@ -1,0 +1,983 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * One master's connection.
+ *
+ *   IDLE --connect--> CONNECTING --handshake done--> READY
+ *     ^                   |                            |
+ *     +---- backoff <-----+-- refused, timeout, -------+-- lost, stalled
+ *                             auth or handshake error
+ *
+ * Freeing the client (rl_master_close) takes every state to CLOSED, but
+ * first lets what was already submitted go out, within a bounded time:
+ *
+ *   CONNECTING --requests queued--> FLUSHING --handshake done, queue sent--+
+ *                                       |                                  |
+ *   READY --replies in flight-----------|--------------------> DRAINING <--+
+ *                                       |                          |
+ *               refused, timeout, error,|                          | replies in,
+ *               or nothing sent         |                          | lost or overdue
+ *                                       v                          |
+ *   IDLE, CONNECTING, READY -------> CLOSED <----------------------+
+ *   with nothing to wait for
+ *
+ * The handshake (AUTH, SELECT, SCRIPT LOAD of each script, INFO) is pipelined
+ * right after the connect, so a new connection costs one round trip. INFO's
+ * run_id keeps two config entries that reach the same server from both
+ * voting. Requests submitted while CONNECTING (or FLUSHING) wait in a queue
+ * and go out once the handshake is done; while IDLE they fail at once, so a
+ * dead master costs nothing. A master that leaves requests unanswered for
+ * stall_timeout (a stopped process, a black-holed network) is disconnected:
+ * its pending requests fail and it reconnects with backoff. Until then, and
+ * during a handshake it never answers, at most RL_MASTER_MAX_OUTSTANDING
+ * requests are sent or queued (twice as many for releases); beyond, requests
+ * to it fail at once, so a stopped master costs a bounded amount of memory,
+ * not one request per operation for as long as it is stopped.
+ *
+ * While READY, at most `window` (max_in_flight) requests are sent and not
+ * answered; the others wait in the send queue, most urgent first, and go
+ * out as replies make room. Their deadlines start when they go out, so a
+ * burst does not time out for having waited behind itself, and a request
+ * no longer wanted (its round decided, its lock released or lost) is taken
+ * out of the queue, never sent. When the connection goes, what is queued
+ * fails with it; when the client is freed, it is all sent (the releases
+ * the free sends among it).
+ *
+ * Extensions and releases that leave the queue together, up to
+ * RL_BATCH_MAX of them, go out as one call of a batch script (batch.h):
+ * one script call on the master for all those locks, one request on the
+ * wire; in the window it takes a place for each lock (the window bounds
+ * the work a master has in hand), and it may start whenever there is room,
+ * so the window is exceeded by at most RL_BATCH_MAX - 1. So that extensions do batch, one submitted while the window has
+ * room waits RL_BATCH_GATHER_US in the queue (the batch timer, armed by
+ * the first) for others to join it, or less once RL_BATCH_MAX wait; the
+ * other requests go past it. Releases are never held back (a release frees
+ * a lock for others now): they batch only when they wait for room anyway.
+ *
+ * Timers belong to states. master_enter(), the one place the state changes,
+ * stops all four and starts the deadline of the state it enters:
+ *   reconnect_timer  IDLE: the backoff before the next connect
+ *   deadline_timer   CONNECTING: the connect timeout; FLUSHING: that plus
+ *                    one command timeout; DRAINING: one command timeout
+ *   stall_timer      READY, while requests are in flight
+ *   batch_timer      READY, while extensions gather in the queue
+ * CLOSED has none. The deadline, stall and batch timers run after I/O
+ * (RL_DEADLINE_PRIORITY). Each handler checks the monotonic clock itself and waits
+ * on if it fired early. FLUSHING and DRAINING hold a client reference,
+ * dropped last when they reach CLOSED (master_close).
+ *
+ * The log callback and the owners of requests (through the rounds) may run
+ * user code that frees the client, which closes every master: code that
+ * calls them holds a client reference, has finished its own state change
+ * first, and checks the state again afterwards.
+ *
+ * hiredis calls back with the context; ac->data points at the master while
+ * the context is current and is cleared before we free it, so callbacks from
+ * a context being torn down are recognised and ignored.
+ */
+#include "master/master.h"
+#include "client/client.h"
+#include "client/stats.h"
+#include "config/config_internal.h"
+#include "master/clock_probe.h"
+#include "master/connect.h"
+#include "master/send_queue.h"
+#include "master/tls.h"
+#include "redlock/redlock.h"
+#include "round/batch.h"
+#include "round/owed_release.h"
+#include "round/quorum.h"
+#include "util/list.h"
+#include "util/log.h"
+#include "util/random.h"
+#include "util/timer.h"
+#include "util/util.h"
+#include "wire/reply.h"
+#include "wire/scripts.h"
+
+#include <hiredis/async.h>
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Replies overdue for this many command timeouts mean a stalled master... */
+#define RL_STALL_TIMEOUTS 10
+/* ...but never less than this, so a short command timeout does not make a
+ * merely slow master reconnect over and over. */
+#define RL_STALL_MIN_US 1000000
+/* How long an extension submitted to a master with room waits for others
+ * to go out with it in one batch. Small beside any lock's TTL (an
+ * auto-extension goes out a third of the TTL before it runs out), long
+ * enough for a busy client's extensions to gather. */
+#define RL_BATCH_GATHER_US 2000
+
+_Static_assert(sizeof(((rl_master *)0)->run_id) == RL_RUN_ID_SIZE, "run_id holds 40 hex digits");
+
+static void master_connect(rl_master *m);
+static bool master_send(rl_master *m, rl_slot *slot);
+static bool master_send_batch(rl_master *m, const rl_script *script, rl_slot **slots, size_t n);
+static void master_on_deadline(struct ev_loop *loop, ev_timer *w, int revents);
+static void master_on_reconnect_timer(struct ev_loop *loop, ev_timer *w, int revents);
+static void master_on_stall_timer(struct ev_loop *loop, ev_timer *w, int revents);
+static void master_on_batch_timer(struct ev_loop *loop, ev_timer *w, int revents);
+static void master_count_sent(rl_master *m, int64_t now, size_t requests);
+static void master_on_probe_deleted(redisAsyncContext *ac, void *r, void *privdata);
+
+static rl_logger *master_log(rl_master *m)
+{
+    return &m->client->log;
+}
+
+/* The stats' view of in_flight and of the queues: after every change. */
+static void master_gauge(rl_master *m)
+{
+    rl_gauge_set(&m->stats.in_flight, m->in_flight);
+    rl_gauge_set(&m->stats.queued, m->queued + m->queue.count);
+}
+
+/* The states a freed client's master finishes in, holding the client. */
+static bool master_holds_client(rl_master_state state)
+{
+    return state == RL_MASTER_FLUSHING || state == RL_MASTER_DRAINING;
+}
+
+/* The states whose handshake is under way. */
+static bool master_in_handshake(rl_master_state state)
+{
+    return state == RL_MASTER_CONNECTING || state == RL_MASTER_FLUSHING;
+}
+
+/* As many requests as a master may hold are sent or queued (behind the
+ * handshake or for room in the window), without slot's; NULL: any request
+ * but a release (master.h). */
+static bool master_full(const rl_master *m, const rl_slot *slot)
+{
+    size_t limit = RL_MASTER_MAX_OUTSTANDING;
+    if (slot != NULL && slot->round->kind == RL_ROUND_RELEASE)
+        limit *= 2;
+    return m->in_flight + m->queued + m->queue.count >= limit;
+}
+
+/*
+ * The one place the state changes. Stops every timer, then arms the
+ * deadline of the state entered (the reconnect and stall timers are armed
+ * within IDLE and READY by what needs them), and takes the client reference
+ * that FLUSHING and DRAINING hold; master_close() drops it.
+ */
+static void master_enter(rl_master *m, rl_master_state to)
+{
+    struct ev_loop *loop = m->client->loop;
+    bool held = master_holds_client(m->state);
+    m->state = to;
+    static const int shown[] = {
+        [RL_MASTER_IDLE] = REDLOCK_CONNECTION_DOWN,
+        [RL_MASTER_CONNECTING] = REDLOCK_CONNECTION_CONNECTING,
+        [RL_MASTER_READY] = REDLOCK_CONNECTION_READY,
+        [RL_MASTER_FLUSHING] = REDLOCK_CONNECTION_CLOSING,
+        [RL_MASTER_DRAINING] = REDLOCK_CONNECTION_CLOSING,
+        [RL_MASTER_CLOSED] = REDLOCK_CONNECTION_CLOSING,
+    };
+    atomic_store_explicit(&m->stats.state, shown[to], memory_order_relaxed);
+    ev_timer_stop(loop, &m->reconnect_timer);
+    ev_timer_stop(loop, &m->deadline_timer);
+    ev_timer_stop(loop, &m->stall_timer);
+    ev_timer_stop(loop, &m->batch_timer);
+    bool deadline = true;
+    switch (to) {
+    case RL_MASTER_CONNECTING:
+        m->deadline_us = m->connect_deadline_us;
+        break;
+    case RL_MASTER_FLUSHING:
+        m->deadline_us = m->connect_deadline_us + m->command_timeout_us;
+        break;
+    case RL_MASTER_DRAINING:
+        m->deadline_us = rl_now_us() + m->command_timeout_us;
+        break;
+    default:
+        deadline = false;
+        break;
+    }
+    if (deadline)
+        rl_timer_arm_at(loop, &m->deadline_timer, m->deadline_us);
+    if (!held && master_holds_client(to))
+        rl_client_ref(m->client);
+}
+
+void rl_master_init(rl_master *m, redlock_client *client, const rl_node *node)
+{
+    memset(m, 0, sizeof(*m));
+    m->client = client;
+    m->node = node;
+    m->state = RL_MASTER_IDLE;
+    m->connect_timeout_us = rl_node_connect_timeout_ms(client->cfg, node) * 1000;
+    m->command_timeout_us = rl_node_command_timeout_ms(client->cfg, node) * 1000;
+    m->stall_timeout_us = m->command_timeout_us * RL_STALL_TIMEOUTS;
+    if (m->stall_timeout_us < RL_STALL_MIN_US)
+        m->stall_timeout_us = RL_STALL_MIN_US;
+    m->backoff_ms = rl_client_setting(client, REDLOCK_RECONNECT_MIN_MS);
+    m->failure_outcome = REDLOCK_MASTER_NOT_CONNECTED;
+    snprintf(m->failure, sizeof(m->failure), "not connected yet");
+    rl_list_init(&m->waiting);
+    ev_timer_init(&m->deadline_timer, master_on_deadline, 0., 0.);
+    ev_timer_init(&m->reconnect_timer, master_on_reconnect_timer, 0., 0.);
+    ev_timer_init(&m->stall_timer, master_on_stall_timer, 0., 0.);
+    ev_set_priority(&m->deadline_timer, RL_DEADLINE_PRIORITY);
+    ev_timer_init(&m->batch_timer, master_on_batch_timer, 0., 0.);
+    ev_set_priority(&m->stall_timer, RL_DEADLINE_PRIORITY);
+    ev_set_priority(&m->batch_timer, RL_DEADLINE_PRIORITY);
+    rl_send_queue_init(&m->queue);
+    m->window = (size_t)rl_client_setting(client, REDLOCK_MAX_IN_FLIGHT);
+    m->deadline_timer.data = m->reconnect_timer.data = m->stall_timer.data = m;
+    m->batch_timer.data = m;
+    rl_clock_probe_init(m);
+}
+
+void rl_master_start(rl_master *m)
+{
+    master_connect(m);
+}
+
+const char *rl_master_failure(const rl_master *m)
+{
+    bool connected = m->state == RL_MASTER_READY || master_in_handshake(m->state);
+    return connected && master_full(m, NULL) ? RL_MASTER_FULL_DETAIL : m->failure;
+}
+
+/* Remember why requests cannot go out. */
+static void master_set_failure(rl_master *m, int outcome, const char *reason)
+{
+    m->failure_outcome = outcome;
+    snprintf(m->failure, sizeof(m->failure), "%s", reason);
+}
+
+/* Fail every slot waiting for the handshake or for room with the current
+ * failure. A slot's owner may run user code; new requests then see
+ * IDLE/CLOSED and fail at once. */
+static void master_fail_waiting(rl_master *m)
+{
+    rl_link *link;
+    while ((link = rl_list_pop_front(&m->waiting)) != NULL) {
+        m->queued--;
+        rl_slot *slot = rl_container_of(link, rl_slot, link);
+        rl_slot_on_failure(slot, m->failure_outcome, m->failure);
+    }
+    rl_slot *slot;
+    while ((slot = rl_send_queue_pop(&m->queue)) != NULL)
+        rl_slot_on_failure(slot, m->failure_outcome, m->failure);
+    master_gauge(m);
+}
+
+/* Close for good (CLOSED): free the context if we still hold it, fail what
+ * is still queued, and drop the reference FLUSHING or DRAINING held (last:
+ * it may free the client, and m with it). */
+static void master_close(rl_master *m)
+{
+    if (m->state == RL_MASTER_CLOSED)
+        return;
+    redlock_client *client = m->client;
+    bool held = master_holds_client(m->state);
+    rl_clock_probe_on_lost(m);
+    struct redisAsyncContext *ac = m->ac;
+    m->ac = NULL;
+    m->in_flight = 0;
+    master_enter(m, RL_MASTER_CLOSED);
+    if (ac != NULL) {
+        ac->data = NULL;
+        redisAsyncFree(ac); /* requests still pending complete with no reply */
+    }
+    rl_clock_probe_flush(m);
+    master_fail_waiting(m);
+    rl_send_queue_free(&m->queue);
+    if (held)
+        rl_client_unref(client);
+}
+
+/* Whether the extensions in the queue are held back for others to join
+ * their batch: the batch timer runs and a full batch does not wait yet. */
+static bool master_gathering(const rl_master *m)
+{
+    return ev_is_active(&m->batch_timer) && m->queue.extend_count < RL_BATCH_MAX;
+}
+
+/* Requests in the queue that would go out now, given room. */
+static size_t master_ready_queued(const rl_master *m)
+{
+    return m->queue.count - (master_gathering(m) ? m->queue.extend_count : 0);
+}
+
+/* Take first out of the queue and send it, in one batch with the requests
+ * next in line in its class that batch with it. A batch
+ * that cannot be written (out of memory) goes out request by request; a
+ * request that cannot be sent fails, and its owner may free the client. */
+static void master_send_from_queue(rl_master *m, rl_slot *first)
+{
+    rl_slot *slots[RL_BATCH_MAX];
+    size_t n = 1;
+    const rl_script *script = rl_batch_script(first);
+    rl_send_queue_remove(&m->queue, first);
+    rl_send_queue_sent(&m->queue, first);
+    slots[0] = first;
+    rl_slot *next;
+    while (script != NULL && n < RL_BATCH_MAX &&
+           (next = rl_send_queue_peek_after(&m->queue, first)) != NULL &&
+           rl_batch_script(next) == script) {
+        rl_send_queue_remove(&m->queue, next);
+        slots[n++] = next;
+    }
+    if (n > 1 && master_send_batch(m, script, slots, n))
+        return;
+    for (size_t i = 0; i < n; i++)
+        if (!master_send(m, slots[i]))
+            rl_slot_on_failure(slots[i], REDLOCK_MASTER_NOT_CONNECTED,
+                               "the request could not be sent");
+}
+
+/* Send what waits for room, while there is room, batched where it can be;
+ * everything with all (the client is freed: what it submitted goes out
+ * before the close). Extensions still gathering stay. The loop stops when
+ * the state changes (a failed request's owner may free the client). */
+static void master_send_queued(rl_master *m, bool all)
+{
+    while ((m->state == RL_MASTER_READY || m->state == RL_MASTER_FLUSHING) &&
+           (all || m->in_flight < m->window)) {
+        bool extensions = all || !master_gathering(m);
+        rl_slot *slot = rl_send_queue_peek(&m->queue, extensions);
+        if (slot == NULL)
+            break;
+        master_send_from_queue(m, slot);
+    }
+    master_gauge(m);
+}
+
+/* The client was freed while m is connected: wait for the replies in flight
+ * (DRAINING), or close at once when there are none. */
+static void master_finish(rl_master *m)
+{
+    rl_master_state before = m->state;
+    /* The probe goes with the client: its DEL is awaited like the rest. */
+    if (rl_clock_probe_on_close(m, master_on_probe_deleted))
+        master_count_sent(m, rl_now_us(), 1);
+    master_send_queued(m, true);
+    if (m->state != before)
+        return; /* closed by a failure meanwhile */
+    if (m->in_flight == 0) {
+        master_close(m);
+        return;
+    }
+    master_enter(m, RL_MASTER_DRAINING);
+    /* hiredis closes once every pending reply is in, then calls
+     * master_on_disconnect; no new request is accepted meanwhile. */
+    redisAsyncDisconnect(m->ac);
+}
+
+static void master_schedule_reconnect(rl_master *m)
+{
+    if (m->state != RL_MASTER_IDLE || m->client->closing)
+        return;
+    int64_t delay_ms = m->backoff_ms + rl_random_jitter(m->backoff_ms / 4);
+    int64_t max_ms = rl_client_setting(m->client, REDLOCK_RECONNECT_MAX_MS);
+    m->backoff_ms = m->backoff_ms * 2 > max_ms ? max_ms : m->backoff_ms * 2;
+    m->reconnect_at_us = rl_now_us() + delay_ms * 1000;
+    rl_timer_arm_at(m->client->loop, &m->reconnect_timer, m->reconnect_at_us);
+}
+
+/* How loud a drop is: a new reason, or a ready connection lost, is news;
+ * the same failure again while reconnecting is not. */
+static int master_drop_level(const rl_master *m, int outcome, const char *reason)
+{
+    if (strcmp(m->failure, reason) == 0 && m->state != RL_MASTER_READY)
+        return REDLOCK_LOG_DEBUG;
+    return outcome == REDLOCK_MASTER_AUTH_FAILED ? REDLOCK_LOG_ERROR : REDLOCK_LOG_WARN;
+}
+
+/*
+ * A connection (or an attempt) failed: from IDLE, CONNECTING or READY back
+ * to IDLE. Log why, free the context (hiredis completes our requests on it
+ * with no reply; they read m->failure), schedule a reconnect and fail the
+ * queued slots. The log callback and the slots' owners may free the client:
+ * the master is IDLE before either runs, so that closes it, and the steps
+ * after check the state again. In FLUSHING the client was freed already:
+ * what was queued cannot go out, so close.
+ */
+static void master_drop(rl_master *m, int outcome, const char *reason)
+{
+    if (m->state == RL_MASTER_FLUSHING) {
+        master_set_failure(m, outcome, reason);
+        master_close(m);
+        return;
+    }
+    if (m->state == RL_MASTER_DRAINING || m->state == RL_MASTER_CLOSED)
+        return;
+    redlock_client *client = m->client;
+    rl_client_ref(client);
+    int level = master_drop_level(m, outcome, reason);
+    master_set_failure(m, outcome, reason);
+    struct redisAsyncContext *ac = m->ac;
+    if (ac != NULL)
+        ac->data = NULL;
+    m->ac = NULL;
+    m->in_flight = 0;
+    m->run_id[0] = '\0';
+    rl_clock_probe_on_lost(m);
+    master_enter(m, RL_MASTER_IDLE);
+    rl_log(master_log(m), level, "master %s: %s; retrying in %lld ms", m->node->name, m->failure,
+           (long long)m->backoff_ms);
+    if (ac != NULL)
+        redisAsyncFree(ac); /* deferred by hiredis when inside its callback */
+    master_schedule_reconnect(m);
+    rl_clock_probe_flush(m);
+    master_fail_waiting(m);
+    rl_client_unref(client);
+}
+
+/* Another master of this client connected to the same server, if any: two
+ * config entries naming one server (say localhost and 127.0.0.1) must not
+ * give it two votes. */
+static const rl_master *master_same_server(const rl_master *m)
+{
+    const redlock_client *client = m->client;
+    if (m->run_id[0] == '\0')
+        return NULL;
+    for (size_t i = 0; i < client->n; i++) {
+        const rl_master *other = &client->masters[i];
+        if (other != m && strcmp(other->run_id, m->run_id) == 0)
+            return other;
+    }
+    return NULL;
+}
+
+/* Send what waited for the handshake. A slot that cannot be sent fails, and
+ * its owner may free the client: the loop stops when the state changes. */
+static void master_send_waiting(rl_master *m)
+{
+    rl_link *link;
+    while ((m->state == RL_MASTER_READY || m->state == RL_MASTER_FLUSHING) &&
+           (link = rl_list_pop_front(&m->waiting)) != NULL) {
+        m->queued--;
+        rl_slot *slot = rl_container_of(link, rl_slot, link);
+        if (!master_send(m, slot))
+            rl_slot_on_failure(slot, REDLOCK_MASTER_NOT_CONNECTED, "the request could not be sent");
+    }
+    master_gauge(m);
+}
+
+/* The last handshake reply is in: READY, with the queue sent. FLUSHING
+ * sends its queue, then finishes (the client was freed meanwhile). */
+static void master_on_handshake_done(rl_master *m)
+{
+    const rl_master *twin = master_same_server(m);
+    if (twin != NULL) {
+        char reason[sizeof(m->failure)];
+        snprintf(reason, sizeof(reason),
+                 "the same Redis server as %s (run_id %.8s...): ignored, a server must not "
+                 "count twice",
+                 twin->node->name, m->run_id);
+        master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, reason);
+        return;
+    }
+    redlock_client *client = m->client;
+    rl_client_ref(client);
+    bool again = m->ever_ready;
+    m->ever_ready = true;
+    rl_count(&m->stats.connects);
+    m->backoff_ms = rl_client_setting(client, REDLOCK_RECONNECT_MIN_MS);
+    if (m->state == RL_MASTER_CONNECTING) {
+        master_set_failure(m, REDLOCK_MASTER_NOT_CONNECTED, "connection lost");
+        master_enter(m, RL_MASTER_READY);
+        rl_owed_release_on_ready(m);
+    }
+    master_send_waiting(m);
+    master_send_queued(m, false);
+    rl_log(master_log(m), REDLOCK_LOG_INFO, "master %s: %s", m->node->name,
+           again ? "reconnected" : "connected");
+    if (m->state == RL_MASTER_FLUSHING)
+        master_finish(m);
+    rl_client_unref(client);
+}
+
+/* A handshake reply (privdata is the step): on to the next step, done
+ * after the last one, or drop the connection with the reason. */
+static void master_handle_handshake_reply(redisAsyncContext *ac, void *r, void *privdata)
+{
+    rl_master *m = ac->data;
+    redisReply *reply = r;
+    if (m == NULL || m->ac != ac || !master_in_handshake(m->state) || reply == NULL)
+        return; /* a stale context, or the connection died: its own callback handles it */
+    rl_handshake_step step = (rl_handshake_step)(uintptr_t)privdata;
+    char reason[sizeof(m->failure)];
+
+    switch (rl_reply_handshake(step, reply, m->node->password, reason, sizeof(reason))) {
+    case RL_HANDSHAKE_ACCEPTED:
+        if (step == RL_HS_INFO)
+            rl_reply_run_id(reply, m->run_id);
+        break;
+    case RL_HANDSHAKE_INFO_REFUSED: {
+        redlock_client *client = m->client;
+        rl_client_ref(client); /* the log callback may free the client */
+        rl_log(master_log(m), REDLOCK_LOG_DEBUG,
+               "master %s: INFO refused; cannot check for duplicate servers", m->node->name);
+        bool closed = !master_in_handshake(m->state);
+        rl_client_unref(client);
+        if (closed)
+            return;
+        break;
+    }
+    case RL_HANDSHAKE_AUTH_FAILED:
+        master_drop(m, REDLOCK_MASTER_AUTH_FAILED, reason);
+        return;
+    case RL_HANDSHAKE_FAILED:
+        master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, reason);
+        return;
+    }
+    if (--m->handshake_left == 0)
+        master_on_handshake_done(m);
+}
+
+static void master_on_handshake_reply(redisAsyncContext *ac, void *r, void *privdata)
+{
+    rl_master *owner = ac->data;
+    if (owner == NULL)
+        return; /* a context we let go of */
+    redlock_client *client = owner->client;
+    rl_client_enter(client);
+    master_handle_handshake_reply(ac, r, privdata);
+    rl_client_leave(client);
+}
+
+static bool master_send_handshake(rl_master *m)
+{
+    const rl_node *node = m->node;
+    redisAsyncContext *ac = m->ac;
+    int auth = rl_connect_send_auth(ac, node, master_on_handshake_reply, (void *)RL_HS_AUTH);
+    if (auth < 0)
+        return false;
+    m->handshake_left = (unsigned)auth;
+    if (node->db != 0) {
+        if (redisAsyncCommand(ac, master_on_handshake_reply, (void *)RL_HS_SELECT, "SELECT %d",
+                              node->db) != REDIS_OK)
+            return false;
+        m->handshake_left++;
+    }
+    /* Loading the scripts also proves the master answers, and lets the
+     * requests use EVALSHA from the first one. */
+    for (uintptr_t step = RL_HS_FIRST_LOAD; step <= RL_HS_LAST_LOAD; step++) {
+        if (redisAsyncCommand(ac, master_on_handshake_reply, (void *)step, "SCRIPT LOAD %s",
+                              rl_handshake_script((rl_handshake_step)step)->source) != REDIS_OK)
+            return false;
+        m->handshake_left++;
+    }
+    /* The server's run_id tells two config entries for one server apart. */
+    if (redisAsyncCommand(ac, master_on_handshake_reply, (void *)RL_HS_INFO, "INFO server") !=
+        REDIS_OK)
+        return false;
+    m->handshake_left++;
+    /* Its clock probe, behind INFO (its run_id), readiness not waiting. */
+    rl_clock_probe_on_handshake(m);
+    return true;
+}
+
+static void master_handle_connect(const redisAsyncContext *cac, int status)
+{
+    redisAsyncContext *ac = (redisAsyncContext *)cac;
+    rl_master *m = ac->data;
+    if (m == NULL || m->ac != ac || status == REDIS_OK)
+        return; /* connected: the handshake replies decide readiness */
+    /* hiredis frees the context after this callback. */
+    char reason[sizeof(m->failure)];
+    rl_connect_error(ac, "connect", "failed", reason, sizeof(reason));
+    ac->data = NULL;
+    m->ac = NULL;
+    master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, reason);
+}
+
+static void master_on_connect(const redisAsyncContext *cac, int status)
+{
+    const rl_master *owner = cac->data;
+    if (owner == NULL)
+        return; /* a context we let go of */
+    redlock_client *client = owner->client;
+    rl_client_enter(client);
+    master_handle_connect(cac, status);
+    rl_client_leave(client);
+}
+
+static void master_handle_disconnect(const redisAsyncContext *cac, int status)
+{
+    redisAsyncContext *ac = (redisAsyncContext *)cac;
+    rl_master *m = ac->data;
+    if (m == NULL || m->ac != ac)
+        return; /* we dropped it ourselves */
+    /* hiredis frees the context after this callback. */
+    char reason[sizeof(m->failure)];
+    rl_connect_lost_reason(ac, status, reason, sizeof(reason));
+    ac->data = NULL;
+    m->ac = NULL;
+    if (m->state == RL_MASTER_DRAINING)
+        master_close(m); /* drained, or lost while draining */
+    else
+        master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, reason);
+}
+
+static void master_on_disconnect(const redisAsyncContext *cac, int status)
+{
+    const rl_master *owner = cac->data;
+    if (owner == NULL)
+        return; /* a context we let go of */
+    redlock_client *client = owner->client;
+    rl_client_enter(client);
+    master_handle_disconnect(cac, status);
+    rl_client_leave(client);
+}
+
+static void master_connect(rl_master *m)
+{
+    redlock_client *client = m->client;
+    const rl_node *node = m->node;
+    char reason[sizeof(m->failure)];
+    redisAsyncContext *ac = rl_connect_node(client->loop, node, rl_client_tls(client, node), reason,
+                                            sizeof(reason));
+    if (ac == NULL) {
+        master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, reason);
+        return;
+    }
+    ac->data = m;
+    m->ac = ac;
+    m->in_flight = 0;
+    m->connect_deadline_us = rl_now_us() + m->connect_timeout_us;
+    redisAsyncSetConnectCallback(ac, master_on_connect);
+    redisAsyncSetDisconnectCallback(ac, master_on_disconnect);
+    master_enter(m, RL_MASTER_CONNECTING);
+    if (!master_send_handshake(m)) {
+        master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, "handshake: out of memory");
+        return;
+    }
+    rl_log(master_log(m), REDLOCK_LOG_DEBUG, "master %s: connecting", node->name);
+}
+
+/* The deadline of CONNECTING, FLUSHING or DRAINING (leaving them stops the
+ * timer). */
+static void master_handle_deadline(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    rl_master *m = w->data;
+    if (!master_in_handshake(m->state) && m->state != RL_MASTER_DRAINING)
+        return;
+    if (rl_now_us() < m->deadline_us) {
+        rl_timer_arm_at(loop, w, m->deadline_us); /* early by the loop's clock */
+        return;
+    }
+    if (m->state == RL_MASTER_DRAINING) {
+        master_close(m); /* replies overdue: stop draining */
+        return;
+    }
+    char reason[sizeof(m->failure)];
+    bool tcp_up = m->ac != NULL && (m->ac->c.flags & REDIS_CONNECTED);
+    const char *stage = !tcp_up                             ? "connect"
+                        : rl_tls_handshake_pending(m->ac) ? "TLS handshake"
+                                                          : "handshake";
+    snprintf(reason, sizeof(reason), "%s timed out after %lld ms", stage,
+             (long long)(m->connect_timeout_us / 1000));
+    master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, reason);
+}
+
+static void master_on_deadline(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    redlock_client *client = ((rl_master *)w->data)->client;
+    rl_client_enter(client);
+    master_handle_deadline(loop, w, revents);
+    rl_client_leave(client);
+}
+
+static void master_handle_reconnect_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    rl_master *m = w->data;
+    if (m->state != RL_MASTER_IDLE || m->client->closing)
+        return;
+    if (rl_now_us() < m->reconnect_at_us) {
+        rl_timer_arm_at(loop, w, m->reconnect_at_us); /* early by the loop's clock */
+        return;
+    }
+    master_connect(m);
+}
+
+static void master_on_reconnect_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    redlock_client *client = ((rl_master *)w->data)->client;
+    rl_client_enter(client);
+    master_handle_reconnect_timer(loop, w, revents);
+    rl_client_leave(client);
+}
+
+static void master_handle_stall_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    rl_master *m = w->data;
+    if (m->state != RL_MASTER_READY || m->in_flight == 0)
+        return;
+    int64_t silent_us = rl_now_us() - m->last_progress_us;
+    if (silent_us < m->stall_timeout_us) {
+        rl_timer_arm_in(loop, w, m->stall_timeout_us - silent_us);
+        return;
+    }
+    char reason[sizeof(m->failure)];
+    snprintf(reason, sizeof(reason), "no reply for %lld ms; connection closed",
+             (long long)(silent_us / 1000));
+    master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, reason);
+}
+
+static void master_on_stall_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    redlock_client *client = ((rl_master *)w->data)->client;
+    rl_client_enter(client);
+    master_handle_stall_timer(loop, w, revents);
+    rl_client_leave(client);
+}
+
+/* A reply to one request of ours (a slot's, or a batch of `requests`
+ * slots'), before its slots hear it: on the current connection, progress,
+ * and the room it made used. Returns why the request was lost when r is NULL. The caller holds a
+ * client reference. */
+static const char *master_take_reply(rl_master *m, const redisAsyncContext *ac, const void *r,
+                                     size_t requests)
+{
+    if (ac->data != m)
+        return r == NULL ? m->failure : NULL; /* we dropped it, and said why */
+    m->in_flight -= requests < m->in_flight ? requests : m->in_flight;
+    if (r != NULL)
+        m->last_progress_us = rl_now_us();
+    if (m->in_flight == 0)
+        ev_timer_stop(m->client->loop, &m->stall_timer);
+    master_gauge(m);
+    if (r == NULL)
+        return ac->c.errstr[0] ? ac->c.errstr : "connection lost";
+    master_send_queued(m, false); /* the room this reply made */
+    return NULL;
+}
+
+static void master_handle_probe_deleted(redisAsyncContext *ac, void *r, void *privdata)
+{
+    master_take_reply(privdata, ac, r, 1);
+}
+
+static void master_on_probe_deleted(redisAsyncContext *ac, void *r, void *privdata)
+{
+    if (ac->data != privdata)
+        return; /* a context let go of: its master may be gone with its client */
+    redlock_client *client = ((rl_master *)privdata)->client;
+    rl_client_enter(client);
+    master_handle_probe_deleted(ac, r, privdata);
+    rl_client_leave(client);
+}
+
+static void master_on_command_reply(redisAsyncContext *ac, void *r, void *privdata)
+{
+    rl_slot *slot = privdata;
+    rl_master *m = slot->master;
+    redlock_client *client = m->client;
+    rl_client_enter(client);
+    const char *lost_reason = master_take_reply(m, ac, r, 1);
+    rl_slot_on_reply(slot, r, lost_reason);
+    rl_client_leave(client);
+}
+
+/* A batch's reply: each of its slots hears its part. A master whose script
+ * cache was flushed loads the batch script again, ahead of what the reply
+ * lets out (the slots themselves fall back to EVAL, one by one). */
+static void master_on_batch_reply(redisAsyncContext *ac, void *r, void *privdata)
+{
+    rl_batch *b = privdata;
+    rl_master *m = b->master;
+    redlock_client *client = m->client;
+    rl_client_enter(client);
+    if (ac->data == m && rl_batch_noscript(r))
+        redisAsyncCommand(ac, NULL, NULL, "SCRIPT LOAD %s", b->script->source);
+    const char *lost_reason = master_take_reply(m, ac, r, b->count);
+    rl_batch_dispatch(b, r, lost_reason);
+    free(b);
+    rl_client_leave(client);
+}
+
+/* More requests of ours on the wire: a slot's, or a batch's, which takes
+ * a place in the window for each of its slots (the window bounds the work
+ * a master has in hand, not the calls). Replies are watched for a stall
+ * while READY; a freed client's last requests have their own deadline. */
+static void master_count_sent(rl_master *m, int64_t now, size_t requests)
+{
+    bool was_idle = m->in_flight == 0;
+    m->in_flight += requests;
+    if (was_idle) {
+        m->last_progress_us = now;
+        if (m->state == RL_MASTER_READY)
+            rl_timer_arm_in(m->client->loop, &m->stall_timer, m->stall_timeout_us);
+    }
+    master_gauge(m);
+}
+
+/* Hand slot's command to hiredis. */
+static bool master_send(rl_master *m, rl_slot *slot)
+{
+    size_t len;
+    const char *cmd = rl_slot_command(slot, &len);
+    if (m->ac == NULL ||
+        redisAsyncFormattedCommand(m->ac, master_on_command_reply, slot, cmd, len) != REDIS_OK)
+        return false;
+    int64_t now = rl_now_us();
+    rl_slot_on_sent(slot, now, now + m->command_timeout_us);
+    rl_count(&m->stats.requests);
+    master_count_sent(m, now, 1);
+    rl_clock_probe_after_send(m);
+    return true;
+}
+
+/* Hand n slots' requests to hiredis as one call of script, a batch
+ * (batch.h): n places in the window, each slot sent (and counted in
+ * the requests statistic) at the same time. false, with nothing sent, when
+ * it cannot be written or sent. */
+static bool master_send_batch(rl_master *m, const rl_script *script, rl_slot **slots, size_t n)
+{
+    if (m->ac == NULL)
+        return false;
+    rl_batch *b = malloc(sizeof(*b));
+    if (b == NULL)
+        return false;
+    b->master = m;
+    b->script = script;
+    b->count = n;
+    memcpy(b->slots, slots, n * sizeof(rl_slot *));
+    size_t len = 0;
+    char *cmd = rl_batch_command(script, slots, n, &len);
+    /* hiredis copies the request; the batch is its callback's until then. */
+    bool sent = cmd != NULL && redisAsyncFormattedCommand(m->ac, master_on_batch_reply, b, cmd,
+                                                          len) == REDIS_OK;
+    free(cmd);
+    if (!sent) {
+        free(b);
+        return false;
+    }
+    int64_t now = rl_now_us();
+    for (size_t i = 0; i < n; i++) {
+        rl_slot_on_sent(slots[i], now, now + m->command_timeout_us);
+        rl_count(&m->stats.requests);
+    }
+    master_count_sent(m, now, n);
+    rl_clock_probe_after_send(m);
+    return true;
+}
+
+/* The batch timer: the extensions gathered go out. */
+static void master_on_batch_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    rl_master *m = w->data;
+    if (m->state != RL_MASTER_READY)
+        return;
+    redlock_client *client = m->client;
+    rl_client_enter(client);
+    master_send_queued(m, false);
+    rl_client_leave(client);
+}
+
+/* Into the send queue (QUEUED). It may wait as long as it is of use
+ * (quorum.h). */
+static int master_enqueue(rl_master *m, rl_slot *slot)
+{
+    if (!rl_send_queue_push(&m->queue, slot))
+        return REDLOCK_MASTER_NOT_CONNECTED;
+    slot->state = RL_SLOT_QUEUED;
+    slot->queued_us = rl_now_us();
+    if (slot->round->urgent_by_us > slot->deadline_us)
+        slot->deadline_us = slot->round->urgent_by_us;
+    master_gauge(m);
+    return -1;
+}
+
+/* An extension to a ready master waits in the queue for others to batch
+ * with: RL_BATCH_GATHER_US from the first, or until the next loop
+ * iteration once a full batch waits. With the window full it needs no
+ * timer: it goes out, batched, as replies make room. */
+static int master_gather(rl_master *m, rl_slot *slot)
+{
+    int outcome = master_enqueue(m, slot);
+    if (outcome >= 0)
+        return outcome;
+    bool timer = ev_is_active(&m->batch_timer);
+    if (m->queue.extend_count >= RL_BATCH_MAX && (timer || m->in_flight < m->window))
+        rl_timer_arm_in(m->client->loop, &m->batch_timer, 0);
+    else if (!timer && m->in_flight < m->window)
+        rl_timer_arm_in(m->client->loop, &m->batch_timer, RL_BATCH_GATHER_US);
+    return -1;
+}
+
+int rl_master_submit(rl_master *m, rl_slot *slot)
+{
+    switch (m->state) {
+    case RL_MASTER_READY:
+        if (master_full(m, slot))
+            return REDLOCK_MASTER_NOT_CONNECTED;
+        if (slot->round->kind == RL_ROUND_EXTEND && rl_batch_script(slot) != NULL)
+            return master_gather(m, slot);
+        /* Past extensions that gather: they are not waiting for room. */
+        if (m->in_flight < m->window && master_ready_queued(m) == 0)
+            return master_send(m, slot) ? -1 : REDLOCK_MASTER_NOT_CONNECTED;
+        return master_enqueue(m, slot);
+    case RL_MASTER_CONNECTING:
+    case RL_MASTER_FLUSHING:
+        if (master_full(m, slot))
+            return REDLOCK_MASTER_NOT_CONNECTED;
+        /* A window's worth goes out with the handshake, in order; the rest
+         * waits for room like any other (never behind a stopped master's
+         * handshake after its rounds are decided). */
+        if (m->queued >= m->window && m->state == RL_MASTER_CONNECTING)
+            return master_enqueue(m, slot);
+        slot->state = RL_SLOT_WAITING;
+        rl_list_push_back(&m->waiting, &slot->link);
+        m->queued++;
+        master_gauge(m);
+        return -1;
+    default:
+        return m->failure_outcome;
+    }
+}
+
+void rl_master_withdraw(rl_master *m, rl_slot *slot)
+{
+    if (slot->state == RL_SLOT_QUEUED) {
+        rl_send_queue_remove(&m->queue, slot);
+    } else {
+        rl_list_remove(&slot->link);
+        m->queued--;
+    }
+    master_gauge(m);
+}
+
+bool rl_master_behind(const rl_master *m, int64_t now_us)
+{
+    const rl_slot *next = rl_send_queue_next_extension(&m->queue);
+    return next != NULL && now_us - next->queued_us > m->command_timeout_us;
+}
+
+bool rl_master_answering(const rl_master *m, int64_t now_us)
+{
+    /* Half the stall timeout: far longer than a loop held up by the program
+     * (replies not read yet are not the master's silence). */
+    return m->state == RL_MASTER_READY &&
+           (m->in_flight < m->window || now_us - m->last_progress_us < m->stall_timeout_us / 2);
+}
+
+int64_t rl_master_reply_deadline(const rl_master *m, int64_t now_us)
+{
+    int64_t from = now_us;
+    if (master_in_handshake(m->state) && m->connect_deadline_us > now_us)
+        from = m->connect_deadline_us;
+    return from + m->command_timeout_us;
+}
+
+void rl_master_close(rl_master *m)
+{
+    if (master_holds_client(m->state) || m->state == RL_MASTER_CLOSED)
+        return; /* closing already */
+    master_set_failure(m, REDLOCK_MASTER_NOT_CONNECTED, "the client was freed");
+    if (m->state == RL_MASTER_CONNECTING && !rl_list_empty(&m->waiting))
+        master_enter(m, RL_MASTER_FLUSHING); /* the queue (releases) goes out after the handshake */
+    else if (m->state == RL_MASTER_READY)
+        master_finish(m);
+    else
+        master_close(m);
+}

@@ -1,0 +1,713 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The quorum fan-out: one request to every master, tallied as replies come
+ * in, decided as soon as the answer is known. See quorum.h. */
+#include "round/quorum.h"
+#include "client/client.h"
+#include "client/stats.h"
+#include "config/config_internal.h"
+#include "lock/fence_seed.h"
+#include "master/clock_probe.h"
+#include "master/master.h"
+#include "redlock/redlock.h"
+#include "round/holders.h"
+#include "round/owed_release.h"
+#include "util/list.h"
+#include "util/log.h"
+#include "util/timer.h"
+#include "util/util.h"
+#include "wire/command.h"
+#include "wire/reply.h"
+#include "wire/scripts.h"
+
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Error text kept per master, enough for any Redis error line we care about. */
+#define RL_DETAIL_MAX 200
+
+unsigned rl_quorum_of(unsigned n)
+{
+    return n / 2 + 1;
+}
+
+rl_verdict rl_tally_verdict(const rl_tally *t)
+{
+    if (t->need_fence) {
+        if (t->fenced_ok >= t->quorum)
+            return RL_QUORUM;
+        /* Lost for want of counters only once a quorum said yes: until
+         * then the masters still to answer may make it a plain refusal, so
+         * the status would depend on who answered first. */
+        if (t->ok >= t->quorum && t->fenced_ok + t->pending < t->quorum)
+            return RL_NO_QUORUM;
+    } else if (t->ok >= t->quorum) {
+        return RL_QUORUM;
+    }
+    if (t->ok + t->pending < t->quorum)
+        return RL_NO_QUORUM;
+    return RL_UNDECIDED;
+}
+
+int rl_tally_failure_status(const rl_tally *t, int refused_status)
+{
+    unsigned n = t->ok + t->refused + t->timeout + t->unsent + t->not_connected + t->auth_failed +
+                 t->error + t->pending + t->clock;
+    /* "No" only when the refusals alone rule a quorum out: even had every
+     * other master said yes, there would be none. Fewer refusals, with
+     * masters out of reach, decide nothing: that is "no quorum", which an
+     * auto-extension retries, where "not ours" would give the lock up. */
+    if (t->refused + t->quorum > n)
+        return refused_status;
+    /* Enough said yes, but too few of them on masters with trusted clocks. */
+    if (t->clock > 0 && t->ok + t->clock >= t->quorum)
+        return REDLOCK_ECLOCK;
+    /* A quorum said yes, too few of them with a counter. */
+    if (t->need_fence && t->ok >= t->quorum)
+        return REDLOCK_ENOFENCE;
+    /* Masters still to answer when a round is decided early are neither
+     * reason: the status names what the others said, the same whichever
+     * came first. */
+    unsigned unreachable = t->timeout + t->not_connected;
+    if (t->unsent > unreachable && t->unsent > t->auth_failed && t->unsent > t->error)
+        return REDLOCK_EOVERLOAD;
+    unreachable += t->unsent;
+    if (t->auth_failed > unreachable && t->auth_failed >= t->error)
+        return REDLOCK_EAUTH;
+    if (t->error > unreachable && t->error > t->auth_failed)
+        return REDLOCK_EREPLY;
+    return REDLOCK_ENOQUORUM;
+}
+
+int64_t rl_validity_us(int64_t ttl_ms, int64_t elapsed_us, double drift_factor)
+{
+    return ttl_ms * 1000 - elapsed_us - rl_drift_us(ttl_ms, drift_factor);
+}
+
+static void round_ref(rl_round *round)
+{
+    round->refs++;
+}
+
+void rl_round_unref(rl_round *round)
+{
+    if (--round->refs > 0)
+        return;
+    for (size_t i = 0; i < round->n; i++) {
+        free(round->slots[i].detail);
+        free(round->slots[i].value);
+        free(round->slots[i].own_cmd);
+        free(round->slots[i].own_eval);
+    }
+    free(round->eval_cmd);
+    free(round->owed);
+    rl_holders_unref(round->holders);
+    redlock_client *client = round->client;
+    free(round);
+    rl_client_unref(client);
+}
+
+/* Inspect and ping report on every master: they decide only once all have
+ * answered or failed. */
+static bool round_waits_for_all(const rl_round *round)
+{
+    return round->kind == RL_ROUND_INSPECT || round->kind == RL_ROUND_PING ||
+           round->kind == RL_ROUND_FENCE_READ || round->kind == RL_ROUND_FENCE_SEED;
+}
+
+const char *rl_slot_command(const rl_slot *slot, size_t *len)
+{
+    const rl_round *round = slot->round;
+    if (slot->own_cmd != NULL) {
+        *len = slot->use_eval ? slot->own_eval_len : slot->own_len;
+        return slot->use_eval ? slot->own_eval : slot->own_cmd;
+    }
+    if (slot->use_eval) {
+        *len = round->eval_len;
+        return round->eval_cmd;
+    }
+    *len = round->cmd_len;
+    return round->cmd;
+}
+
+/* What the result shows for the slot: outcome and detail (replacing any). */
+static void slot_describe(rl_slot *slot, int outcome, const char *detail, size_t detail_len)
+{
+    slot->outcome = outcome;
+    free(slot->detail);
+    slot->detail = NULL;
+    if (detail != NULL) {
+        if (detail_len > RL_DETAIL_MAX)
+            detail_len = RL_DETAIL_MAX;
+        slot->detail = strndup(detail, detail_len); /* NULL if out of memory: it is a detail */
+    }
+}
+
+/* Whether the round's OKs count only from masters whose clocks are not
+ * proven fast: those that set or extend a lock. */
+static bool round_counts_clock(const rl_round *round)
+{
+    return round->kind == RL_ROUND_ACQUIRE || round->kind == RL_ROUND_EXTEND ||
+           round->kind == RL_ROUND_FENCE;
+}
+
+#define RL_CLOCK_DETAIL "its clock is proven fast"
+
+/* Enter the slot's outcome in the tally, once. */
+static void slot_count(rl_slot *slot, int outcome, const char *detail, size_t detail_len)
+{
+    if (slot->counted)
+        return;
+    rl_round *round = slot->round;
+    rl_tally *t = &round->tally;
+    slot->counted = true;
+    slot_describe(slot, outcome, detail, detail_len);
+    rl_stats_request_done(&slot->master->stats, outcome, slot->latency_us);
+    t->pending--;
+    /* An acquire or extension done on a master proven fast does not count:
+     * that master may drop the key before the validity ends. */
+    if (outcome == REDLOCK_MASTER_OK && round_counts_clock(round) &&
+        rl_clock_probe_excludes(slot->master))
+        slot_describe(slot, outcome = REDLOCK_MASTER_CLOCK, RL_CLOCK_DETAIL,
+                      strlen(RL_CLOCK_DETAIL));
+    if (outcome == REDLOCK_MASTER_OK || outcome == REDLOCK_MASTER_CLOCK)
+        rl_holders_add(round->holders, (size_t)(slot - round->slots));
+    switch (outcome) {
+    case REDLOCK_MASTER_CLOCK:
+        t->clock++;
+        break;
+    case REDLOCK_MASTER_OK:
+        t->ok++;
+        if (t->need_fence && slot->counter >= 0)
+            t->fenced_ok++;
+        if (round->kind == RL_ROUND_RELEASE)
+            round->deleted++;
+        break;
+    case REDLOCK_MASTER_HELD:
+    case REDLOCK_MASTER_ABSENT:
+        if (round->kind == RL_ROUND_FENCE && slot->counter == -2)
+            t->unfenced++;
+        /* Release: our value is not there, which is what release wants. */
+        if (round->kind == RL_ROUND_RELEASE)
+            t->ok++;
+        else
+            t->refused++;
+        break;
+    case REDLOCK_MASTER_TIMEOUT:
+        t->timeout++;
+        break;
+    case REDLOCK_MASTER_AUTH_FAILED:
+        t->auth_failed++;
+        break;
+    case REDLOCK_MASTER_ERROR:
+        t->error++;
+        break;
+    default:
+        t->not_connected++;
+        break;
+    }
+}
+
+/* Arm the timer for the earliest deadline of a slot still uncounted, or at
+ * once when the verdict is already known (so the owner hears it from the
+ * loop, never from inside rl_round_start). */
+static void round_arm_timer(rl_round *round)
+{
+    int64_t now = rl_now_us();
+    int64_t next = INT64_MAX;
+    if (rl_tally_verdict(&round->tally) != RL_UNDECIDED &&
+        (!round_waits_for_all(round) || round->tally.pending == 0)) {
+        next = now;
+    } else {
+        for (size_t i = 0; i < round->n; i++) {
+            const rl_slot *slot = &round->slots[i];
+            if ((slot->state == RL_SLOT_WAITING || slot->state == RL_SLOT_QUEUED ||
+                 slot->state == RL_SLOT_SENT) &&
+                !slot->counted && slot->deadline_us < next)
+                next = slot->deadline_us;
+        }
+    }
+    if (next == INT64_MAX)
+        return;
+    /* Most replies leave the earliest deadline where it was (a round's
+     * requests go out together): the timer then stays as it is, rather
+     * than leave and rejoin the loop's heap of every lock's timers. */
+    if (ev_is_active(&round->timer) && round->timer_at_us == next)
+        return;
+    round->timer_at_us = next;
+    rl_timer_arm_at(round->client->loop, &round->timer, next);
+}
+
+/* A WAITING or SENT slot is finished (DONE, LATE or LOST): neither hiredis
+ * nor the master's queue will give it back again. A release that did not
+ * reach its master is owed to it, if the round keeps such debts. */
+static void slot_finish(rl_slot *slot, rl_slot_state final)
+{
+    rl_round *round = slot->round;
+    slot->state = final;
+    bool unreached = final == RL_SLOT_LOST ||
+                     (final == RL_SLOT_DONE && slot->latency_us < 0 &&
+                      slot->outcome == REDLOCK_MASTER_NOT_CONNECTED);
+    if (round->owed != NULL && unreached)
+        rl_owed_release_add(slot->master, round->owed);
+    rl_round_unref(round);
+}
+
+/* Take a queued slot back: it will not be sent, and stays uncounted. */
+static void slot_withdraw(rl_slot *slot)
+{
+    rl_master_withdraw(slot->master, slot);
+    slot->state = RL_SLOT_DONE;
+    rl_round_unref(slot->round);
+}
+
+void rl_round_withdraw_unsent(rl_round *round)
+{
+    round->withdrawn = true;
+    for (size_t i = 0; i < round->n; i++)
+        if (round->slots[i].state == RL_SLOT_WAITING || round->slots[i].state == RL_SLOT_QUEUED)
+            slot_withdraw(&round->slots[i]);
+}
+
+
+int64_t rl_round_quorum_sent_us(const rl_round *round)
+{
+    int64_t sent[REDLOCK_MAX_NODES];
+    size_t k = 0;
+    for (size_t i = 0; i < round->n && k < REDLOCK_MAX_NODES; i++) {
+        const rl_slot *slot = &round->slots[i];
+        if (!slot->counted || slot->state != RL_SLOT_DONE || slot->outcome != REDLOCK_MASTER_OK)
+            continue;
+        /* Sorted as they come: at most a few dozen. */
+        size_t j = k++;
+        for (; j > 0 && sent[j - 1] > slot->sent_us; j--)
+            sent[j] = sent[j - 1];
+        sent[j] = slot->sent_us;
+    }
+    unsigned quorum = round->tally.quorum;
+    if (quorum == 0 || k < quorum)
+        return round->t0_us;
+    return sent[k - quorum];
+}
+
+bool rl_slot_may_have_acted(const rl_slot *slot)
+{
+    switch (slot->state) {
+    case RL_SLOT_SENT:
+    case RL_SLOT_LOST:
+        return true;
+    case RL_SLOT_DONE:
+    case RL_SLOT_LATE:
+        /* An error too: a script stopped by one keeps what it wrote. */
+        return slot->outcome == REDLOCK_MASTER_OK || slot->outcome == REDLOCK_MASTER_ERROR ||
+               slot->outcome == REDLOCK_MASTER_CLOCK;
+    default:
+        return false;
+    }
+}
+
+/* Decided with a quorum: a request still waiting for room at a master that
+ * answers nothing (stopped, or still in its handshake) would only hold its
+ * round there; one at a master that is merely busy goes out in its turn,
+ * so that one more master holds the key. */
+static void round_withdraw_stuck(rl_round *round)
+{
+    int64_t now = rl_now_us();
+    for (size_t i = 0; i < round->n; i++) {
+        rl_slot *slot = &round->slots[i];
+        if (slot->state == RL_SLOT_QUEUED && !rl_master_answering(slot->master, now))
+            slot_withdraw(slot);
+    }
+}
+
+/* An OK counted before its master was proven fast counts no more: a
+ * decision counts only the masters trusted when it is made
+ * (model/clock_check.pml), whatever verdict came since a slot was counted. */
+static void round_recount_clock(rl_round *round)
+{
+    if (!round_counts_clock(round))
+        return;
+    rl_tally *t = &round->tally;
+    for (size_t i = 0; i < round->n; i++) {
+        rl_slot *slot = &round->slots[i];
+        /* DONE: a LATE slot's outcome is its reply, not what was counted. */
+        if (!slot->counted || slot->state != RL_SLOT_DONE ||
+            slot->outcome != REDLOCK_MASTER_OK || !rl_clock_probe_excludes(slot->master))
+            continue;
+        slot_describe(slot, REDLOCK_MASTER_CLOCK, RL_CLOCK_DETAIL, strlen(RL_CLOCK_DETAIL));
+        t->ok--;
+        t->clock++;
+        if (t->need_fence && slot->counter >= 0)
+            t->fenced_ok--;
+    }
+}
+
+/* Decide if the tally allows it, and tell the owner. Callers hold a
+ * reference: the owner may run user code that frees anything. */
+static void round_evaluate(rl_round *round)
+{
+    if (round->decided || round->on_decided == NULL)
+        return;
+    round_recount_clock(round);
+    if (rl_tally_verdict(&round->tally) == RL_UNDECIDED ||
+        (round_waits_for_all(round) && round->tally.pending > 0))
+        return;
+    round->decided = true;
+    round->decided_us = rl_now_us();
+    ev_timer_stop(round->client->loop, &round->timer);
+    /* A failed acquire or extend no longer needs the requests still queued.
+     * A success lets them go out (more masters holding the key), and a
+     * release should reach every master it can anyway. */
+    if (round->kind != RL_ROUND_RELEASE && rl_tally_verdict(&round->tally) == RL_NO_QUORUM)
+        rl_round_withdraw_unsent(round);
+    else if (round->kind != RL_ROUND_RELEASE)
+        round_withdraw_stuck(round);
+    round->on_decided(round, round->owner);
+}
+
+static void round_handle_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    rl_round *round = w->data;
+    int64_t now = rl_now_us();
+    round_ref(round);
+    for (size_t i = 0; i < round->n; i++) {
+        rl_slot *slot = &round->slots[i];
+        if (slot->counted || slot->deadline_us > now)
+            continue;
+        if (slot->state == RL_SLOT_WAITING) {
+            slot_count(slot, REDLOCK_MASTER_NOT_CONNECTED, "still connecting",
+                       strlen("still connecting"));
+            /* Never sent: drop it rather than send a stale request later.
+             * A release stays: it may follow a request it must undo. */
+            if (round->kind != RL_ROUND_RELEASE)
+                slot_withdraw(slot);
+        } else if (slot->state == RL_SLOT_QUEUED) {
+            slot_count(slot, REDLOCK_MASTER_TIMEOUT, RL_QUEUED_DETAIL,
+                       strlen(RL_QUEUED_DETAIL));
+            round->tally.timeout--; /* a timeout, but of the client's queue */
+            round->tally.unsent++;
+            if (round->kind != RL_ROUND_RELEASE)
+                slot_withdraw(slot);
+        } else if (slot->state == RL_SLOT_SENT) {
+            /* Stays SENT: a late reply is still processed. */
+            slot_count(slot, REDLOCK_MASTER_TIMEOUT, NULL, 0);
+        }
+    }
+    round_evaluate(round);
+    if (!round->decided && round->on_decided != NULL)
+        round_arm_timer(round);
+    rl_round_unref(round);
+}
+
+static void round_on_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    redlock_client *client = ((rl_round *)w->data)->client;
+    rl_client_enter(client);
+    round_handle_timer(loop, w, revents);
+    rl_client_leave(client);
+}
+
+/* The database the round's shared request is written for: the first
+ * asked master's. */
+static int round_db(const redlock_client *client, const bool *target)
+{
+    for (size_t i = 0; i < client->n; i++)
+        if (target == NULL || target[i])
+            return client->masters[i].node->db;
+    return 0;
+}
+
+/* A request that names the master's database (a release's channel) is
+ * written again for each master whose database differs from the round's.
+ * Out of memory, the master gets the round's request: only its
+ * announcement goes to the wrong channel, and waiters retry on their
+ * timer. */
+static void slot_write_own(rl_slot *slot, rl_command *cmd, int shared_db)
+{
+    int db = slot->master->node->db;
+    if (!rl_command_db_dependent(cmd) || db == shared_db)
+        return;
+    rl_command_set_db(cmd, db);
+    size_t len = rl_command_size(cmd);
+    slot->own_cmd = malloc(len + 1);
+    if (slot->own_cmd == NULL)
+        return;
+    rl_command_write(cmd, slot->own_cmd);
+    slot->own_len = len;
+}
+
+static rl_round *round_start(redlock_client *client, rl_round_kind kind, const rl_command *request,
+                             const bool *target, rl_round_decided_fn on_decided, void *owner,
+                             rl_owed_release *owed)
+{
+    size_t n = client->n;
+    rl_command copy = *request;
+    rl_command *cmd = &copy;
+    int db = round_db(client, target);
+    rl_command_set_db(cmd, db);
+    size_t cmd_len = rl_command_size(cmd);
+    /* One allocation: the round, its slots and its request (+ 1: its NUL). */
+    rl_round *round = calloc(1, sizeof(*round) + n * sizeof(rl_slot) + cmd_len + 1);
+    if (round == NULL) {
+        free(owed);
+        return NULL;
+    }
+    rl_client_ref(client);
+    round->owed = owed;
+    round->client = client;
+    round->kind = kind;
+    round->script = cmd->script;
+    round->urgent_by_us = cmd->urgent_by_us;
+    round->lock_tag = cmd->lock_tag;
+    if (kind == RL_ROUND_ACQUIRE || kind == RL_ROUND_EXTEND)
+        round->holders = rl_holders_new(); /* NULL when out of memory: none known */
+    round->refs = 1;
+    round->cmd = (char *)&round->slots[n];
+    round->cmd_len = cmd_len;
+    rl_command_write(cmd, round->cmd);
+    round->on_decided = on_decided;
+    round->owner = owner;
+    round->n = n;
+    round->tally.quorum = client->quorum;
+    round->tally.need_fence = cmd->script == &rl_fenced_acquire_script;
+    ev_timer_init(&round->timer, round_on_timer, 0., 0.);
+    ev_set_priority(&round->timer, RL_DEADLINE_PRIORITY);
+    round->timer.data = round;
+
+    for (size_t i = 0; i < n; i++) {
+        rl_slot *slot = &round->slots[i];
+        slot->round = round;
+        slot->master = &client->masters[i];
+        slot->latency_us = -1;
+        slot->pttl_ms = -2;
+        slot->counter = -1;
+        rl_list_init(&slot->link);
+        if (target == NULL || target[i]) {
+            round->tally.pending++;
+            slot_write_own(slot, cmd, db);
+        }
+    }
+
+    /* Elapsed time, and so validity, counts from before the first send. */
+    round->t0_us = rl_now_us();
+    for (size_t i = 0; i < n; i++) {
+        rl_slot *slot = &round->slots[i];
+        if (target != NULL && !target[i])
+            continue; /* UNUSED */
+        slot->sent_us = round->t0_us;
+        slot->deadline_us = rl_master_reply_deadline(slot->master, round->t0_us);
+        round_ref(round); /* held until hiredis or the queue gives the slot back */
+        int outcome = rl_master_submit(slot->master, slot);
+        if (outcome >= 0) {
+            const char *why = rl_master_failure(slot->master);
+            slot_count(slot, outcome, why, strlen(why));
+            slot_finish(slot, RL_SLOT_DONE);
+        }
+    }
+    if (on_decided != NULL)
+        round_arm_timer(round);
+    return round;
+}
+
+rl_round *rl_round_start(redlock_client *client, rl_round_kind kind, const rl_command *cmd,
+                         const bool *target, rl_round_decided_fn on_decided, void *owner)
+{
+    return round_start(client, kind, cmd, target, on_decided, owner, NULL);
+}
+
+rl_round *rl_round_start_owing(redlock_client *client, const rl_command *cmd, const bool *target,
+                               rl_owed_release *owed)
+{
+    return round_start(client, RL_ROUND_RELEASE, cmd, target, NULL, NULL, owed);
+}
+
+void rl_round_detach(rl_round *round, bool keep_ref)
+{
+    /* An owner leaving before the decision (canceled) needs nothing that has
+     * not gone out yet. Decided and ownerless rounds keep their queued
+     * requests, and so does a release: it may be queued behind a request of
+     * ours it must undo, which goes out anyway. */
+    bool abandoned = round->on_decided != NULL && !round->decided;
+    round->on_decided = NULL;
+    round->owner = NULL;
+    ev_timer_stop(round->client->loop, &round->timer);
+    if (abandoned && round->kind != RL_ROUND_RELEASE)
+        rl_round_withdraw_unsent(round); /* the owner's reference keeps the round */
+    if (!keep_ref)
+        rl_round_unref(round);
+}
+
+/* What a reply means for this slot's request, keeping what an inspect
+ * reply says. Returns RL_REPLY_NOSCRIPT for a script the master lacks. */
+static int classify_reply(rl_slot *slot, const redisReply *reply, const char **detail,
+                          size_t *detail_len)
+{
+    rl_reply_meaning meaning;
+    rl_reply_read(slot->round->kind, reply, &meaning);
+    *detail = meaning.detail;
+    *detail_len = meaning.detail_len;
+    if (slot->round->kind == RL_ROUND_INSPECT && meaning.outcome == REDLOCK_MASTER_OK) {
+        if (meaning.value != NULL) {
+            slot->value = malloc(meaning.value_len + 1); /* NULL if out of memory: shown absent */
+            if (slot->value != NULL) {
+                memcpy(slot->value, meaning.value, meaning.value_len);
+                slot->value[meaning.value_len] = '\0';
+                slot->value_len = meaning.value_len;
+            }
+        }
+        slot->pttl_ms = meaning.pttl_ms;
+    }
+    slot->listeners = meaning.listeners;
+    slot->counter = meaning.counter;
+    if (meaning.run_id != NULL) {
+        memcpy(slot->run_id, meaning.run_id, RL_RUN_ID_SIZE - 1);
+        slot->run_id[RL_RUN_ID_SIZE - 1] = '\0';
+    }
+    return meaning.outcome;
+}
+
+/* Resend slot with EVAL after NOSCRIPT. Returns -1 when resent, else the
+ * outcome to record. */
+static int slot_resend_with_eval(rl_slot *slot)
+{
+    rl_round *round = slot->round;
+    if (slot->use_eval || round->script == NULL)
+        return REDLOCK_MASTER_ERROR; /* EVAL, SET or PING cannot answer NOSCRIPT */
+    if (round->withdrawn)
+        return REDLOCK_MASTER_ERROR; /* not run, and no longer wanted */
+    /* Decided without this master: its vote is no longer needed, and what
+     * followed the decision (the lock's release, a cleanup) may already be
+     * queued behind it, which an acquire's EVAL would then undo. A release
+     * is always sent again: deleting our value is what anything after it
+     * wants. So is an extension: it changes only a key that still holds
+     * our value, so it undoes nothing, and it keeps the lock's margin on
+     * this master too (as a late reply to any other extension does). */
+    if (round->decided && round->kind != RL_ROUND_RELEASE && round->kind != RL_ROUND_EXTEND)
+        return REDLOCK_MASTER_ERROR;
+    if (slot->own_cmd != NULL) {
+        long len = rl_evalsha_to_eval(slot->own_cmd, slot->own_len, round->script,
+                                      &slot->own_eval);
+        if (len < 0)
+            return REDLOCK_MASTER_ERROR;
+        slot->own_eval_len = (size_t)len;
+    } else if (round->eval_cmd == NULL) {
+        long len = rl_evalsha_to_eval(round->cmd, round->cmd_len, round->script,
+                                      &round->eval_cmd);
+        if (len < 0)
+            return REDLOCK_MASTER_ERROR;
+        round->eval_len = (size_t)len;
+    }
+    slot->use_eval = true;
+    return rl_master_submit(slot->master, slot);
+}
+
+/* A fenced acquire's OK from a master whose counter is not in use in its
+ * run: have it seeded, whether the reply came in time or late (a master
+ * slower than the others would else never be). */
+static void slot_notice_unfenced(const rl_slot *slot, int outcome)
+{
+    const rl_round *round = slot->round;
+    if (round->script == &rl_fenced_acquire_script && outcome == REDLOCK_MASTER_OK &&
+        slot->counter < 0 && slot->run_id[0] != '\0')
+        rl_fence_seed_notice(round->client, (size_t)(slot - round->slots), slot->run_id);
+}
+
+/* A reply for a slot counted at its deadline: the result shows what the
+ * master said, marked late; the tally keeps the deadline's count. */
+static void slot_record_late(rl_slot *slot, int outcome, const char *detail, size_t detail_len)
+{
+    const redlock_client *client = slot->round->client;
+    if (outcome == REDLOCK_MASTER_OK) /* it holds the keys all the same */
+        rl_holders_add(slot->round->holders, (size_t)(slot - slot->round->slots));
+    rl_stats_late_reply(&slot->master->stats, slot->latency_us);
+    rl_log(&client->log, REDLOCK_LOG_DEBUG, "master %s: late reply after %s: %s",
+           slot->master->node->name, redlock_master_outcome_name(slot->outcome),
+           redlock_master_outcome_name(outcome));
+    char late[RL_DETAIL_MAX + 1];
+    int len = detail != NULL ? snprintf(late, sizeof(late), "%s: %.*s", RL_LATE_DETAIL,
+                                        (int)(detail_len > RL_DETAIL_MAX ? RL_DETAIL_MAX
+                                                                         : detail_len),
+                                        detail)
+                             : snprintf(late, sizeof(late), "%s", RL_LATE_DETAIL);
+    slot_describe(slot, outcome, late, len < 0 ? 0 : (size_t)len);
+}
+
+/* A slot's answer is in: counted (or recorded as late), the slot ended as
+ * FINAL, and the round decided if it can be. The round may be freed after. */
+static void slot_settle(rl_slot *slot, int outcome, rl_slot_state final, const char *detail,
+                        size_t detail_len)
+{
+    rl_round *round = slot->round;
+    round_ref(round);
+    if (final == RL_SLOT_LATE)
+        slot_record_late(slot, outcome, detail, detail_len);
+    else
+        slot_count(slot, outcome, detail, detail_len); /* lost after its deadline: stays TIMEOUT */
+    slot_finish(slot, final);
+    /* The analyzer loses count of the reference taken above. */
+    round_evaluate(round); // NOLINT(clang-analyzer-unix.Malloc)
+    rl_round_unref(round);
+}
+
+void rl_slot_on_reply(rl_slot *slot, const redisReply *reply, const char *lost_reason)
+{
+    rl_round *round = slot->round;
+    const char *detail = NULL;
+    size_t detail_len = 0;
+    int outcome;
+    rl_slot_state final = RL_SLOT_DONE;
+    if (reply == NULL) {
+        outcome = REDLOCK_MASTER_NOT_CONNECTED;
+        detail = lost_reason ? lost_reason : "connection lost";
+        detail_len = strlen(detail);
+        final = RL_SLOT_LOST;
+    } else {
+        outcome = classify_reply(slot, reply, &detail, &detail_len);
+        if (outcome == RL_REPLY_NOSCRIPT) {
+            outcome = slot_resend_with_eval(slot);
+            if (outcome < 0)
+                return; /* sent again: the slot stays SENT */
+        }
+        slot->latency_us = rl_now_us() - slot->sent_us;
+        if (slot->counted)
+            final = RL_SLOT_LATE;
+        slot_notice_unfenced(slot, outcome);
+        if (final == RL_SLOT_DONE && outcome == REDLOCK_MASTER_OK && round_counts_clock(round) &&
+            rl_clock_probe_await(slot->master, &slot->link, slot->sent_us)) {
+            slot_describe(slot, outcome, detail, detail_len);
+            slot->awaiting_clock = true;
+            return; /* counted by rl_slot_on_clock_checked() */
+        }
+    }
+    slot_settle(slot, outcome, final, detail, detail_len);
+}
+
+void rl_slot_on_clock_checked(rl_slot *slot)
+{
+    slot->awaiting_clock = false;
+    char *detail = slot->detail; /* slot_count() replaces it */
+    slot->detail = NULL;
+    slot_settle(slot, REDLOCK_MASTER_OK, slot->counted ? RL_SLOT_LATE : RL_SLOT_DONE, detail,
+                detail != NULL ? strlen(detail) : 0);
+    free(detail);
+}
+
+void rl_slot_on_failure(rl_slot *slot, int outcome, const char *detail)
+{
+    slot_settle(slot, outcome, RL_SLOT_DONE, detail, detail ? strlen(detail) : 0);
+}
+
+void rl_slot_on_sent(rl_slot *slot, int64_t now_us, int64_t deadline_us)
+{
+    rl_round *round = slot->round;
+    bool sooner = deadline_us < slot->deadline_us;
+    slot->state = RL_SLOT_SENT;
+    slot->sent_us = now_us;
+    if (slot->counted)
+        return; /* counted at its deadline while it waited: a reply is late */
+    slot->deadline_us = deadline_us;
+    /* The round's timer may be armed for the deadline it waited with. */
+    if (sooner && !round->decided && round->on_decided != NULL)
+        round_arm_timer(round);
+}

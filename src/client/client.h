@@ -4,7 +4,7 @@
 #ifndef REDLOCK_CLIENT_H
 #define REDLOCK_CLIENT_H
 
-#include "client/stats.h"
+#include "util/counters.h"
 #include "config/config_internal.h"
 #include "lock/courtesy.h"
 #include "redlock/redlock.h"

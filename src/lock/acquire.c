@@ -54,7 +54,7 @@
  * each: a delete of any of them may free the set.
  */
 #include "client/client.h"
-#include "client/stats.h"
+#include "util/counters.h"
 #include "config/config_internal.h"
 #include "lock/courtesy.h"
 #include "lock/fence_seed.h"

@@ -4,7 +4,7 @@
  * extend may still have reset the TTL on masters that had not answered, so
  * it leaves the lock no more validity than the new TTL gives. */
 #include "client/client.h"
-#include "client/stats.h"
+#include "util/counters.h"
 #include "config/config_internal.h"
 #include "lock/lock.h"
 #include "lock/round_op.h"

@@ -3,7 +3,7 @@
  * thread; their registration with the client that releases them. */
 #include "lock/lock.h"
 #include "client/client.h"
-#include "client/stats.h"
+#include "util/counters.h"
 #include "client/sync.h"
 #include "lock/watchdog.h"
 #include "master/clock_probe.h"

@@ -4,7 +4,7 @@
 #ifndef REDLOCK_LOCK_H
 #define REDLOCK_LOCK_H
 
-#include "client/stats.h"
+#include "util/counters.h"
 #include "redlock/redlock.h"
 #include "round/holders.h"
 #include "util/list.h"

@@ -3,7 +3,7 @@
  * bounded attempt: per-master timeouts, no retries. */
 #include "lock/release.h"
 #include "client/client.h"
-#include "client/stats.h"
+#include "util/counters.h"
 #include "lock/courtesy.h"
 #include "lock/lock.h"
 #include "lock/round_op.h"

@@ -45,7 +45,7 @@
  */
 #include "lock/watchdog.h"
 #include "client/client.h"
-#include "client/stats.h"
+#include "util/counters.h"
 #include "config/config_internal.h"
 #include "lock/lock.h"
 #include "lock/round_op.h"

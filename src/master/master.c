@@ -76,7 +76,7 @@
  */
 #include "master/master.h"
 #include "client/client.h"
-#include "client/stats.h"
+#include "util/counters.h"
 #include "config/config_internal.h"
 #include "master/clock_probe.h"
 #include "master/connect.h"

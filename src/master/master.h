@@ -29,7 +29,7 @@
 #include "config/config_internal.h"
 #include "util/list.h"
 #include "master/send_queue.h"
-#include "client/stats.h"
+#include "util/counters.h"
 
 #include <ev.h>
 #include <stdbool.h>

@@ -3,7 +3,7 @@
  * in, decided as soon as the answer is known. See quorum.h. */
 #include "round/quorum.h"
 #include "client/client.h"
-#include "client/stats.h"
+#include "util/counters.h"
 #include "config/config_internal.h"
 #include "lock/fence_seed.h"
 #include "master/clock_probe.h"

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The counters behind redlock_client_stats(): written on the client's loop
- * thread, read from any thread, so every one is atomic (relaxed: each is
+/* The counters behind redlock_client_stats() (client/stats.c takes their
+ * snapshot): written by every layer on the client's loop thread, read from
+ * any thread, so every one is atomic (relaxed: each is
  * exact, a snapshot is not one instant across them). An increment is one
  * uncontended atomic add: nothing the hot path would notice beside a round
  * trip. */
-#ifndef REDLOCK_STATS_H
-#define REDLOCK_STATS_H
+#ifndef REDLOCK_COUNTERS_H
+#define REDLOCK_COUNTERS_H
 
 #include "redlock/redlock.h"
 

@@ -99,6 +99,9 @@ int lib_async_run(const bench_masters *masters, const bench_limits *lim, unsigne
 /* The same with clock_check off: the baseline of the clock check's cost. */
 int lib_async_clock_off_run(const bench_masters *masters, const bench_limits *lim,
                             unsigned in_flight, measurement *m);
+/* The same with holder metadata in every value (an acquire label). */
+int lib_async_labelled_run(const bench_masters *masters, const bench_limits *lim,
+                           unsigned in_flight, measurement *m);
 /* The same with fencing tokens (docs/fencing.md); init_counters: put the
  * masters' counters in use first (only for masters of the bench's own). */
 int lib_async_fenced_run(const bench_masters *masters, const bench_limits *lim,

@@ -37,7 +37,9 @@ typedef enum ratio_kind {
     RATIO_UP,         /* pairs/s / all masters up, same K */
     RATIO_FENCED,     /* acquire median / the unfenced K=1 run's */
     RATIO_CLOCK_MEDIAN, /* median / the same K's with clock_check off */
-    RATIO_CLOCK_THROUGHPUT /* pairs/s / the same K's with clock_check off */
+    RATIO_CLOCK_THROUGHPUT, /* pairs/s / the same K's with clock_check off */
+    RATIO_HOLDER_MEDIAN,    /* median / the same K's without holder metadata */
+    RATIO_HOLDER_THROUGHPUT /* pairs/s / the same K's without holder metadata */
 } ratio_kind;
 
 typedef struct row {
@@ -255,6 +257,42 @@ static void run_clock_cost(const bench_masters *ms, const options *o)
     }
 }
 
+/* What holder metadata in the value costs (an acquire label, as `redlock
+ * run` sets), against the same run without, back to back: the median at
+ * K=1, throughput at K=128. The request grows; the round trips do not. */
+static void run_holder_cost(const bench_masters *ms, const options *o)
+{
+    static const unsigned flights[] = {1, 128};
+    for (size_t i = 0; i < sizeof(flights) / sizeof(flights[0]); i++) {
+        unsigned k = flights[i];
+        char plain_name[64];
+        char holder_name[64];
+        snprintf(plain_name, sizeof(plain_name), "library async, K=%u, no holder", k);
+        snprintf(holder_name, sizeof(holder_name), "library async, K=%u, holder label", k);
+        if (!wanted(plain_name) && !wanted(holder_name))
+            continue;
+        row *plain = add_row(plain_name, ms->n);
+        if (plain == NULL)
+            return;
+        lib_async_run(ms, &o->lim, k, &plain->m);
+        report_progress(plain);
+        row *labelled = add_row(holder_name, ms->n);
+        if (labelled == NULL)
+            return;
+        lib_async_labelled_run(ms, &o->lim, k, &labelled->m);
+        if (k == 1) {
+            labelled->kind = RATIO_HOLDER_MEDIAN;
+            double base = samples_quantile_us(&plain->m.pair, 0.5);
+            labelled->ratio = base > 0 ? samples_quantile_us(&labelled->m.pair, 0.5) / base : 0;
+        } else {
+            labelled->kind = RATIO_HOLDER_THROUGHPUT;
+            labelled->ratio =
+                pairs_per_s(&plain->m) > 0 ? pairs_per_s(&labelled->m) / pairs_per_s(&plain->m) : 0;
+        }
+        report_progress(labelled);
+    }
+}
+
 /* The blocking API from T threads; T=32 next to the raw baseline at K=32. */
 static void run_blocking(const bench_masters *ms, const options *o, double base_p50,
                          double async1_cpu)
@@ -373,6 +411,7 @@ static void run_suite(const bench_masters *ms, const options *o, fleet *f)
     }
     run_stopped_in_flight(ms, o, f, 32);
     run_clock_cost(ms, o);
+    run_holder_cost(ms, o);
 }
 
 /* N = 1, 3, 5, 7, 9 masters: the sequential baseline and library. */
@@ -418,6 +457,10 @@ static const char *ratio_label(ratio_kind k)
         return "median vs clock check off";
     case RATIO_CLOCK_THROUGHPUT:
         return "pairs/s vs clock check off";
+    case RATIO_HOLDER_MEDIAN:
+        return "median vs no holder";
+    case RATIO_HOLDER_THROUGHPUT:
+        return "pairs/s vs no holder";
     default:
         return "";
     }

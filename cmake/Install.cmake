@@ -3,10 +3,12 @@
 # which are also the three Debian packages (cmake/Packaging.cmake):
 #
 #   runtime      libredlock.so.MAJOR and its versioned file
-#   development  the header, libredlock.so, libredlock.a, redlock.pc, and the
+#   development  the headers (C, and the C++ face), libredlock.so, libredlock.a, redlock.pc, and the
 #                CMake package: find_package(redlock) gives redlock::redlock
 #                (shared) and redlock::redlock_static
-#   cli          the redlock tool and its man page
+#   cli          the redlock tool, its man page, its bash and zsh
+#                completion, and an example config
+#                (etc/redlock/redlock.yaml.example; /etc/... for prefix /usr)
 #
 # The copyright file and the documentation go to share/doc/PACKAGE, after
 # the Debian package names (cmake/Packaging.cmake).
@@ -20,7 +22,8 @@ install(TARGETS redlock redlock_static
     NAMELINK_COMPONENT development
   ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}" COMPONENT development
   INCLUDES DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
-install(FILES include/redlock/redlock.h
+# redlock.hpp: the header-only C++17 face over redlock.h (docs/cpp.md).
+install(FILES include/redlock/redlock.h include/redlock/redlock.hpp
   DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/redlock" COMPONENT development)
 
 install(EXPORT redlockTargets
@@ -86,11 +89,11 @@ if(NOT Libev_INCLUDE_DIR IN_LIST CMAKE_C_IMPLICIT_INCLUDE_DIRECTORIES)
   set(REDLOCK_PC_LIBEV_CFLAGS " -I${Libev_INCLUDE_DIR}")
 endif()
 
-# The prefix is found from the .pc file's own place, so a tree installed
-# with `cmake --install --prefix DIR` (or moved) still points at itself.
-file(RELATIVE_PATH REDLOCK_PC_TO_PREFIX
-  "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefix")
-string(REGEX REPLACE "/$" "" REDLOCK_PC_TO_PREFIX "${REDLOCK_PC_TO_PREFIX}")
+# The prefix is the one installed to, written at install time
+# (cmake/InstallPkgConfig.cmake.in): prefix=/usr in the Debian packages,
+# /usr/local or DIR with `cmake --install [--prefix DIR]`; libdir and
+# includedir are ${prefix}-relative, so pkg-config gives canonical paths
+# (and none at all for /usr/include).
 if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
   set(REDLOCK_PC_LIBDIR "${CMAKE_INSTALL_LIBDIR}")
 else()
@@ -101,9 +104,24 @@ if(IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
 else()
   set(REDLOCK_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
 endif()
-configure_file(cmake/redlock.pc.in "${PROJECT_BINARY_DIR}/redlock.pc" @ONLY)
-install(FILES "${PROJECT_BINARY_DIR}/redlock.pc"
-  DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig" COMPONENT development)
+set(REDLOCK_PC_PREFIX_MARK "@REDLOCK_PC_PREFIX@")
+set(REDLOCK_PC_PREFIX "${REDLOCK_PC_PREFIX_MARK}")
+set(REDLOCK_PC_TEMPLATE "${PROJECT_BINARY_DIR}/redlock.pc.in")
+configure_file(cmake/redlock.pc.in "${REDLOCK_PC_TEMPLATE}" @ONLY)
+configure_file(cmake/InstallPkgConfig.cmake.in "${PROJECT_BINARY_DIR}/InstallPkgConfig.cmake" @ONLY)
+install(SCRIPT "${PROJECT_BINARY_DIR}/InstallPkgConfig.cmake" COMPONENT development)
+
+# An example configuration, never the configuration itself:
+# /etc/redlock/redlock.yaml.example from the package (prefix /usr),
+# PREFIX/etc/redlock/redlock.yaml.example otherwise. An operator's
+# redlock.yaml beside it is never touched.
+if(CMAKE_INSTALL_FULL_SYSCONFDIR STREQUAL "${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_SYSCONFDIR}")
+  set(REDLOCK_SYSCONF_DIR "${CMAKE_INSTALL_SYSCONFDIR}/redlock")
+else()
+  set(REDLOCK_SYSCONF_DIR "${CMAKE_INSTALL_FULL_SYSCONFDIR}/redlock")
+endif()
+install(FILES config/redlock.yaml DESTINATION "${REDLOCK_SYSCONF_DIR}"
+  RENAME redlock.yaml.example COMPONENT cli)
 
 # The tool finds the library through the system's search path when
 # installed there, through a relative RUNPATH when installed elsewhere.
@@ -117,3 +135,9 @@ endif()
 install(TARGETS redlock-cli RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}" COMPONENT cli)
 # The man page the build generates (tool/CMakeLists.txt).
 install(FILES "${REDLOCK_MAN_PAGE}" DESTINATION "${CMAKE_INSTALL_MANDIR}/man1" COMPONENT cli)
+# The shell completion the build generates, where bash-completion loads it
+# on demand and where Debian's zsh looks for packages' functions.
+install(FILES "${REDLOCK_BASH_COMPLETION}"
+  DESTINATION "${CMAKE_INSTALL_DATADIR}/bash-completion/completions" COMPONENT cli)
+install(FILES "${REDLOCK_ZSH_COMPLETION}"
+  DESTINATION "${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions" COMPONENT cli)

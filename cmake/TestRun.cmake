@@ -19,12 +19,15 @@ if(NOT REDLOCK_TEST_TIME_SCALE MATCHES "^([1-9][0-9]?|100)$")
 endif()
 
 # redlock_add_test(NAME COMMAND <program> <args>... TIMEOUT <seconds>
-#                  [LABELS <label>...] [RUN_SERIAL])
+#                  [LABELS <label>...] [RUN_SERIAL]
+#                  [RESOURCE_LOCK <name>] [COST <n>])
 # add_test() under the wrapper, with the scaled timeout and the time scale
-# in the environment. COMMAND takes a path or generator expression
+# in the environment. RESOURCE_LOCK keeps the tests that name it from
+# running at the same time as each other, not from running beside the rest
+# (RUN_SERIAL: alone); COST starts a long test early. COMMAND takes a path or generator expression
 # ($<TARGET_FILE:...>), not a bare target name.
 function(redlock_add_test name)
-  cmake_parse_arguments(ARG "RUN_SERIAL" "TIMEOUT" "COMMAND;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "RUN_SERIAL" "TIMEOUT;RESOURCE_LOCK;COST" "COMMAND;LABELS" ${ARGN})
   if(NOT ARG_COMMAND OR NOT ARG_TIMEOUT)
     message(FATAL_ERROR "redlock_add_test(${name}): COMMAND and TIMEOUT are required")
   endif()
@@ -36,5 +39,11 @@ function(redlock_add_test name)
     ENVIRONMENT "REDLOCK_TEST_TIME_SCALE=${REDLOCK_TEST_TIME_SCALE}")
   if(ARG_RUN_SERIAL)
     set_tests_properties(${name} PROPERTIES RUN_SERIAL TRUE)
+  endif()
+  if(ARG_RESOURCE_LOCK)
+    set_tests_properties(${name} PROPERTIES RESOURCE_LOCK ${ARG_RESOURCE_LOCK})
+  endif()
+  if(ARG_COST)
+    set_tests_properties(${name} PROPERTIES COST ${ARG_COST})
   endif()
 endfunction()

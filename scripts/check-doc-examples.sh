@@ -4,21 +4,24 @@
 #
 #   scripts/check-doc-examples.sh [FILE.md...]
 #
-# Every ```c block of the given Markdown files (by default docs/api/*.md,
-# docs/errors.md and docs/config.md) is compiled on its own with
+# Every ```c block of the given Markdown files (by default README.md,
+# docs/api/*.md, docs/errors.md, docs/config.md and docs/quickstart.md) is
+# compiled on its own with
 #   $CC -fsyntax-only -std=c11 -Wall -Wextra -Werror -I include
 # first as a whole translation unit; a block that does not compile that
 # way (a fragment of statements) is compiled again as the body of a
 # function returning int, after the library's header and the usual
 # standard headers (stdint.h, stdio.h, stdlib.h, string.h). A block fails
 # when neither compiles; the compiler's messages point at the Markdown
-# file's own lines. Exits 1 when any block fails, 2 on a usage problem.
+# file's own lines. The complete programs among them are also run against
+# masters by test/docs/run_examples.sh (ctest docs.examples_run). Exits 1 when any block fails, 2 on a usage problem.
 set -u
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cc=${CC:-cc}
 if [ $# -eq 0 ]; then
-    set -- "$root"/docs/api/*.md "$root"/docs/errors.md "$root"/docs/config.md
+    set -- "$root"/README.md "$root"/docs/api/*.md "$root"/docs/errors.md "$root"/docs/config.md \
+        "$root"/docs/quickstart.md
 fi
 
 work=$(mktemp -d)
@@ -33,15 +36,7 @@ for md in "$@"; do
         echo "check-doc-examples: no such file: $md" >&2
         exit 2
     fi
-    rm -f "$work"/block_*.c
-    # One file per block; its first line says where the block starts, so
-    # that messages name the Markdown file's lines.
-    awk -v dir="$work" -v md="$md" '
-        /^```c[ \t]*$/ { inside = 1; n++; out = sprintf("%s/block_%03d.c", dir, n);
-                         printf "#line %d \"%s\"\n", NR + 1, md > out; next }
-        /^```/ && inside { inside = 0; close(out); next }
-        inside { print > out }
-    ' "$md"
+    "$root/scripts/md-c-blocks.sh" "$md" "$work"
     for block in "$work"/block_*.c; do
         [ -e "$block" ] || continue
         blocks=$((blocks + 1))

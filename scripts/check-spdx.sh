@@ -15,5 +15,6 @@ done < <(find . \( -name '.git' -o -name 'build*' \) -prune -o -type f \
            \( -name '*.c' -o -name '*.h' -o -name '*.sh' -o -name '*.cmake' \
               -o -name '*.cmake.in' -o -name '*.pc.in' -o -name 'CMakeLists.txt' \
               -o -path './.ci/run' -o -path './Dockerfile' \
-              -o -path './examples/Makefile' -o -path './man/*.1' \) -print | sort)
+              -o -path './examples/Makefile' -o -path './man/*.1' \
+              -o -path './completion/*' \) -print | sort)
 exit "$missing"

@@ -4,9 +4,12 @@
 # sanitizer and fuzzer runtimes, valgrind, static analysers), from Debian's archive.
 # Idempotent: packages already present are left alone.
 #
-#   scripts/deps.sh                 # everything
+#   scripts/deps.sh                 # everything (scripts/test.sh, CI)
 #   scripts/deps.sh --build         # only what scripts/build.sh needs (the Dockerfile)
-#   scripts/deps.sh --build --list  # print that list, one a line, install nothing
+#   scripts/deps.sh --run           # that and redis-server: building and running
+#                                   # the demo and local masters (scripts/demo.sh,
+#                                   # scripts/masters.sh, docs/quickstart.md)
+#   scripts/deps.sh --build --list  # print a list, one a line, install nothing
 set -euo pipefail
 
 # Enough for scripts/build.sh: the library, the tool, the tests and the
@@ -17,26 +20,31 @@ build_packages=(
   libhiredis-dev libev-dev libyaml-dev libjansson-dev libssl-dev openssl
   libcriterion-dev
 )
+# Running the demo and masters to try with (scripts/masters.sh).
+run_packages=(redis-server)
 # Running the tests and the checks besides.
 check_packages=(
-  redis-server faketime libfaketime
-  docker-compose
+  faketime libfaketime
+  docker.io docker-compose debootstrap
   clang libclang-rt-14-dev llvm valgrind clang-tidy cppcheck
   man-db groff-base dpkg-dev
   spin
+  prometheus # and promtool: test/metrics/prometheus.sh
 )
 
-build_only=0
+tier=all
 list_only=0
 for a in "$@"; do
   case $a in
-    --build) build_only=1 ;;
+    --build) tier=build ;;
+    --run) tier=run ;;
     --list) list_only=1 ;;
-    *) echo "usage: $0 [--build] [--list]" >&2; exit 64 ;;
+    *) echo "usage: $0 [--build | --run] [--list]" >&2; exit 64 ;;
   esac
 done
 packages=("${build_packages[@]}")
-[ "$build_only" -eq 1 ] || packages+=("${check_packages[@]}")
+[ "$tier" = build ] || packages+=("${run_packages[@]}")
+[ "$tier" != all ] || packages+=("${check_packages[@]}")
 if [ "$list_only" -eq 1 ]; then
   printf '%s\n' "${packages[@]}"
   exit 0
@@ -53,6 +61,14 @@ fi
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then
   sudo="sudo"
+  # A fresh Debian server often has no sudo: say what root should run.
+  if ! command -v sudo >/dev/null 2>&1; then
+    echo "$0: missing: ${missing[*]}" >&2
+    echo "Not root, and no sudo here: as root, run" >&2
+    echo "  apt-get update && apt-get install --no-install-recommends ${missing[*]}" >&2
+    echo "then this again." >&2
+    exit 1
+  fi
 fi
 echo "Installing: ${missing[*]}"
 $sudo apt-get update -qq

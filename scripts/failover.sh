@@ -6,6 +6,8 @@
 #   scripts/failover.sh                 # the short run CI does (45 s)
 #   scripts/failover.sh --long          # 10 minutes
 #   scripts/failover.sh --unsafe        # restarts without persistence: shows why the rule exists
+#   scripts/failover.sh --empty-restarts          # restarted at once, no delay, the clients' rule on
+#   scripts/failover.sh --empty-restarts --unsafe # the same, masters declared durable: the rule off
 #   scripts/failover.sh --seed 1234     # replay a fault schedule
 #
 # Other arguments go to redlock-failover (--seconds N, --json, --log FILE).

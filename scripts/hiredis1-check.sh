@@ -25,18 +25,6 @@ echo "Building against hiredis $version"
 PKG_CONFIG_PATH="$(cd "$work/pkgconfig" && pwd)" \
   cmake -S . -B "$work/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
 cmake --build "$work/build" -j "$(nproc)"
-if ! grep -q '^REDLOCK_TLS:BOOL=ON' "$work/build/CMakeCache.txt"; then
-  echo "the hiredis $version build has no TLS: is libssl-dev installed?" >&2
-  exit 1
-fi
-# The tests must run with this hiredis, not the system's 0.14. ldd's output
-# is read whole first: "ldd | grep -q" fails now and then under pipefail,
-# when grep exits on its match before ldd has written everything.
-linked=$(LD_LIBRARY_PATH="$libdir" ldd "$work/build/test/integration_tests")
-if ! grep -qF "$libdir/libhiredis" <<<"$linked"; then
-  echo "the tests would not run with hiredis $version from $libdir:" >&2
-  grep -F libhiredis <<<"$linked" >&2 || true
-  exit 1
-fi
+scripts/hiredis1-verify.sh "$work/build" "$libdir"
 # The model checks run spin, not our code: the main suite runs them.
 LD_LIBRARY_PATH="$libdir" ctest --test-dir "$work/build" --output-on-failure -j "$(nproc)" -LE model

@@ -13,7 +13,8 @@
 #   scripts/sanitize.sh tsan [CTEST-ARGS...]
 #       build-tsan: ThreadSanitizer; runs the tests that are not Criterion
 #       tests (Criterion's runner cannot start under TSan): the thread tests
-#       (test/threads), the failover suite and the bench smoke test.
+#       (test/threads), the failover suite, the bench smoke test and the
+#       C++ face's tests (test/cpp).
 #
 # CTEST-ARGS narrow the run (e.g. -R threads). Every build uses
 # -DREDLOCK_WERROR=ON and -O1 -g. Fails on any failed test and on any
@@ -73,19 +74,7 @@ PKG_CONFIG_PATH="$pkg_config_path" \
 cmake --build "$build" -j "$jobs"
 built=$(date +%s)
 if [ "$hiredis1" = 1 ]; then
-  if ! grep -q '^REDLOCK_TLS:BOOL=ON' "$build/CMakeCache.txt"; then
-    echo "sanitize.sh: the hiredis 1.x build has no TLS: is libssl-dev installed?" >&2
-    exit 1
-  fi
-  # The tests must run with this hiredis, not the system's 0.14. ldd's
-  # output is read whole first ("ldd | grep -q" fails now and then under
-  # pipefail, when grep exits before ldd has written everything).
-  linked=$(ldd "$build/test/integration_tests")
-  if ! grep -qF "$libdir/libhiredis" <<<"$linked"; then
-    echo "sanitize.sh: the tests would not run with hiredis 1.x from $libdir:" >&2
-    grep -F libhiredis <<<"$linked" >&2 || true
-    exit 1
-  fi
+  scripts/hiredis1-verify.sh "$build" "$libdir"
 fi
 
 rm -rf "$logs"
@@ -104,7 +93,7 @@ if [ "$mode" = asan ]; then
 else
   export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:log_path=$logs/tsan:log_exe_name=1${TSAN_OPTIONS:+:$TSAN_OPTIONS}"
   # Only these are registered in a TSan build; named to say so.
-  labels=(-L 'threads|failover|bench')
+  labels=(-L 'threads|failover|bench|cpp')
 fi
 
 status=0

@@ -11,7 +11,8 @@
 # alone sees: reads of uninitialised memory, and the real, uninstrumented
 # binaries with the system's libraries. It runs the suites where that
 # matters most, connections and timers and threads (TESTS, a ctest -R
-# regex): a master's connection over its life, stopped masters, cleanup and
+# regex): a master's connection over its life, stopped masters (and rounds
+# that do not wait for them), cleanup and
 # owed releases, the send queue, waiting by notification, auto-extension,
 # the blocking client and its threads, freeing the client from callbacks,
 # and the tool's signals and standard descriptors. TESTS=. with
@@ -41,7 +42,7 @@ fi
 build="build-valgrind"
 jobs=${JOBS:-2}
 labels=${LABELS:-integration|cli|threads}
-tests=${TESTS:-^(connection|stopped_master|cleanup|send_queue|notify|watchdog|watchdog_schedule|sync|blocking|free_in_callback|threads|cli_signals|cli_stdfds)\.}
+tests=${TESTS:-^(connection|stopped_master|stopped_master_rounds|cleanup|send_queue|notify|watchdog|watchdog_schedule|sync|blocking|free_in_callback|threads|cli_signals|cli_stdfds)\.}
 scale=${REDLOCK_TEST_TIME_SCALE:-10}
 logs="$PWD/$build/valgrind-logs"
 

@@ -24,6 +24,7 @@ typedef struct cli {
                                       overwrites their passwords there */
     size_t node_count;
     int verbosity;                 /* number of -v */
+    bool quiet;                    /* -q: no message when held by another */
     redlock_config *cfg;
     struct ev_loop *loop;
     redlock_client *client;
@@ -34,12 +35,15 @@ typedef struct cli {
 /* "redlock: " + message + newline on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Parse TIME: a decimal number of milliseconds, or with a unit ms, s, m
- * or h ("1.5s"), rounded to the nearest millisecond, halves up. Returns 0
- * and *ms in [min, max], CLI_TIME_RANGE for a TIME outside them, or
- * CLI_TIME_INVALID for anything else. */
+/* Parse TIME as timeout(1) and systemd write it: a bare number of
+ * seconds ("2", "1.5"), or numbers each with a unit us, ms, s, m (min), h
+ * or d, summed ("250ms", "1m30s", "1h 30min"), rounded to the nearest
+ * millisecond, halves up. Returns 0 and *ms in [min, max], CLI_TIME_RANGE
+ * for a TIME outside them, CLI_TIME_TOO_FINE for one above zero but
+ * below 1 ms ("500us"), or CLI_TIME_INVALID for anything else. */
 #define CLI_TIME_INVALID (-1)
 #define CLI_TIME_RANGE (-2)
+#define CLI_TIME_TOO_FINE (-3)
 int cli_parse_duration(const char *text, int64_t min, int64_t max, int64_t *ms);
 
 /* A --node value: HOST:PORT, HOST, [IPV6]:PORT, [IPV6] or unix:/path; or
@@ -102,11 +106,17 @@ int cli_release(cli *c, redlock_lock *lock, redlock_result **result);
 int cli_inspect(cli *c, const cli_resources *set, redlock_result **result);
 int cli_ping(cli *c, redlock_result **result);
 int cli_fencing_init(cli *c, uint64_t floor, redlock_result **result);
+/* What ping and check begin with: cli_open(), then cli_ping() into
+ * c->result, its status in *status. Returns 0, or the exit status when
+ * there is no result (told as "COMMAND: why", EX_SOFTWARE) or no client. */
+int cli_open_and_ping(cli *c, const char *command, int *status);
 
 /* "; N of M masters failed, e.g. NAME: DETAIL" when some did, else "". */
 void cli_describe_failures(const redlock_result *r, char *buf, size_t len);
-/* One line on why an acquire failed. */
-void cli_report_not_acquired(const cli_resources *set, int status, const redlock_result *r);
+/* One line on why an acquire failed; none when quiet and the lock is held
+ * by another holder (REDLOCK_ECONFLICT: the wait ran out, if any). */
+void cli_report_not_acquired(const cli_resources *set, int status, const redlock_result *r,
+                             bool quiet);
 
 /* JSON output (json_out.c): one object, on one line, as a string to
  * free; NULL when out of memory. r may be NULL (out of memory) but for
@@ -121,6 +131,37 @@ char *cli_json_status(const cli_resources *set, int status, const redlock_result
                       const redlock_stats *stats);
 char *cli_json_ping(int status, const redlock_result *r, const redlock_stats *stats);
 char *cli_json_fencing_init(int status, uint64_t floor, const redlock_result *r);
+/* Whether fencing-init put master m's counter in use (it may have found it
+ * in use already). */
+bool cli_fencing_initialized(const redlock_master_result *m);
+
+/* check (cmd_check.c): what it found on one master. A finding says what
+ * is wrong and what to change, in one sentence; an unsafe one keeps the
+ * master out of the safe ones a quorum is counted from. */
+#define CLI_CHECK_MAX_FINDINGS 12
+typedef enum cli_check_state {
+    CLI_CHECK_OK,          /* nothing found */
+    CLI_CHECK_WARNING,     /* findings, none unsafe: it counts */
+    CLI_CHECK_UNSAFE,      /* a finding that makes it unsafe, or not counted now */
+    CLI_CHECK_UNREACHABLE  /* not answering */
+} cli_check_state;
+typedef struct cli_finding {
+    int severity;     /* CLI_CHECK_WARNING or CLI_CHECK_UNSAFE */
+    const char *code; /* what it is about: "maxmemory-policy", "replica", ... */
+    char message[480];
+} cli_finding;
+typedef struct cli_check_master {
+    const char *clock;       /* "ok", "fast", "slow" or "not-checked" */
+    int state;               /* a cli_check_state */
+    unsigned finding_count;
+    char clock_why[128];     /* not-checked: why; else "" */
+    char persistence[64];    /* "none", "rdb", "aof (appendfsync always)", ..., "unknown" */
+    cli_finding findings[CLI_CHECK_MAX_FINDINGS];
+} cli_check_master;
+/* health may be NULL (not read); masters[] parallels r->masters. */
+char *cli_json_check(int status, const redlock_result *r, const redlock_stats *stats,
+                     const redlock_health *health, const cli_check_master *masters,
+                     unsigned safe);
 void cli_print_json(char *text);
 /* bytes in standard base64 (RFC 4648, padded), to free; NULL when out of memory. */
 char *cli_base64(const unsigned char *bytes, size_t len);
@@ -132,6 +173,10 @@ void text_bytes(FILE *out, const char *s, size_t len);
  * for a message whatever s holds, cut with "..." where buf is full.
  * Returns buf. */
 const char *cli_shown(char *buf, size_t size, const char *s);
+/* Unix time in ms as UTC ISO 8601, "2026-01-31T12:00:00.250Z", into buf
+ * (CLI_TIME_SIZE bytes). Returns buf. */
+#define CLI_TIME_SIZE 32
+const char *cli_utc_time(char *buf, int64_t unix_ms);
 
 /* Every command option's value; each command uses some of them. */
 typedef struct cli_options {
@@ -146,11 +191,14 @@ typedef struct cli_options {
     const char *owner;     /* --owner: the reentrant form's token, or NULL */
     int fencing;           /* --fencing 1, --no-fencing 0; -1: the command's
                               default (run: on; acquire: the config's) */
+    const char *label;     /* --label: the holder label, or NULL */
+    const char *metrics_file; /* run --metrics-file, or NULL */
 } cli_options;
 #define CLI_WAIT_FOREVER INT64_MAX
-#define CLI_OPTIONS_INIT {-1, -1, -1, -1, -1, false, CLI_EXIT_HELD, NULL, -1}
+#define CLI_OPTIONS_INIT {-1, -1, -1, -1, -1, false, CLI_EXIT_HELD, NULL, -1, NULL, NULL}
 
-/* Acquire options from --ttl, --wait, --owner and --fencing/--no-fencing. */
+/* Acquire options from --ttl, --wait, --owner, --fencing/--no-fencing and
+ * --label. */
 redlock_acquire_options cli_acquire_options(const cli_options *o);
 
 /* cli_load_config(), then the settings the command's options override

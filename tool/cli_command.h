@@ -90,6 +90,13 @@ const cli_command *cli_find_command(const char *name);
 cli_parse_result cli_parse_options(const cli_command *cmd, int argc, char **argv, void *ctx,
                                    int *first_operand);
 
+/* cli_parse_options() for a command, taking also the options of globals
+ * (redlock's own, but those used alone) into globals_ctx: `redlock run -v`
+ * is `redlock -v run`. */
+cli_parse_result cli_parse_command_options(const cli_command *cmd, int argc, char **argv,
+                                           void *ctx, const cli_command *globals,
+                                           void *globals_ctx, int *first_operand);
+
 /* cmd's operands as plain text ("RESOURCE VALUE"), or "no operands". */
 void cli_operand_names(const cli_command *cmd, char *buf, size_t size);
 /* cmd's --help, as plain text. */
@@ -110,10 +117,13 @@ cli_parse_result cli_opt_fencing(const char *value, void *ctx);
 cli_parse_result cli_opt_no_fencing(const char *value, void *ctx);
 cli_parse_result cli_opt_conflict_exit(const char *value, void *ctx);
 cli_parse_result cli_opt_owner(const char *value, void *ctx);
+cli_parse_result cli_opt_label(const char *value, void *ctx);
+cli_parse_result cli_opt_metrics_file(const char *value, void *ctx);
 /* redlock's own options, into a cli. */
 cli_parse_result cli_opt_config(const char *value, void *ctx);
 cli_parse_result cli_opt_node(const char *value, void *ctx);
 cli_parse_result cli_opt_verbose(const char *value, void *ctx);
+cli_parse_result cli_opt_quiet(const char *value, void *ctx);
 cli_parse_result cli_opt_version(const char *value, void *ctx);
 
 /* The commands (cmd_*.c). operands: RESOURCE... first but for ping, then
@@ -126,5 +136,6 @@ int cmd_extend(cli *c, const cli_options *o, char **operands, int count);
 int cmd_status(cli *c, const cli_options *o, char **operands, int count);
 int cmd_ping(cli *c, const cli_options *o, char **operands, int count);
 int cmd_fencing_init(cli *c, const cli_options *o, char **operands, int count);
+int cmd_check(cli *c, const cli_options *o, char **operands, int count);
 
 #endif

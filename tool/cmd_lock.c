@@ -62,7 +62,7 @@ int cmd_acquire(cli *c, const cli_options *o, char **operands, int count)
     else if (status == REDLOCK_OK)
         printf("%s\n", redlock_lock_value(c->lock, NULL));
     if (status != REDLOCK_OK)
-        cli_report_not_acquired(&set, status, c->result);
+        cli_report_not_acquired(&set, status, c->result, c->quiet);
     /* The handle is forgotten after: the lock stays until its TTL or a release. */
     return cli_exit_for_acquire(status, c->result, o->conflict_exit);
 }

@@ -19,11 +19,15 @@ static const char *problem(const redlock_master_result *m)
 }
 
 /* "unreachable  (why)" and a newline, why escaped: a server's reply may
- * hold any byte but CR and LF. */
+ * hold any byte but CR and LF. A master that answered NOPERM is reached:
+ * "refused: NOPERM ...". */
 static void print_problem(const redlock_master_result *m)
 {
     char why[1024];
-    printf("unreachable  (%s)\n", cli_shown(why, sizeof(why), problem(m)));
+    if (m->outcome == REDLOCK_MASTER_REFUSED)
+        printf("refused: %s\n", cli_shown(why, sizeof(why), problem(m)));
+    else
+        printf("unreachable  (%s)\n", cli_shown(why, sizeof(why), problem(m)));
 }
 
 /* The client's counters after the command, or NULL. */
@@ -45,7 +49,48 @@ static void print_clock(const redlock_master_result *m)
         printf("  clock slow");
 }
 
-static void print_status_text(const redlock_result *r)
+/* The master's restart, when it is excluded for it (docs/safety.md,
+ * "Masters restarted empty"), as the library words it in a result's
+ * detail; nothing for a master that counts. */
+static void print_restart(const redlock_stats *s, unsigned i)
+{
+    if (s == NULL || i >= s->master_count || s->restarts[i].state != REDLOCK_RESTART_EXCLUDED)
+        return;
+    const redlock_master_restart *r = &s->restarts[i];
+    long long ago_s = r->age_ms < 0 ? 0 : (long long)(r->age_ms / 1000);
+    printf("  restarted %lld s ago: not counted for %lld s more", ago_s,
+           (long long)((r->excluded_ms + 999) / 1000));
+}
+
+/* Masters that answered and whose OKs count now for their restart; a
+ * master whose run is not known yet does not. Without stats, all that
+ * answered. */
+static unsigned masters_counted(const redlock_result *r, const redlock_stats *s)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < r->master_count; i++)
+        if (reachable(&r->masters[i]) &&
+            (s == NULL || i >= s->master_count || s->restarts[i].state == REDLOCK_RESTART_COUNTS))
+            n++;
+    return n;
+}
+
+/* Who holds the key, as its value says (the acquire's holder label); a
+ * value without that metadata (an earlier version, no label, a reentrant
+ * key's owner token) names no holder. */
+static void print_holder(const redlock_master_result *m)
+{
+    redlock_holder h;
+    if (redlock_value_holder(m->value, m->value_len, &h) != REDLOCK_OK) {
+        printf("  unknown holder");
+        return;
+    }
+    char since[CLI_TIME_SIZE];
+    printf("  holder %s pid %lld since %s label %s", h.host, (long long)h.pid,
+           cli_utc_time(since, h.since_ms), h.label);
+}
+
+static void print_status_text(const redlock_result *r, const redlock_stats *s)
 {
     for (unsigned i = 0; i < r->master_count; i++) {
         const redlock_master_result *m = &r->masters[i];
@@ -55,10 +100,12 @@ static void print_status_text(const redlock_result *r)
         } else if (m->pttl_ms == CLI_PTTL_MIXED) {
             printf("mixed  (not all held by one value)");
             print_clock(m);
+            print_restart(s, i);
             printf("\n");
         } else if (m->value == NULL) {
             printf("free");
             print_clock(m);
+            print_restart(s, i);
             printf("\n");
         } else {
             printf("held  ");
@@ -70,6 +117,8 @@ static void print_status_text(const redlock_result *r)
             if (m->fencing_token != 0)
                 printf("  token %llu", (unsigned long long)m->fencing_token);
             print_clock(m);
+            print_restart(s, i);
+            print_holder(m); /* last: the label may hold spaces */
             printf("\n");
         }
     }
@@ -89,10 +138,11 @@ int cmd_status(cli *c, const cli_options *o, char **operands, int count)
         cli_error("status %s: %s", shown, redlock_strerror(status));
         return EX_SOFTWARE;
     }
+    const redlock_stats *stats = client_stats(c);
     if (o->json)
-        cli_print_json(cli_json_status(&set, status, c->result, client_stats(c)));
+        cli_print_json(cli_json_status(&set, status, c->result, stats));
     else
-        print_status_text(c->result);
+        print_status_text(c->result, stats);
     if (status != REDLOCK_OK)
         cli_error("status %s: %s", shown, redlock_strerror(status));
     return cli_exit_for(status, c->result);
@@ -100,29 +150,36 @@ int cmd_status(cli *c, const cli_options *o, char **operands, int count)
 
 int cmd_ping(cli *c, const cli_options *o, char **operands, int count)
 {
-    int rc = cli_open(c);
+    int status = 0;
+    int rc = cli_open_and_ping(c, "ping", &status);
     if (rc != 0)
         return rc;
-    int status = cli_ping(c, &c->result);
     const redlock_result *r = c->result;
-    if (r == NULL) {
-        cli_error("ping: %s", redlock_strerror(status));
-        return EX_SOFTWARE;
-    }
+    const redlock_stats *stats = client_stats(c);
+    /* A quorum answered, but too few of them count: no lock could be
+     * taken now, which is no health to report. */
+    unsigned counted = masters_counted(r, stats);
+    if (status == REDLOCK_OK && counted < r->quorum)
+        status = REDLOCK_ERESTARTED;
     if (o->json) {
-        cli_print_json(cli_json_ping(status, r, client_stats(c)));
+        cli_print_json(cli_json_ping(status, r, stats));
     } else {
         for (unsigned i = 0; i < r->master_count; i++) {
             const redlock_master_result *m = &r->masters[i];
             if (reachable(m)) {
-                printf("%s  ok  %.2f ms\n", m->name, (double)m->latency_us / 1000.0);
+                printf("%s  ok  %.2f ms", m->name, (double)m->latency_us / 1000.0);
+                print_restart(stats, i);
+                printf("\n");
             } else {
                 printf("%s  ", m->name);
                 print_problem(m);
             }
         }
     }
-    if (status != REDLOCK_OK)
+    if (status == REDLOCK_ERESTARTED)
+        cli_error("ping: %s (%u of %u masters count, %u needed)", redlock_strerror(status),
+                  counted, r->master_count, r->quorum);
+    else if (status != REDLOCK_OK)
         cli_error("ping: %s", redlock_strerror(status));
     return cli_exit_for(status, r);
 }
@@ -164,7 +221,7 @@ int cmd_fencing_init(cli *c, const cli_options *o, char **operands, int count)
             const redlock_master_result *m = &r->masters[i];
             printf("%s  ", m->name);
             if (reachable(m))
-                printf("in use\n");
+                printf("%s\n", cli_fencing_initialized(m) ? "initialized" : "in use already");
             else
                 print_problem(m);
         }

@@ -26,6 +26,7 @@
  */
 #include "cli_command.h"
 #include "guardian.h"
+#include "metrics_file.h"
 #include "proctree.h"
 
 #include <errno.h>
@@ -47,6 +48,7 @@ typedef struct run_state {
     cli *c;
     cli_resources set;
     const char *cmd_name;           /* CMD's first word, for messages */
+    char label[REDLOCK_MAX_LABEL_LEN + 1]; /* CMD's name, the lock's holder label */
     char shown[CLI_SHOWN_SET_SIZE]; /* the resources, as messages show them */
     guardian guard;
     run_phase phase;
@@ -58,6 +60,9 @@ typedef struct run_state {
     int wait_status; /* CMD's, from DONE */
     ev_io report_watcher;
     ev_signal signal_watchers[GUARDIAN_FORWARDED_COUNT];
+    const char *metrics_file; /* --metrics-file, or NULL */
+    int metrics_errno;        /* the last write's failure reported, or 0 */
+    ev_timer metrics_timer;
 } run_state;
 
 static void stop_watchers(run_state *st)
@@ -157,7 +162,9 @@ static void on_lost(int status, redlock_lock *lock, void *arg)
     st->phase = RUN_STOPPING;
 }
 
-/* Have the guardian run CMD; run the loop until every process is gone. */
+/* Have the guardian run CMD; run the loop until every process is gone.
+ * The guardian, exiting after DONE, is reaped after the release: the
+ * next holder need not wait for it. */
 static void supervise(run_state *st)
 {
     struct ev_loop *loop = st->c->loop;
@@ -169,9 +176,10 @@ static void supervise(run_state *st)
                  redlock_lock_validity_ms(st->c->lock),
                  redlock_lock_fencing_token(st->c->lock));
     ev_run(loop, 0);
-    if (st->guardian_died)
+    if (st->guardian_died) {
         proctree_kill_all(NULL, NULL); /* its orphans are ours */
-    guardian_close(&st->guard);
+        guardian_close(&st->guard);
+    }
 }
 
 static int exit_status_of(int wait_status)
@@ -197,7 +205,7 @@ static int final_status(const run_state *st)
 static int not_run(const run_state *st, int status, int conflict_exit)
 {
     if (st->interrupted == 0) {
-        cli_report_not_acquired(&st->set, status, st->c->result);
+        cli_report_not_acquired(&st->set, status, st->c->result, st->c->quiet);
         return cli_exit_for_acquire(status, st->c->result, conflict_exit);
     }
     if (status == REDLOCK_OK) /* the lock came with the signal; freeing the client released it */
@@ -208,18 +216,58 @@ static int not_run(const run_state *st, int status, int conflict_exit)
     return 128 + st->interrupted;
 }
 
-/* Acquire, have CMD run, release. The guardian runs already. */
+/* --metrics-file: the client's metrics now; a failure said once per
+ * reason, and the run goes on. */
+static void write_metrics(run_state *st)
+{
+    if (st->metrics_file == NULL || st->c->client == NULL)
+        return;
+    int err = cli_metrics_file_write(st->metrics_file, st->c->client, st->c->cfg);
+    if (err != 0 && err != st->metrics_errno)
+        cli_error("run: --metrics-file %s: %s", st->metrics_file, strerror(err));
+    st->metrics_errno = err;
+}
+
+static void on_metrics_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop, (void)revents;
+    write_metrics(w->data);
+}
+
+static int run_held(run_state *st, const cli_options *ro);
+
+/* Acquire, have CMD run, release, with the metrics written meanwhile. The
+ * guardian runs already. */
 static int run_locked(run_state *st, const cli_options *ro)
 {
-    cli *c = st->c;
-    int rc = cli_open(c);
+    int rc = cli_open(st->c);
     if (rc != 0)
         return rc;
+    if (st->metrics_file != NULL) {
+        ev_timer_init(&st->metrics_timer, on_metrics_timer, CLI_METRICS_INTERVAL_S,
+                      CLI_METRICS_INTERVAL_S);
+        st->metrics_timer.data = st;
+        ev_timer_start(st->c->loop, &st->metrics_timer);
+    }
+    rc = run_held(st, ro);
+    if (st->metrics_file != NULL) {
+        ev_timer_stop(st->c->loop, &st->metrics_timer);
+        write_metrics(st); /* the last: the release counted */
+    }
+    return rc;
+}
+
+static int run_held(run_state *st, const cli_options *ro)
+{
+    cli *c = st->c;
     watch_signals(st);
     redlock_acquire_options o = cli_acquire_options(ro);
     if (ro->fencing < 0)
         o.fencing = 1; /* run hands CMD a fencing token unless --no-fencing */
+    if (ro->label == NULL && st->label[0] != '\0')
+        o.label = st->label; /* status shows who holds it: this host, pid and CMD */
     int status = cli_acquire(c, &st->set, &o, &c->lock, &c->result);
+    write_metrics(st); /* the masters connected, the acquire counted */
     if (status != REDLOCK_OK || st->interrupted != 0) {
         stop_watchers(st);
         return not_run(st, status, ro->conflict_exit);
@@ -242,6 +290,49 @@ static int run_locked(run_state *st, const cli_options *ro)
     return final_status(st);
 }
 
+/* CMD's name (its first word's last path component) as a holder label:
+ * not its arguments, which may hold a secret and would show to anyone who
+ * can read the masters' keys. Cut to its bound, characters that are not
+ * printable ASCII shown as '?'. */
+static void label_of(char **words, int count, char *out)
+{
+    size_t n = 0;
+    const char *name = count > 0 ? words[0] : "";
+    const char *slash = strrchr(name, '/');
+    if (slash != NULL && slash[1] != '\0')
+        name = slash + 1;
+    for (const char *p = name; *p != '\0' && n < REDLOCK_MAX_LABEL_LEN; p++) {
+        out[n] = '?';
+        if (*p >= 0x20 && *p <= 0x7e)
+            out[n] = *p;
+        n++;
+    }
+    out[n] = '\0';
+}
+
+/* A TTL auto-extension can never keep would run CMD and lose the lock at
+ * the first guard: an impossible argument, refused before anything is
+ * acquired or run. */
+static int check_ttl_kept(cli *c, const cli_options *o)
+{
+    int64_t ttl = o->ttl_ms;
+    if (ttl < 0)
+        redlock_config_get(c->cfg, REDLOCK_TTL_MS, &ttl);
+    int64_t min = 0;
+    int rc = redlock_auto_extend_min_ttl(c->cfg, &min);
+    if (rc == REDLOCK_OK && ttl >= min)
+        return 0;
+    if (rc == REDLOCK_OK)
+        cli_error("run: a TTL of %lld ms is too short to keep the lock extended while CMD runs; "
+                  "the smallest TTL that works is %lld ms",
+                  (long long)ttl, (long long)min);
+    else
+        cli_error("run: no TTL can be kept extended with the config's drift_factor");
+    redlock_config_free(c->cfg);
+    c->cfg = NULL;
+    return rc == REDLOCK_OK ? EX_USAGE : EX_CONFIG;
+}
+
 /* Where CMD starts: RESOURCE... -- CMD, or without "--", RESOURCE CMD. */
 static int cmd_start(char **operands, int count, int *resource_count)
 {
@@ -259,7 +350,10 @@ int cmd_run(cli *c, const cli_options *o, char **operands, int count)
 {
     int resource_count;
     int cmd_at = cmd_start(operands, count, &resource_count);
-    run_state st = {.c = c, .phase = RUN_ACQUIRING, .kill_after_ms = o->kill_after_ms};
+    run_state st = {.c = c,
+                    .phase = RUN_ACQUIRING,
+                    .kill_after_ms = o->kill_after_ms,
+                    .metrics_file = o->metrics_file};
     int rc = cli_resources_take("run", operands, resource_count, 0, &st.set);
     if (rc != 0)
         return rc;
@@ -268,10 +362,11 @@ int cmd_run(cli *c, const cli_options *o, char **operands, int count)
         return EX_USAGE;
     }
     st.cmd_name = operands[cmd_at];
+    label_of(operands + cmd_at, count - cmd_at, st.label);
     cli_resources_shown(&st.set, st.shown, sizeof(st.shown));
     /* Before the guardian forks: reading the masters overwrites their
      * passwords in argv, which its copy would show otherwise. */
-    if ((rc = cli_load_settings(c, o)) != 0)
+    if ((rc = cli_load_settings(c, o)) != 0 || (rc = check_ttl_kept(c, o)) != 0)
         return rc;
     ev_init(&st.report_watcher, on_report);
     st.report_watcher.data = &st;
@@ -287,6 +382,6 @@ int cmd_run(cli *c, const cli_options *o, char **operands, int count)
         return EX_SOFTWARE;
     }
     rc = run_locked(&st, o);
-    guardian_close(&st.guard); /* if CMD never ran */
+    guardian_close(&st.guard); /* once the lock is released, or if CMD never ran */
     return rc;
 }

@@ -53,6 +53,17 @@ static const cli_option opt_verbose = {
                "by default only errors are shown.",
 };
 
+static const cli_option opt_quiet = {
+    .name = "quiet",
+    .short_name = 'q',
+    .apply = cli_opt_quiet,
+    .help = "say nothing when the lock is held by another holder (the exit status "
+            "says it), as `flock -n`",
+    .details = "For `run` and `acquire` from cron, where every machine but one loses a "
+               "`--wait 0` race: only the message that the lock is held (or was still held "
+               "when `--wait` ran out) is left out; every other error is still shown.",
+};
+
 static const cli_option opt_tool_help = {
     .name = "help",
     .short_name = 'h',
@@ -154,6 +165,18 @@ static const cli_option opt_owner = {
                "*TOKEN* is 1 to 1024 bytes; see [Reentrant locks](#reentrant-locks).",
 };
 
+static const cli_option opt_label = {
+    .name = "label",
+    .value = "TEXT",
+    .apply = cli_opt_label,
+    .help = "record *TEXT* as the lock's holder label, which `status` shows",
+    .details = "Beside this host's name, the process id and the time, in the lock's value "
+               "(see `status`). *TEXT* is 1 to 128 printable ASCII characters; anyone who can "
+               "read the masters' keys or run `status` sees it, so never put a secret in it. "
+               "`run` labels with *CMD*'s name (not its arguments) unless given one; "
+               "`acquire` records no holder without it.",
+};
+
 static const cli_option opt_no_fencing = {
     .name = "no-fencing",
     .apply = cli_opt_no_fencing,
@@ -180,6 +203,21 @@ static const cli_option opt_json = {
                "[JSON output](#json-output).",
 };
 
+static const cli_option opt_metrics_file = {
+    .name = "metrics-file",
+    .value = "PATH",
+    .apply = cli_opt_metrics_file,
+    .help = "write the client's metrics to *PATH* in the Prometheus text format, every 5 s "
+            "while *CMD* runs and once more at the end",
+    .details = "For node_exporter's textfile collector: name *PATH* `*.prom` in its "
+               "directory. Each version is written to a temporary file beside *PATH* "
+               "(`.NAME.XXXXXX`) and renamed over it, so a scrape never reads half a file. "
+               "The first is written once the acquire is decided, the last after the "
+               "release. A write that fails is reported, once for each "
+               "reason, and the run goes on. The metrics are those of "
+               "`redlock_stats_format_prometheus()` (see docs/operations.md).",
+};
+
 static const cli_option opt_command_help = {
     .name = "help",
     .short_name = 'h',
@@ -192,8 +230,8 @@ static const cli_option opt_command_help = {
 
 static const cli_option *const run_options[] = {
     &opt_ttl,      &opt_wait,       &opt_conflict_exit, &opt_kill_after,
-    &opt_max_hold, &opt_lock_delay, &opt_owner,         &opt_no_fencing,
-    &opt_command_help};
+    &opt_max_hold, &opt_lock_delay, &opt_owner,         &opt_label,
+    &opt_no_fencing, &opt_metrics_file, &opt_command_help};
 
 static const cli_command command_run = {
     .name = "run",
@@ -248,7 +286,9 @@ static const cli_command command_run = {
         "   slash, with standard input, output and error inherited. Its environment\n"
         "   gets `REDLOCK_RESOURCE` (the resource; of several, the first given),\n"
         "   `REDLOCK_VALUE` (the lock's value: another process could release it with\n"
-        "   `redlock release`), `REDLOCK_VALIDITY_MS` (how long the lock was valid\n"
+        "   `redlock release`; it names this host, `redlock`'s pid, the time and\n"
+        "   *CMD*'s name, not its arguments, which `status` shows),\n"
+        "   `REDLOCK_VALIDITY_MS` (how long the lock was valid\n"
         "   for when *CMD* started, before any extension) and `REDLOCK_FENCING_TOKEN`\n"
         "   (the lock's fencing token; not set with `--no-fencing`); see\n"
         "   [Environment](#environment).\n"
@@ -288,7 +328,10 @@ static const cli_command command_run = {
         "unprotected once the lock expires; the lock frees itself after its TTL.\n"
         "\n"
         "*CMD* runs under a small process of `redlock`'s, its guardian\n"
-        "(`redlock-guard` in `ps -o comm`), forked before anything else. The guardian\n"
+        "(`redlock-guard` in `ps -o comm`), forked before anything else. It forks\n"
+        "*CMD*'s process at once too, which waits (a second `redlock-guard`) until\n"
+        "the lock is held, then runs *CMD*: a lock just taken does not wait for a\n"
+        "fork. The guardian\n"
         "is a child subreaper (`PR_SET_CHILD_SUBREAPER`, see `prctl`(2)): a process\n"
         "below it whose parent exits becomes its child rather than init's, so\n"
         "whatever *CMD* starts stays below it, including processes that call\n"
@@ -321,8 +364,8 @@ static const cli_command command_run = {
 };
 
 static const cli_option *const acquire_options[] = {
-    &opt_ttl, &opt_wait, &opt_conflict_exit, &opt_lock_delay, &opt_owner, &opt_fencing,
-    &opt_json, &opt_command_help};
+    &opt_ttl, &opt_wait, &opt_conflict_exit, &opt_lock_delay, &opt_owner, &opt_label,
+    &opt_fencing, &opt_json, &opt_command_help};
 
 static const cli_command command_acquire = {
     .name = "acquire",
@@ -454,7 +497,9 @@ static const cli_command command_status = {
         "by different values:\n"
         "\n"
         "```text\n"
-        "127.0.0.1:7001  held  3f0c5d18e7a94b2c8d0f61a5b7e93c42  pttl 9410 ms  token 17\n"
+        "127.0.0.1:7001  held  3f0c5d18e7a94b2c8d0f61a5b7e93c42;h=web1;p=4242;t=...;l=...\n"
+        "    pttl 9410 ms  token 17  holder web1 pid 4242 since 2026-01-31T12:00:00.250Z\n"
+        "    label nightly-report --full\n"
         "127.0.0.1:7002  free\n"
         "127.0.0.1:7003  unreachable  (connect: Connection refused)\n"
         "127.0.0.1:7004  mixed  (not all held by one value)\n"
@@ -464,7 +509,17 @@ static const cli_command command_status = {
         "as `\\x`*NN*; the value of a reentrant lock is its owner's *TOKEN* (see\n"
         "[Reentrant locks](#reentrant-locks)); a key without expiry shows `no expiry`\n"
         "instead of its PTTL; a lock taken with a fencing token shows it (`token`).\n"
-        "Exit 0 when a quorum of masters answered; otherwise 77\n"
+        "Who holds it ends the line (one line, wrapped above): `holder` *HOST* `pid`\n"
+        "*PID* `since` *TIME* (UTC) `label` *LABEL*, which `run` writes in the value\n"
+        "(this host, its own pid, when, and *CMD*'s name, never its arguments), as\n"
+        "does a program that gives the library's acquire a label; or `unknown holder`\n"
+        "for a value without it (another tool's, an earlier version's, a reentrant\n"
+        "lock's *TOKEN*). It is what the holder wrote of itself: for finding it, not a\n"
+        "proof of ownership.\n"
+        "A master whose OKs do not count yet, as it restarted less than `max_ttl_ms`\n"
+        "ago (see `ping`), says so at the end of its line: `restarted` *N* `s ago: not\n"
+        "counted for` *M* `s more`. Exit 0 when a quorum of masters answered, counted\n"
+        "or not (what they hold is read all the same); otherwise 77\n"
         "when masters refused our credentials, else 69. With `--json`:\n"
         "\n"
         "```json\n"
@@ -472,7 +527,9 @@ static const cli_command command_status = {
         " \"message\":\"success\",\"quorum\":3,\"fencing_token\":17,\n"
         " \"masters\":[{\"node\":\"127.0.0.1:7001\",\"reachable\":true,\"held\":true,\n"
         " \"mixed\":false,\"value\":\"3f0c...\",\"pttl_ms\":9410,\"fencing_token\":17,\n"
-        " \"error\":null},...]}\n"
+        " \"error\":null,\"restart\":\"counts\",\"restart_excluded_ms\":null,\n"
+        " \"holder\":{\"host\":\"web1\",\"pid\":4242,\"since_ms\":1769860800250,\n"
+        " \"since\":\"2026-01-31T12:00:00.250Z\",\"label\":\"nightly-report --full\"}},...]}\n"
         "```\n"
         "\n"
         "where `held` says whether the master has the key (every key, all holding one\n"
@@ -482,8 +539,10 @@ static const cli_command command_status = {
         "answer, `stats` the client's counters for that master (as in `ping --json`), a\n"
         "master's `fencing_token` is the token of the lock held there (null\n"
         "when it was taken without one), the top-level `fencing_token` the one a\n"
-        "quorum of masters show (else null), and `error` says why a master is\n"
-        "unreachable.\n"
+        "quorum of masters show (else null), `error` says why a master is\n"
+        "unreachable, `restart` and `restart_excluded_ms` are its restart state\n"
+        "(as in `ping --json`), and `holder` who holds the key (null: unknown, as\n"
+        "above).\n"
         "\n"
         "A fenced lock's token is kept on each master beside its key, for as long as\n"
         "the key lives (see [Fencing tokens](#fencing-tokens)); of a reentrant\n"
@@ -501,36 +560,118 @@ static const cli_command command_ping = {
     .run = cmd_ping,
     .brief = "check every master",
     .summary = "PING every master and show whether it answers and how fast.",
-    .exit_summary = "0 a quorum of masters answered, 69 otherwise, 77 credentials refused,\n"
-                    "64 usage, 78 configuration.",
+    .exit_summary = "0 a quorum of masters answered and counts, 69 otherwise, 77 credentials\n"
+                    "refused, 64 usage, 78 configuration.",
     .details =
         "One line per master: its name, then `ok` and the round-trip time, or\n"
-        "`unreachable` and why:\n"
+        "`unreachable` and why; a master that answers but whose OKs do not count yet,\n"
+        "as its server started less than `max_ttl_ms` ago and it is not declared\n"
+        "`durable` (docs/safety.md, \"Masters restarted empty\"), says how long ago\n"
+        "and for how long more:\n"
         "\n"
         "```text\n"
         "127.0.0.1:7001  ok  0.21 ms\n"
+        "127.0.0.1:7002  ok  0.19 ms  restarted 4 s ago: not counted for 27 s more\n"
         "127.0.0.1:7003  unreachable  (connect: Connection refused)\n"
         "```\n"
         "\n"
-        "Exit 0 when a quorum of masters answered; otherwise 77 when masters refused\n"
-        "our credentials, else 69. With `--json`:\n"
+        "Exit 0 when a quorum of masters answered and counts; otherwise 77 when\n"
+        "masters refused our credentials, else 69: too few answered, or a quorum\n"
+        "answered but too few of them count (`REDLOCK_ERESTARTED`, and stderr says how\n"
+        "many count), when no lock could be taken now. With `--json`:\n"
         "\n"
         "```json\n"
         "{\"status\":\"REDLOCK_OK\",\"message\":\"success\",\"quorum\":3,\n"
         " \"masters\":[{\"node\":\"127.0.0.1:7001\",\"reachable\":true,\n"
-        " \"latency_us\":210,\"error\":null,\"stats\":{\"requests\":1,\n"
+        " \"latency_us\":210,\"error\":null,\"restart\":\"counts\",\n"
+        " \"restart_excluded_ms\":null,\"stats\":{\"requests\":1,\n"
         " \"outcomes\":{\"ok\":1},\"late\":0,\"connects\":1,\"state\":\"ready\",\n"
         " \"latency_us_buckets\":[0,0,0,0,0,0,0,0,1,0,...],\"latency_sum_us\":210,\n"
         " \"in_flight\":0,\"queued\":0}},...]}\n"
         "```\n"
         "\n"
-        "where `latency_us` is null for a master that did not answer, and `stats` is\n"
+        "where `latency_us` is null for a master that did not answer, `restart` is\n"
+        "`counts`, `excluded` (restarted too recently: `restart_excluded_ms` is the\n"
+        "time left, null otherwise) or `unknown` (its run not read), and `stats` is\n"
         "the client's counters for that master over the command: requests sent,\n"
         "their outcomes, replies after their deadline, connections made, the\n"
         "connection's state, and the replies' latency as a histogram (bucket *b*\n"
         "counts latencies from 2^(*b*-1) to 2^*b* microseconds) and its sum, and\n"
         "the requests still unanswered and still waiting to be sent at the end; the\n"
         "library's `redlock_client_stats()`. `status --json` shows them too.",
+};
+
+static const cli_option *const check_options[] = {&opt_json, &opt_command_help};
+
+static const cli_command command_check = {
+    .name = "check",
+    .options = check_options,
+    .option_count = ARRAY_SIZE(check_options),
+    .operands = "",
+    .operand_count = 0,
+    .run = cmd_check,
+    .brief = "find what makes Redlock unsafe on masters",
+    .summary =
+        "Check every master for what makes Redlock unsafe there: its clock, eviction,\n"
+        "persistence against the restart rule, a replica or cluster mode, one server\n"
+        "named twice, and what its ACL refuses; say what each finding means and what\n"
+        "to change.",
+    .exit_summary = "0 every master safe and nothing found, 1 findings but a quorum of masters\n"
+                    "safe, 69 fewer safe masters than a quorum, 77 credentials refused, 64 usage,\n"
+                    "78 configuration.",
+    .details =
+        "A health check for monitoring: `ping`, then, on each master's connection,\n"
+        "`INFO`, `CONFIG GET save` and `appendfsync`, an `EVAL` of a script returning\n"
+        "1 and a `PTTL` of a clock probe key and of the restart marker, pipelined (the\n"
+        "library's `redlock_health_async()`; no lock operation changes). One line per\n"
+        "master: its name, its state (`ok`, `warning`, `unsafe` or `unreachable`), the\n"
+        "round-trip time, its clock verdict (`ok`, `fast`, `slow`, or `not-checked`\n"
+        "and why) and its persistence (`none`, `rdb`, `aof (appendfsync` *P*`)`,\n"
+        "`unknown` when `CONFIG GET` is refused); then one line per finding, `unsafe:`\n"
+        "or `warning:`, saying what it means and what to change:\n"
+        "\n"
+        "```text\n"
+        "127.0.0.1:7001  ok  0.21 ms  clock ok  persistence rdb\n"
+        "127.0.0.1:7002  unsafe  0.25 ms  clock ok  persistence rdb\n"
+        "  unsafe: maxmemory-policy is allkeys-lru: Redis may evict lock keys, so two\n"
+        "clients can hold the lock; set maxmemory-policy noeviction\n"
+        "127.0.0.1:7003  unreachable  (connect: Connection refused)\n"
+        "```\n"
+        "\n"
+        "Unsafe: a clock proven fast, a `maxmemory-policy` other than `noeviction`, a\n"
+        "replica (INFO's role), cluster mode, scripts refused, a master declared\n"
+        "`durable` whose `appendonly` or `appendfsync always` is off, a master not\n"
+        "counted now as it restarted, and a second config entry for one server.\n"
+        "Warnings: a slow clock, the clock probe keys (`redlock:clock:*`) or the restart\n"
+        "marker keys (`redlock:restart:*`) refused by the ACL, and a `durable`\n"
+        "declaration that cannot be checked. A master that is not `durable` is waited\n"
+        "out after a restart whatever it keeps, so its persistence is shown, not\n"
+        "judged. Exit 0 when every master answered and nothing was found; 1 when\n"
+        "something was, but a quorum of masters is safe (warnings only, or unsafe or\n"
+        "unreachable masters fewer than a quorum can spare); 69 when fewer masters\n"
+        "than a quorum are safe; 77 when masters refused our credentials. With\n"
+        "`--json`:\n"
+        "\n"
+        "```json\n"
+        "{\"status\":\"REDLOCK_OK\",\"message\":\"success\",\"quorum\":2,\"safe\":2,\n"
+        " \"settings_read\":true,\"masters\":[{\"node\":\"127.0.0.1:7002\",\n"
+        " \"state\":\"unsafe\",\"reachable\":true,\"latency_us\":250,\"error\":null,\n"
+        " \"clock\":{\"state\":\"trusted\",\"slow\":false,\"rate_min\":null,\n"
+        " \"rate_max\":null,\"verdict\":\"ok\",\"why_not_checked\":null},\n"
+        " \"persistence\":\"rdb\",\"role\":\"master\",\"cluster_enabled\":false,\n"
+        " \"maxmemory_policy\":\"allkeys-lru\",\"durable\":false,\"aof\":false,\n"
+        " \"appendfsync\":\"everysec\",\"rdb\":true,\"scripting\":true,\n"
+        " \"acl_probe_keys\":true,\"acl_marker_keys\":true,\"restart\":\"counts\",\n"
+        " \"restart_excluded_ms\":null,\"findings\":[{\"severity\":\"unsafe\",\n"
+        " \"code\":\"maxmemory-policy\",\"message\":\"maxmemory-policy is ...\"}]},...]}\n"
+        "```\n"
+        "\n"
+        "where a setting not known (the master did not answer, or refused the\n"
+        "question) is null, and a finding's `code` is one of `clock-fast`,\n"
+        "`clock-slow`, `maxmemory-policy`, `replica`, `cluster`, `scripting`,\n"
+        "`acl-probe-keys`, `acl-marker-keys`, `durable`, `restarted` and\n"
+        "`same-server`. `ping` stays a liveness probe: exit 0 when a quorum answers\n"
+        "and counts, whatever this finds.",
 };
 
 static const cli_option *const fencing_init_options[] = {&opt_json, &opt_command_help};
@@ -560,10 +701,12 @@ static const cli_command command_fencing_init = {
         "microseconds). A *FLOOR* is at least every token ever handed out (the\n"
         "greatest the protected storage has seen); a lower one lets later tokens be\n"
         "lower than earlier ones. Counters in use are left as they are. One line per\n"
-        "master:\n"
+        "master: `initialized` (this call put its counter in use), `in use already`,\n"
+        "or why not:\n"
         "\n"
         "```text\n"
-        "127.0.0.1:7001  in use\n"
+        "127.0.0.1:7001  initialized\n"
+        "127.0.0.1:7002  in use already\n"
         "127.0.0.1:7003  unreachable  (connect: Connection refused)\n"
         "```\n"
         "\n"
@@ -571,19 +714,20 @@ static const cli_command command_fencing_init = {
         "\n"
         "```json\n"
         "{\"status\":\"REDLOCK_OK\",\"message\":\"success\",\"floor\":0,\"quorum\":3,\n"
-        " \"masters\":[{\"node\":\"127.0.0.1:7001\",\"in_use\":true,\"error\":null},...]}\n"
+        " \"masters\":[{\"node\":\"127.0.0.1:7001\",\"in_use\":true,\"initialized\":true,\n"
+        "   \"error\":null},...]}\n"
         "```",
 };
 
 /* ---- redlock ------------------------------------------------------------------ */
 
-static const cli_option *const tool_options[] = {&opt_config, &opt_node, &opt_verbose,
-                                                 &opt_tool_help, &opt_version};
+static const cli_option *const tool_options[] = {&opt_config, &opt_node,      &opt_verbose,
+                                                 &opt_quiet,  &opt_tool_help, &opt_version};
 
 static const cli_command *const commands[] = {&command_run,    &command_acquire,
                                               &command_release, &command_extend,
                                               &command_status,  &command_ping,
-                                              &command_fencing_init};
+                                              &command_check,   &command_fencing_init};
 
 const cli_command cli_tool = {
     .options = tool_options,
@@ -596,10 +740,12 @@ const cli_command cli_tool = {
     .command_count = ARRAY_SIZE(commands),
     .environment = cli_environment,
     .exit_statuses = cli_exit_statuses,
-    .notes = "*TIME*: milliseconds, or a decimal number with a unit `ms`, `s`, `m` or `h`\n"
-             "(`250ms`, `1.5s`, `2m`, `1h`); `--wait` also takes `forever` (or `inf`).\n"
+    .notes = "*TIME*: seconds, or numbers with a unit `us`, `ms`, `s`, `m`, `h` or `d`\n"
+             "(`2`, `250ms`, `1.5s`, `1m30s`, `1h 30min`); `--wait` also takes `forever`.\n"
              "\n"
-             "See `docs/cli.md` or `redlock`(1).",
+             "`-c`, `-n`, `-v` and `-q` may also follow *COMMAND* (in `run`, before *RESOURCE*).\n"
+             "\n"
+             "See `man redlock`, or /usr/share/doc/redlock-tools/docs/cli.md.",
 };
 
 const cli_command *cli_find_command(const char *name)

@@ -139,6 +139,13 @@ int cli_load_config(cli *c)
             cli_error("%s", err);
             return rc == REDLOCK_ENOMEM ? EX_SOFTWARE : EX_CONFIG;
         }
+        const char *exposed = redlock_config_password_exposed(c->cfg);
+        if (exposed != NULL && !c->quiet) {
+            char shown[PATH_MAX];
+            cli_shown(shown, sizeof(shown), exposed);
+            cli_error("warning: %s holds a password and is readable by others (chmod o-r %s)",
+                      shown, shown);
+        }
     } else {
         rc = redlock_config_new(&c->cfg);
         if (rc != REDLOCK_OK) {

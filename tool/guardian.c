@@ -12,21 +12,29 @@
  * descendants (proctree.c finds them in /proc), and it has no child left
  * only once they are all gone.
  *
+ * CMD's process is forked in advance, while redlock still acquires: it
+ * waits for the order to run on a pipe of its own from redlock (go), and
+ * execs as soon as it reads it, so a lock just taken is not kept waiting
+ * for this process to wake and fork. Should redlock go without the
+ * order, the pipe's EOF makes it exit.
+ *
  *   IDLE --RUN--> RUNNING --CMD exited, nothing left----------------------> DONE
  *    |              |   \--CMD exited, processes left: report LEFT--> LEFT   ^ ^
- *    | EOF          |                                                |     | |
- *    v              | STOP                                     STOP  |  none |
- *   exit            v                                                v  left |
+ *    | EOF:         |                                                |     | |
+ *    v KILLING      | STOP                                     STOP  |  none |
+ *   (CMD's process) v                                                v  left |
  *                STOPPING <-------------------------------------------------+ |
  *                SIGTERM to every process, SIGKILL due after the grace  --none left
  *                   | grace over                                             |
  *                   v                                                        |
  *                KILLING: SIGKILL to every process until none is left -------+
  *
- * DONE reports CMD's wait status and exits. EOF on the orders pipe in any
- * state but IDLE means redlock is gone -- however it died, SIGKILL
- * included, the kernel closes its end -- and leads to KILLING at once, then
- * to exit without a report.
+ * DONE reports CMD's wait status and exits. EOF on the orders pipe means
+ * redlock is gone -- however it died, SIGKILL included, the kernel closes
+ * its end -- and leads to KILLING at once (in IDLE, of the process still
+ * waiting to run CMD, if any), then to exit without a report. CMD's
+ * process reaped in IDLE (it read the order and ran before RUN reached
+ * us) is settled when RUN comes.
  *
  * The guardian ignores the signals redlock passes on, and lives in a
  * process group of its own: neither a Ctrl-C at a terminal nor a SIGKILL
@@ -72,7 +80,7 @@ typedef struct order {
     int32_t signo;                     /* ORDER_SIGNAL */
     int64_t ms;                        /* ORDER_RUN: validity; ORDER_STOP: grace */
     uint64_t token;                    /* ORDER_RUN: the fencing token, 0 none */
-    char value[REDLOCK_VALUE_LEN + 1]; /* ORDER_RUN: the lock's value */
+    char value[REDLOCK_MAX_VALUE_LEN + 1]; /* ORDER_RUN: the lock's value */
 } order;
 
 typedef struct guard {
@@ -85,6 +93,8 @@ typedef struct guard {
     const char *shown;
     pid_t cmd_pgid;        /* redlock's process group, for CMD */
     struct sigaction ttou; /* SIGTTOU's action as redlock had it, for CMD */
+    int go;                /* read end of redlock's order to CMD's process */
+    int fork_errno;        /* why CMD's process could not be forked, or 0 */
     pid_t cmd_pid;         /* CMD's process until it is reaped, then 0 */
     int cmd_status;        /* its wait status */
     double kill_at_ms;     /* STOPPING: when SIGKILL is due */
@@ -124,18 +134,14 @@ static void report(const guard *gd, guardian_report_kind kind, int value)
         write_message(gd->reports, &r, sizeof(r)); /* EPIPE: redlock is gone, EOF follows */
 }
 
-/* In CMD's process: redlock's process group, the lock's details in the
- * environment, an empty signal mask and the default action for the signals
- * we or redlock handle, then exec. Reports errno on err_fd (close-on-exec)
- * if exec fails. */
-static __attribute__((noreturn)) void exec_cmd(const guard *gd, const order *o, pid_t parent,
-                                               int err_fd)
+/* In CMD's process, once the order came: redlock's process group, the
+ * lock's details in the environment, an empty signal mask and the default
+ * action for the signals we or redlock handle, then exec. Reports EXEC_FAILED
+ * with errno to redlock itself if exec fails, before exiting (so before
+ * our DONE). A signal passed on since RUN was blocked while this process
+ * waited: unblocked here, it acts as it would have on CMD. */
+static __attribute__((noreturn)) void exec_cmd(const guard *gd, const order *o)
 {
-    /* Belt and braces: we die only after every process of CMD, unless
-     * killed; then redlock kills what is left. */
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent)
-        _exit(EX_SOFTWARE);
     setpgid(0, gd->cmd_pgid);
     sigaction(SIGTTOU, &gd->ttou, NULL);
     sigset_t none;
@@ -161,41 +167,46 @@ static __attribute__((noreturn)) void exec_cmd(const guard *gd, const order *o, 
     }
     execvp(gd->cmd[0], gd->cmd);
     int err = errno;
-    write_message(err_fd, &err, sizeof(err));
+    report(gd, GUARDIAN_EXEC_FAILED, err);
     _exit(err == ENOENT ? 127 : 126);
 }
 
-/* RUN: fork and exec CMD; report if that fails. */
-static void start_cmd(guard *gd, const order *o)
+/* CMD's process, forked in advance: it waits for redlock's order on the
+ * go pipe, then execs; EOF there (no order: redlock is gone, or did not
+ * get the lock) makes it exit. The signals passed on are blocked until
+ * then, and terminal signals do not reach it: it is still in our group. */
+static void fork_cmd(guard *gd)
 {
-    int err_pipe[2];
-    if (pipe2(err_pipe, O_CLOEXEC) != 0) {
-        report(gd, GUARDIAN_EXEC_FAILED, errno);
-        gd->state = GUARD_DONE;
-        return;
-    }
     pid_t parent = getpid();
+    sigset_t forwarded;
+    sigemptyset(&forwarded);
+    for (size_t i = 0; i < GUARDIAN_FORWARDED_COUNT; i++)
+        sigaddset(&forwarded, guardian_forwarded[i]);
+    sigset_t saved;
+    sigprocmask(SIG_BLOCK, &forwarded, &saved);
     pid_t pid = fork();
     if (pid == 0) {
-        close(err_pipe[0]);
-        exec_cmd(gd, o, parent, err_pipe[1]);
+        /* Belt and braces: we die only after every process of CMD, unless
+         * killed; then redlock kills what is left. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(EX_SOFTWARE);
+        close(gd->orders);
+        close(gd->sigchld);
+        for (size_t i = 0; i < GUARDIAN_FORWARDED_COUNT; i++)
+            signal(guardian_forwarded[i], SIG_DFL); /* blocked until exec */
+        order o;
+        if (read_message(gd->go, &o, sizeof(o)) != 1 || o.kind != ORDER_RUN)
+            _exit(0);
+        o.value[sizeof(o.value) - 1] = '\0';
+        exec_cmd(gd, &o);
     }
-    int fork_errno = errno;
-    close(err_pipe[1]);
-    if (pid < 0) {
-        close(err_pipe[0]);
-        report(gd, GUARDIAN_EXEC_FAILED, fork_errno);
-        gd->state = GUARD_DONE;
-        return;
-    }
-    gd->cmd_pid = pid;
-    gd->state = GUARD_RUNNING;
-    /* The pipe closes on a successful exec, or carries exec's errno; then
-     * CMD's process exits and is reaped like any other. */
-    int err = 0;
-    if (read_message(err_pipe[0], &err, sizeof(err)) == 1)
-        report(gd, GUARDIAN_EXEC_FAILED, err);
-    close(err_pipe[0]);
+    gd->fork_errno = pid < 0 ? errno : 0;
+    sigprocmask(SIG_SETMASK, &saved, NULL);
+    close(gd->go);
+    gd->go = -1;
+    if (pid > 0)
+        gd->cmd_pid = pid;
 }
 
 static void note_reaped(pid_t pid, int wait_status, void *arg)
@@ -207,7 +218,8 @@ static void note_reaped(pid_t pid, int wait_status, void *arg)
     }
 }
 
-/* SIGCHLD: reap what exited; move on once CMD has, or nothing is left. */
+/* SIGCHLD (or RUN): reap what exited; move on once CMD has, or nothing is
+ * left. In IDLE, only reap. */
 static void reap(guard *gd)
 {
     struct signalfd_siginfo info;
@@ -261,7 +273,20 @@ static void redlock_gone(guard *gd)
     close(gd->orders);
     close(gd->reports);
     gd->orders = gd->reports = -1;
-    gd->state = gd->state == GUARD_IDLE ? GUARD_DONE : GUARD_KILLING;
+    gd->state = gd->state == GUARD_IDLE && gd->cmd_pid == 0 ? GUARD_DONE : GUARD_KILLING;
+}
+
+/* RUN: CMD's process has the order already (redlock sends it there
+ * first), and may even have run and been reaped. */
+static void run_cmd(guard *gd)
+{
+    if (gd->fork_errno != 0) {
+        report(gd, GUARDIAN_EXEC_FAILED, gd->fork_errno);
+        gd->state = GUARD_DONE;
+        return;
+    }
+    gd->state = GUARD_RUNNING;
+    reap(gd);
 }
 
 static void take_order(guard *gd)
@@ -271,9 +296,8 @@ static void take_order(guard *gd)
         redlock_gone(gd);
         return;
     }
-    o.value[sizeof(o.value) - 1] = '\0';
     if (o.kind == ORDER_RUN && gd->state == GUARD_IDLE)
-        start_cmd(gd, &o);
+        run_cmd(gd);
     else if (o.kind == ORDER_SIGNAL)
         pass_on(gd, o.signo);
     else if (o.kind == ORDER_STOP)
@@ -301,11 +325,16 @@ static int set_up(guard *gd)
     sigaddset(&chld, SIGCHLD);
     sigprocmask(SIG_BLOCK, &chld, NULL);
     gd->sigchld = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
-    /* A first sweep while nothing hurries, so that the one after a loss
-     * finds its code loaded and bound (under valgrind, translated: some
-     * 100 ms saved). */
-    proctree_signal(0, NULL);
-    return gd->sigchld < 0 ? -1 : 0;
+    if (gd->sigchld < 0)
+        return -1;
+    fork_cmd(gd);
+    /* A first sweep's code while nothing hurries, so that the one after a
+     * loss finds it loaded and bound (under valgrind, translated: some
+     * 100 ms saved). Over a few processes only: a full sweep reads every
+     * process on the machine, 1 ms or more of CPU at each run's start,
+     * while the lock passes between the holder and its waiters. */
+    proctree_warm_up();
+    return 0;
 }
 
 /* What needs no event: the grace running out, KILLING, DONE. */
@@ -350,11 +379,12 @@ static void wait_and_take(guard *gd)
         take_order(gd);
 }
 
-static __attribute__((noreturn)) void guardian_main(int orders, int reports, const char *resource,
-                                                    const char *shown, char **cmd)
+static __attribute__((noreturn)) void guardian_main(int orders, int reports, int go,
+                                                    const char *resource, const char *shown,
+                                                    char **cmd)
 {
-    guard gd = {.state = GUARD_IDLE, .orders = orders, .reports = reports, .resource = resource,
-                .shown = shown, .cmd = cmd};
+    guard gd = {.state = GUARD_IDLE, .orders = orders, .reports = reports, .go = go,
+                .resource = resource, .shown = shown, .cmd = cmd};
     if (set_up(&gd) != 0) {
         cli_error("run: cannot watch over the command: %s", strerror(errno));
         _exit(EX_SOFTWARE); /* redlock sees us gone */
@@ -367,17 +397,28 @@ static __attribute__((noreturn)) void guardian_main(int orders, int reports, con
 
 /* ---- redlock's side ----------------------------------------------------------- */
 
+static void close_pair(int fds[2])
+{
+    int saved = errno;
+    close(fds[0]);
+    close(fds[1]);
+    errno = saved;
+}
+
 int guardian_start(guardian *g, const char *resource, const char *shown, char **cmd)
 {
     int orders[2];
     int reports[2];
+    int go[2];
     if (pipe2(orders, O_CLOEXEC) != 0)
         return -1;
     if (pipe2(reports, O_CLOEXEC) != 0) {
-        int saved = errno;
-        close(orders[0]);
-        close(orders[1]);
-        errno = saved;
+        close_pair(orders);
+        return -1;
+    }
+    if (pipe2(go, O_CLOEXEC) != 0) {
+        close_pair(orders);
+        close_pair(reports);
         return -1;
     }
     /* No forwarded signal may end it before it ignores them. */
@@ -391,22 +432,25 @@ int guardian_start(guardian *g, const char *resource, const char *shown, char **
     if (pid == 0) {
         close(orders[1]);
         close(reports[0]);
+        close(go[1]);
         for (size_t i = 0; i < GUARDIAN_FORWARDED_COUNT; i++)
             signal(guardian_forwarded[i], SIG_IGN);
         sigprocmask(SIG_SETMASK, &saved_mask, NULL);
-        guardian_main(orders[0], reports[1], resource, shown, cmd);
+        guardian_main(orders[0], reports[1], go[0], resource, shown, cmd);
     }
     int fork_errno = errno;
     sigprocmask(SIG_SETMASK, &saved_mask, NULL);
     close(orders[0]);
     close(reports[1]);
+    close(go[0]);
     if (pid < 0) {
         close(orders[1]);
         close(reports[0]);
+        close(go[1]);
         errno = fork_errno;
         return -1;
     }
-    *g = (guardian){pid, orders[1], reports[0]};
+    *g = (guardian){pid, orders[1], reports[0], go[1]};
     return 0;
 }
 
@@ -439,6 +483,11 @@ int guardian_run(guardian *g, const char *value, int64_t validity_ms, uint64_t t
     memcpy(o.value, value, len + 1);
     o.ms = validity_ms;
     o.token = token;
+    /* To CMD's process first, which runs it at once; then to the guardian,
+     * which needs no more than to know. Should CMD's process be gone (it
+     * could not be forked, or was killed), the guardian reports it. */
+    if (g->go >= 0)
+        write_message(g->go, &o, sizeof(o));
     return send_order(g, &o);
 }
 
@@ -463,11 +512,13 @@ int guardian_read(guardian *g, guardian_report *r)
 
 void guardian_close(guardian *g)
 {
+    if (g->go >= 0)
+        close(g->go);
     if (g->orders >= 0)
         close(g->orders);
     if (g->reports >= 0)
         close(g->reports);
-    g->orders = g->reports = -1;
+    g->go = g->orders = g->reports = -1;
     if (g->pid > 0)
         while (waitpid(g->pid, NULL, 0) < 0 && errno == EINTR)
             ;

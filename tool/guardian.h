@@ -17,6 +17,7 @@ typedef struct guardian {
     pid_t pid;
     int orders;  /* write end; closing it (or dying) kills every process */
     int reports; /* read end */
+    int go;      /* write end: the order to run, to CMD's process forked in advance */
 } guardian;
 
 /* What the guardian reports, one fixed-size message each. */
@@ -33,7 +34,8 @@ typedef struct guardian_report {
     int32_t value;
 } guardian_report;
 
-/* Fork the guardian; it waits for guardian_run(), and reads resource
+/* Fork the guardian, which forks CMD's process in advance; both wait for
+ * guardian_run(). The guardian reads resource
  * (CMD's REDLOCK_RESOURCE), shown (the resources, as messages show them)
  * and cmd in its copy of our memory. Call while single-threaded, before
  * opening any connection or loop, which it would hold too otherwise.

@@ -239,11 +239,42 @@ static json_t *master_stats(const redlock_master_stats *m)
                      (json_int_t)m->in_flight, "queued", (json_int_t)m->queued);
 }
 
+/* A master's restart state (docs/safety.md, "Masters restarted empty"):
+ * "counts", "excluded" or "unknown", and the milliseconds left of its
+ * exclusion (null when it is not excluded). */
+static void set_restart(json_t *o, const redlock_stats *stats, unsigned i)
+{
+    const redlock_master_restart *r =
+        stats != NULL && i < stats->master_count ? &stats->restarts[i] : NULL;
+    const char *state = r == NULL                                    ? NULL
+                        : r->state == REDLOCK_RESTART_COUNTS   ? "counts"
+                        : r->state == REDLOCK_RESTART_EXCLUDED ? "excluded"
+                                                               : "unknown";
+    bool excluded = r != NULL && r->state == REDLOCK_RESTART_EXCLUDED;
+    json_object_set_new(o, "restart", state != NULL ? json_string(state) : json_null());
+    json_object_set_new(o, "restart_excluded_ms",
+                        number_or_null(excluded, excluded ? r->excluded_ms : 0));
+}
+
 static void set_stats(json_t *o, const redlock_stats *stats, unsigned i)
 {
+    set_restart(o, stats, i);
     json_object_set_new(o, "stats", stats != NULL && i < stats->master_count
                                         ? master_stats(&stats->masters[i])
                                         : json_null());
+}
+
+/* The holder its value names: host, pid, since (Unix ms and UTC), label;
+ * null when it names none. */
+static json_t *master_holder(const redlock_master_result *m)
+{
+    redlock_holder h;
+    if (m->value == NULL || redlock_value_holder(m->value, m->value_len, &h) != REDLOCK_OK)
+        return json_null();
+    char since[CLI_TIME_SIZE];
+    return json_pack("{s:s, s:I, s:I, s:s, s:s}", "host", h.host, "pid", (json_int_t)h.pid,
+                     "since_ms", (json_int_t)h.since_ms, "since", cli_utc_time(since, h.since_ms),
+                     "label", h.label);
 }
 
 char *cli_json_status(const cli_resources *set, int status, const redlock_result *r,
@@ -273,6 +304,7 @@ char *cli_json_status(const cli_resources *set, int status, const redlock_result
         json_object_set_new(o, "error", master_error(m));
         json_object_set_new(o, "clock", master_clock(m));
         set_stats(o, stats, i);
+        json_object_set_new(o, "holder", master_holder(m));
         json_array_append_new(masters, o);
     }
     json_object_set_new(obj, "masters", masters);
@@ -300,6 +332,12 @@ char *cli_json_ping(int status, const redlock_result *r, const redlock_stats *st
     return finish(obj);
 }
 
+bool cli_fencing_initialized(const redlock_master_result *m)
+{
+    return m->outcome == REDLOCK_MASTER_OK && m->detail != NULL &&
+           strcmp(m->detail, REDLOCK_FENCING_INITIALIZED) == 0;
+}
+
 char *cli_json_fencing_init(int status, uint64_t floor, const redlock_result *r)
 {
     json_t *obj = json_object();
@@ -314,10 +352,83 @@ char *cli_json_fencing_init(int status, uint64_t floor, const redlock_result *r)
         json_t *why = in_use ? json_null()
                              : text_or_null(m->detail ? m->detail
                                                       : redlock_master_outcome_name(m->outcome));
-        json_array_append_new(masters, json_pack("{s:o, s:b, s:o}", "node", text_or_null(m->name),
-                                                 "in_use", in_use, "error", why));
+        json_array_append_new(masters, json_pack("{s:o, s:b, s:b, s:o}", "node",
+                                                 text_or_null(m->name), "in_use", in_use,
+                                                 "initialized", cli_fencing_initialized(m),
+                                                 "error", why));
     }
     json_object_set_new(obj, "masters", masters);
+    return finish(obj);
+}
+
+/* -1 (not known): null; else a boolean. */
+static json_t *known_bool(int v)
+{
+    return v < 0 ? json_null() : json_boolean(v);
+}
+
+static json_t *known_text(const char *s)
+{
+    return s[0] == '\0' ? json_null() : text_or_null(s);
+}
+
+/* What check read of a master's settings (redlock_health_async()). */
+static void set_health(json_t *o, const redlock_master_health *h)
+{
+    bool known = h != NULL && h->connected;
+    json_object_set_new(o, "role", known ? known_text(h->role) : json_null());
+    json_object_set_new(o, "cluster_enabled", known ? known_bool(h->cluster_enabled) : json_null());
+    json_object_set_new(o, "maxmemory_policy",
+                        known ? known_text(h->maxmemory_policy) : json_null());
+    json_object_set_new(o, "durable", h != NULL ? json_boolean(h->durable) : json_null());
+    json_object_set_new(o, "aof", known ? known_bool(h->aof_enabled) : json_null());
+    json_object_set_new(o, "appendfsync", known ? known_text(h->appendfsync) : json_null());
+    json_object_set_new(o, "rdb", known ? known_bool(h->rdb) : json_null());
+    json_object_set_new(o, "scripting", known ? known_bool(h->scripting) : json_null());
+    json_object_set_new(o, "acl_probe_keys", known ? known_bool(h->probe_keys) : json_null());
+    json_object_set_new(o, "acl_marker_keys", known ? known_bool(h->marker_keys) : json_null());
+}
+
+char *cli_json_check(int status, const redlock_result *r, const redlock_stats *stats,
+                     const redlock_health *health, const cli_check_master *masters,
+                     unsigned safe)
+{
+    static const char *const states[] = {"ok", "warning", "unsafe", "unreachable"};
+    json_t *obj = json_object();
+    json_object_set_new(obj, "status", json_string(redlock_status_name(status)));
+    json_object_set_new(obj, "message", json_string(redlock_strerror(status)));
+    json_object_set_new(obj, "quorum", json_integer(r->quorum));
+    json_object_set_new(obj, "safe", json_integer(safe));
+    json_object_set_new(obj, "settings_read", json_boolean(health != NULL));
+    json_t *list = json_array();
+    for (unsigned i = 0; i < r->master_count; i++) {
+        const redlock_master_result *m = &r->masters[i];
+        const cli_check_master *cm = &masters[i];
+        const redlock_master_health *h =
+            health != NULL && i < health->master_count ? &health->masters[i] : NULL;
+        json_t *o = json_pack("{s:o, s:s, s:b, s:o, s:o}", "node", text_or_null(m->name),
+                              "state", states[cm->state], "reachable", reachable(m),
+                              "latency_us", number_or_null(m->latency_us >= 0, m->latency_us),
+                              "error", master_error(m));
+        json_t *clock = master_clock(m);
+        json_object_set_new(clock, "verdict", json_string(cm->clock));
+        json_object_set_new(clock, "why_not_checked", known_text(cm->clock_why));
+        json_object_set_new(o, "clock", clock);
+        json_object_set_new(o, "persistence", json_string(cm->persistence));
+        set_health(o, h);
+        set_restart(o, stats, i);
+        json_t *findings = json_array();
+        for (unsigned f = 0; f < cm->finding_count; f++)
+            json_array_append_new(
+                findings,
+                json_pack("{s:s, s:s, s:o}", "severity",
+                          cm->findings[f].severity == CLI_CHECK_UNSAFE ? "unsafe" : "warning",
+                          "code", cm->findings[f].code, "message",
+                          text_or_null(cm->findings[f].message)));
+        json_object_set_new(o, "findings", findings);
+        json_array_append_new(list, o);
+    }
+    json_object_set_new(obj, "masters", list);
     return finish(obj);
 }
 

@@ -28,7 +28,8 @@ static int run_command(cli *c, const cli_command *cmd, int argc, char **argv)
 {
     cli_options options = CLI_OPTIONS_INIT;
     int first;
-    cli_parse_result parsed = cli_parse_options(cmd, argc, argv, &options, &first);
+    cli_parse_result parsed =
+        cli_parse_command_options(cmd, argc, argv, &options, &cli_tool, c, &first);
     if (parsed != CLI_PARSE_OK)
         return cli_parse_exit_status(parsed);
     char **operands = argv + first;

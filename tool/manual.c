@@ -27,6 +27,9 @@ const doc_entry cli_environment[] = {
     {"The variable a node's `password_env` names", NULL,
      "Holds that master's AUTH password; it is read when the configuration is loaded, and "
      "must be set and not empty."},
+    {"`CREDENTIALS_DIRECTORY`", NULL,
+     "Where a node's relative `password_file` is, when set and not empty: systemd sets it "
+     "for a service with `LoadCredential=`."},
     {"`LIBEV_FLAGS`", NULL,
      "Read by libev, the event library `redlock` uses; when set, it chooses libev's event "
      "backend."},
@@ -38,14 +41,21 @@ const doc_entry cli_exit_statuses[] = {
     {"`0`", "ok", "Success (`run`: *CMD* exited with 0)."},
     {"`1`", "not our lock",
      "`release`, `extend`: the lock is not ours (any more): it expired, or another holder "
-     "has it."},
+     "has it. `check`: findings, with a quorum of masters safe."},
     {"`64`", "usage",
      "Bad arguments (`EX_USAGE`): an unknown command or option, a missing or extra operand, "
      "a bad *TIME* or `--node`, more than 64 `--node`, an empty or too long *RESOURCE*, "
-     "*VALUE* or `--owner` *TOKEN*, more than 64 resources or one named twice."},
+     "*VALUE* or `--owner` *TOKEN*, more than 64 resources or one named twice; a TTL over "
+     "`max_ttl_ms` while a master is not durable (`REDLOCK_EMAXTTL`); a TTL too short to "
+     "ever give validity (`REDLOCK_EINVAL`, see [Time values](#time-values)), or, for `run`, "
+     "to keep extended."},
     {"`69`", "no quorum reachable",
      "No quorum reachable: too few masters answered, because they are down, unreachable, "
-     "too slow (no validity left once a quorum agreed) or answered with errors; or, for a "
+     "too slow (no validity left once a quorum agreed), behind (`REDLOCK_EOVERLOAD`) or "
+     "answered with errors; or too few of those that answered count: their clocks are proven "
+     "fast (`REDLOCK_ECLOCK`), or their servers restarted less than `max_ttl_ms` ago "
+     "(`REDLOCK_ERESTARTED`; `ping` too, when a quorum answers and fewer count); `check`: "
+     "fewer masters than a quorum are safe; or, for a "
      "fenced lock, too few have a fencing counter in use (see `fencing-init`) "
      "(`EX_UNAVAILABLE`)."},
     {"`70`", "internal error",
@@ -56,7 +66,9 @@ const doc_entry cli_exit_statuses[] = {
      "(`EX_TEMPFAIL`); `-E` *N* / `--conflict-exit-code` *N* makes it *N* (0 to 255), as "
      "`flock -E` does."},
     {"`77`", "credentials refused",
-     "The masters refused our credentials: a wrong or missing password (`EX_NOPERM`)."},
+     "The masters refused our credentials: a wrong or missing password; or the ACL user "
+     "lacks a permission the command needs (`NOPERM`, `REDLOCK_EPERM`; not retried) "
+     "(`EX_NOPERM`)."},
     {"`78`", "configuration",
      "No configuration found, or a configuration that cannot be read, is not valid or lists "
      "no masters (`EX_CONFIG`)."},
@@ -95,6 +107,17 @@ static const doc_entry files[] = {
      "the second otherwise."},
     {"`/etc/redlock/redlock.yaml`", NULL,
      "The system-wide configuration file, used when the user has none."},
+    {"`/etc/redlock/redlock.yaml.example`", NULL,
+     "An example configuration, commented, which the package installs (`config/redlock.yaml` "
+     "in the sources): copy it to one of the files above and name your masters. The package "
+     "never installs or changes `redlock.yaml` itself."},
+    {"`/usr/share/bash-completion/completions/redlock`", NULL,
+     "Completion of the commands and options for bash (with the `bash-completion` package, "
+     "loaded on first use)."},
+    {"`/usr/share/zsh/vendor-completions/_redlock`", NULL, "Their completion for zsh."},
+    {"`/usr/share/doc/redlock-tools/docs/cli.md`", NULL, "This manual, in Markdown."},
+    {"`/usr/share/doc/redlock-tools/docs/config.md`", NULL,
+     "Every configuration key, with its type, default and range."},
     {NULL, NULL, NULL},
 };
 
@@ -157,17 +180,34 @@ static const doc_part options[] = {
 
 static const doc_part time_values[] = {
     {DOC_TEXT,
-     "*TIME* is a number of milliseconds (`1500`), or a decimal number with a unit,\n"
-     "as `timeout`(1) and systemd write them: `ms` (milliseconds), `s` (seconds),\n"
-     "`m` (minutes) or `h` (hours), as in `250ms`, `1.5s`, `.5s`, `2m`, `1h`. A\n"
-     "fraction is rounded to the nearest millisecond, halves up, from every digit\n"
-     "written: `1.0005s` is 1001 ms, `1.0004999s` 1000 ms, `2.5` 3 ms. No sign,\n"
-     "exponent, space or other unit is accepted.\n"
+     "*TIME* is written as `timeout`(1), `flock -w` and systemd write it: a bare\n"
+     "number is seconds (`2`, `1.5`), or numbers each with a unit, summed: `us`\n"
+     "(`usec`), `ms` (`msec`), `s` (`sec`), `m` (`min`), `h` (`hr`) or `d`, as in\n"
+     "`250ms`, `1.5s`, `.5s`, `1m30s`, `1h 30min`, `1d`. A fraction is rounded to\n"
+     "the nearest millisecond, halves up, from every digit written: `1.0005s` is\n"
+     "1001 ms, `1.0004999s` 1000 ms, `2.5ms` 3 ms. A blank may separate the parts\n"
+     "and a number from its unit; no sign, exponent, leading or trailing blank or\n"
+     "other unit is accepted, and a bare number is allowed only alone (`1m30` is\n"
+     "refused). Before 0.3 a bare number was milliseconds: write `1500ms` for them.\n"
      "\n"
      "The largest *TIME* is 2147483647 ms (about 24.8 days); `--ttl` must be at least\n"
-     "1 ms once rounded. A well-formed *TIME* outside these bounds is refused as out\n"
-     "of range (`redlock: --ttl 0: out of range (1 ms to 2147483647 ms, about 24.8\n"
-     "days)`), anything else as not a *TIME*; both exit 64.\n"
+     "1 ms once rounded. A *TIME* above 0 but below 1 ms (`500us`) is refused as too\n"
+     "fine (`redlock: --wait 500us: below 1 ms, the finest TIME this takes`), not\n"
+     "read as 0. A well-formed *TIME* outside these bounds is refused as out of range\n"
+     "(`redlock: --ttl 0: out of range (1 ms to 2147483647 ms, about 24.8 days)`),\n"
+     "anything else as not a *TIME*; all exit 64.\n"
+
+     "\n"
+     "A `--ttl` that could never give validity is refused with 64 before anything\n"
+     "is sent (`run`: before *CMD* starts): the validity of an attempt is the TTL\n"
+     "less the time the attempt took and the drift allowance (`ttl_ms` x\n"
+     "`drift_factor` + 2 ms), so a TTL leaving less than 1 ms after the allowance\n"
+     "and a 1 ms round trip (4 ms or less with the default `drift_factor`) is\n"
+     "refused (`REDLOCK_EINVAL`). `run` keeps its lock extended, an extension\n"
+     "every third of the TTL, the lock given up a sixth of it before the validity\n"
+     "ends: it refuses with 64, before anything is acquired or run, a TTL that\n"
+     "cycle can never keep (under 27 ms with the default `drift_factor`), and says\n"
+     "the smallest that works.\n"
      "\n"
      "`--wait forever` (or `--wait inf`) retries until the lock is acquired or\n"
      "`redlock` gets SIGINT, SIGTERM, SIGHUP or SIGQUIT; it then gives up at once,\n"
@@ -289,8 +329,92 @@ static const doc_part json_output[] = {
      "  `masters_ok_at_decision`. `master_count` is the number of masters, `quorum`\n"
      "  the number needed, `masters` each master's `outcome` (`ok`, `held`,\n"
      "  `absent`, `timeout`, `not-connected`, `auth-failed`, `error`, `pending`) in\n"
-     "  configuration order.",
+     "  configuration order.\n"
+     "- **A master's clock.** `status`, `ping` and `check` give each master's\n"
+     "  `clock`, what this run of the tool proved of the master's expiry clock\n"
+     "  (docs/safety.md): `state` is `off` (not checked), `checking` (too few\n"
+     "  samples yet), `trusted` (nothing proven against it) or `fast` (proven\n"
+     "  fast: its OKs do not count); `slow` whether it is proven slower than ours\n"
+     "  (its keys live longer: reported only); `rate_min` and `rate_max` the\n"
+     "  bounds its samples prove on its clock's rate to ours, null while not\n"
+     "  proven (a short command seldom proves one). `check` adds `verdict` and\n"
+     "  `why_not_checked`.\n"
+     "- **A master's counters.** `status` and `ping` give each master's `stats`,\n"
+     "  the client's counters for it over the command (the library's\n"
+     "  `redlock_client_stats()`): `requests` sent, their `outcomes` (a count by\n"
+     "  outcome name), `late` replies after their deadline, `connects` made, the\n"
+     "  connection's `state`, the replies' latency as a histogram\n"
+     "  (`latency_us_buckets`: bucket *b* counts latencies from 2^(*b*-1) to\n"
+     "  2^*b* microseconds) and its sum (`latency_sum_us`), and the requests still\n"
+     "  unanswered (`in_flight`) and still waiting to be sent (`queued`) at the\n"
+     "  end. `restart` is `counts`, `excluded` (restarted too recently:\n"
+     "  `restart_excluded_ms` is the time left, null otherwise) or `unknown`.",
      NULL, NULL},
+};
+
+/* One line for each key the YAML loader takes (src/config/config_yaml.c's
+ * tables): the generator lists the keys in the loader's order, with the
+ * duration form of an `_ms` key beside it, and fails on a key without its
+ * line here or a line without its key. docs/config.md has the rest. */
+const doc_entry cli_config_top_keys[] = {
+    {"connect_timeout_ms", NULL, "Time to connect to one master and finish the handshake."},
+    {"command_timeout_ms", NULL, "Time one master has to answer one request."},
+    {"ttl_ms", NULL, "The default TTL of a lock (`--ttl`)."},
+    {"retry_count", NULL, "Retries of an acquire after the first attempt, without `--wait`."},
+    {"retry_delay_ms", NULL, "Pause before each retry of an acquire."},
+    {"retry_jitter_ms", NULL, "A random 0 to this added to each pause."},
+    {"reconnect_min_ms", NULL, "First delay before reconnecting to a master (then doubled)."},
+    {"reconnect_max_ms", NULL, "Cap of the doubling reconnect delay."},
+    {"wait_by_notification", NULL,
+     "A waiting acquire retries at once when a release is announced (`true`, the default)."},
+    {"max_hold_ms", NULL, "Stop extending once a lock has been held this long (`--max-hold`)."},
+    {"lock_delay_ms", NULL, "Keep the keys this much longer than the validity (`--lock-delay`)."},
+    {"fencing", NULL, "Acquires hand out fencing tokens (`--fencing`)."},
+    {"max_in_flight", NULL, "Requests sent to one master and not yet answered, at most."},
+    {"clock_check", NULL, "Check the masters' clocks: `off`, `warn` or `enforce` (the default)."},
+    {"clock_warmup_ms", NULL, "A first acquire waits until each master was checked this long."},
+    {"clock_probe_ms", NULL, "Sample each master's clock at least this often while locks are "
+                             "held (0: a tenth of `ttl_ms`)."},
+    {"clock_quarantine_ms", NULL, "How long a master proven fast is left out."},
+    {"max_ttl_ms", NULL,
+     "The longest TTL any client of the deployment asks (0: `ttl_ms`); a restarted master "
+     "counts this long after."},
+    {"durable", NULL, "Every master keeps its keys across a restart (AOF, `appendfsync always`)."},
+    {"drift_factor", NULL, "Clock drift allowance: a lock's validity loses TTL times this, plus "
+                           "2 ms."},
+    {"nodes", NULL, "The masters, 1 to 64 (required); each a mapping of the keys below."},
+    {"password_file", NULL, "File holding the AUTH password of every node without one of its "
+                            "own (relative: in `$CREDENTIALS_DIRECTORY` when set)."},
+    {"tls", NULL, "TLS to every TCP master (a build with TLS)."},
+    {"tls_ca_file", NULL, "PEM file of the CAs a master's certificate must chain to."},
+    {"tls_ca_dir", NULL, "Directory of hashed CA certificates."},
+    {"tls_cert_file", NULL, "Client certificate (PEM chain)."},
+    {"tls_key_file", NULL, "The client certificate's private key."},
+    {"tls_server_name", NULL, "The name sent as SNI and checked in a master's certificate."},
+    {NULL, NULL, NULL},
+};
+
+const doc_entry cli_config_node_keys[] = {
+    {"host", NULL, "Host name or IP address of the master."},
+    {"port", NULL, "TCP port (default 6379)."},
+    {"socket", NULL, "Path of a unix socket, instead of `host` and `port`."},
+    {"url", NULL, "The master as a URL (`redis://`, `rediss://`, `unix://`), as `--node` takes."},
+    {"password", NULL, "AUTH password."},
+    {"password_env", NULL, "Name of an environment variable holding the AUTH password."},
+    {"password_file", NULL, "File holding the AUTH password (relative: in "
+                            "`$CREDENTIALS_DIRECTORY` when set)."},
+    {"username", NULL, "ACL user name for AUTH."},
+    {"db", NULL, "Database to SELECT (default 0)."},
+    {"connect_timeout_ms", NULL, "This master's own connect timeout."},
+    {"command_timeout_ms", NULL, "This master's own command timeout."},
+    {"durable", NULL, "This master keeps its keys across a restart."},
+    {"tls", NULL, "TLS to this master."},
+    {"tls_ca_file", NULL, "This master's own CA file."},
+    {"tls_ca_dir", NULL, "This master's own CA directory."},
+    {"tls_cert_file", NULL, "This master's own client certificate."},
+    {"tls_key_file", NULL, "This master's own client key."},
+    {"tls_server_name", NULL, "This master's own server name."},
+    {NULL, NULL, NULL},
 };
 
 static const doc_part configuration[] = {
@@ -325,17 +449,18 @@ static const doc_part configuration[] = {
      "    password_env: REDIS_PASSWORD\n"
      "```\n"
      "\n"
-     "Top-level keys (durations in milliseconds): `connect_timeout_ms`,\n"
-     "`command_timeout_ms`, `ttl_ms` (the default TTL), `retry_count`,\n"
-     "`retry_delay_ms`, `retry_jitter_ms` (the acquire's retry policy),\n"
-     "`reconnect_min_ms`, `reconnect_max_ms`, `drift_factor` and `nodes` (1 to 64\n"
-     "masters). Each node has `host` (and `port`, default 6379) or `socket`, and\n"
-     "optionally `password` or `password_env`, `username`, `db`,\n"
-     "`connect_timeout_ms` and `command_timeout_ms`. Unknown and repeated keys are\n"
-     "errors. Every key, its type, default and range is described in\n"
-     "[`docs/config.md`](config.md) in the libredlock sources; a commented example\n"
-     "is `config/redlock.yaml`.",
+     "Each top-level `_ms` key (milliseconds) may be given as a duration instead,\n"
+     "under its name without `_ms`, written as a *TIME* (`ttl: 30s`,\n"
+     "`retry_delay: 250ms`; a bare number is seconds); not both. Unknown and\n"
+     "repeated keys are errors. Every key's type, default and range is in\n"
+     "[`docs/config.md`](config.md) (installed as\n"
+     "`/usr/share/doc/redlock-tools/docs/config.md`); a commented example is\n"
+     "`/etc/redlock/redlock.yaml.example` (`config/redlock.yaml` in the sources).\n"
+     "The top-level keys:",
      NULL, NULL},
+    {DOC_CONFIG_KEYS, "Key|Meaning", cli_config_top_keys, NULL},
+    {DOC_TEXT, "The keys of each node (`host` or `socket` or `url` is required):", NULL, NULL},
+    {DOC_CONFIG_KEYS, "Key|Meaning", cli_config_node_keys, NULL},
 };
 
 static const doc_part environment[] = {
@@ -395,9 +520,10 @@ static const doc_part exit_status[] = {
     {DOC_TEXT,
      "When masters fail for different reasons, the most specific one decides: an\n"
      "answer first (75 when the refusals of our value alone rule a quorum out; 1 for\n"
-     "`release` and `extend` when our value is gone), then refused credentials (77\n"
-     "as soon as any master refused them: two masters refusing our password and\n"
-     "three down exit 77, not 69), then 69. With retries (`--wait`, or the\n"
+     "`release` and `extend` when our value is gone), then refused credentials or\n"
+     "permissions (77 as soon as any master refused them: two masters refusing our\n"
+     "password and three down exit 77, not 69; a master that answers `NOPERM` is\n"
+     "not unreachable), then 69. With retries (`--wait`, or the\n"
      "configuration's `retry_count`), the last attempt decides. The line on standard\n"
      "error names the masters that failed and why.\n"
      "\n"
@@ -544,7 +670,7 @@ static const doc_section sections[] = {
 const doc_manual cli_manual = {
     .name = "redlock",
     .whatis = "take a lock held on a majority of independent Redis masters",
-    .date = "2026-11-23",
+    .date = "2026-11-28",
     .sections = sections,
     .section_count = ARRAY_SIZE(sections),
 };

@@ -27,6 +27,10 @@ typedef enum doc_part_kind {
     DOC_DEFINITIONS, /* entries: each term, then its help and details */
     DOC_TABLE,       /* entries: each term, then its details (its help is a
                         label for --help); text: the headers, "TERM|DETAILS" */
+    DOC_CONFIG_KEYS, /* entries: a line for each key of the config's top level
+                        (cli_config_top_keys) or of a node (cli_config_node_keys),
+                        shown as DOC_TABLE in the YAML loader's order; text: the
+                        headers */
     DOC_SYNOPSIS,    /* the synopsis of redlock and of its commands */
     DOC_COMMANDS,    /* every command: its help and details */
     DOC_OPTIONS,     /* command's options; NULL: those of every command */
@@ -58,5 +62,8 @@ extern const doc_manual cli_manual;
 /* What redlock --help lists too (the entries with help). */
 extern const doc_entry cli_environment[];
 extern const doc_entry cli_exit_statuses[];
+/* A line for each configuration key (terms: the keys, plain). */
+extern const doc_entry cli_config_top_keys[];
+extern const doc_entry cli_config_node_keys[];
 
 #endif

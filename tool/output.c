@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 #include <string.h>
+#include <time.h>
 
 void cli_error(const char *fmt, ...)
 {
@@ -58,5 +59,19 @@ const char *cli_shown(char *buf, size_t size, const char *s)
         used += sizeof(cut) - 1;
     }
     buf[used] = '\0';
+    return buf;
+}
+
+const char *cli_utc_time(char *buf, int64_t unix_ms)
+{
+    time_t secs = (time_t)(unix_ms / 1000);
+    struct tm utc;
+    size_t n = 0;
+    if (gmtime_r(&secs, &utc) != NULL)
+        n = strftime(buf, CLI_TIME_SIZE, "%Y-%m-%dT%H:%M:%S", &utc);
+    if (n == 0)
+        snprintf(buf, CLI_TIME_SIZE, "%lld ms", (long long)unix_ms);
+    else
+        snprintf(buf + n, CLI_TIME_SIZE - n, ".%03dZ", (int)(unix_ms % 1000));
     return buf;
 }

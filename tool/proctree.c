@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,8 @@ typedef struct proc {
 
 #define KILL_WAIT_MIN_MS 1   /* between sweeps while processes keep dying */
 #define KILL_WAIT_MAX_MS 500 /* between sweeps once none does */
+#define WARM_UP_PROCESSES 8  /* read by the warm-up: its code runs, no more */
+#define ALL_PROCESSES SIZE_MAX
 
 /* A living process's parent and whether it is stopped, from
  * /proc/PID/stat in one read(); false when it is gone, a zombie, or
@@ -73,8 +76,9 @@ static int by_pid(const void *a, const void *b)
     return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
-/* Every living process; NULL (and *count 0) when /proc cannot be read. */
-static proc *read_processes(size_t *count)
+/* Every living process, or the first limit of them; NULL (and *count 0)
+ * when /proc cannot be read. */
+static proc *read_processes(size_t *count, size_t limit)
 {
     *count = 0;
     DIR *d = opendir("/proc");
@@ -83,7 +87,7 @@ static proc *read_processes(size_t *count)
     proc *procs = NULL;
     size_t cap = 0;
     const struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
+    while (*count < limit && (e = readdir(d)) != NULL) {
         if (!isdigit((unsigned char)e->d_name[0]))
             continue;
         proc p = {(pid_t)strtol(e->d_name, NULL, 10), 0, false, false};
@@ -127,12 +131,13 @@ static void mark_descendants(proc *procs, size_t n)
     }
 }
 
-long proctree_signal(int signo, long *refused)
+/* proctree_signal over the first limit processes of /proc. */
+static long sweep(int signo, long *refused, size_t limit)
 {
     if (refused != NULL)
         *refused = 0;
     size_t n = 0;
-    proc *procs = read_processes(&n);
+    proc *procs = read_processes(&n, limit);
     if (procs == NULL)
         return -1;
     qsort(procs, n, sizeof(*procs), by_pid);
@@ -153,6 +158,16 @@ long proctree_signal(int signo, long *refused)
     }
     free(procs);
     return found;
+}
+
+long proctree_signal(int signo, long *refused)
+{
+    return sweep(signo, refused, ALL_PROCESSES);
+}
+
+void proctree_warm_up(void)
+{
+    sweep(0, NULL, WARM_UP_PROCESSES);
 }
 
 void proctree_kill_all(proctree_reaped *on_reaped, void *arg)

@@ -14,6 +14,12 @@
  * sweep may be missed. */
 long proctree_signal(int signo, long *refused);
 
+/* Run a sweep's code over a few processes of /proc, signalling none: a
+ * later sweep, when it hurries (a lock lost), finds its code loaded and
+ * bound, for the cost of a handful of reads instead of one per process
+ * on the machine. */
+void proctree_warm_up(void);
+
 /* Called for each child reaped, with its wait status. */
 typedef void proctree_reaped(pid_t pid, int wait_status, void *arg);
 

@@ -119,6 +119,19 @@ int cli_ping(cli *c, redlock_result **result)
     return blocking_ping(&ctx, result);
 }
 
+int cli_open_and_ping(cli *c, const char *command, int *status)
+{
+    int rc = cli_open(c);
+    if (rc != 0)
+        return rc;
+    *status = cli_ping(c, &c->result);
+    if (c->result == NULL) {
+        cli_error("%s: %s", command, redlock_strerror(*status));
+        return EX_SOFTWARE;
+    }
+    return 0;
+}
+
 int cli_fencing_init(cli *c, uint64_t floor, redlock_result **result)
 {
     blocking_ctx ctx = ctx_of(c);
@@ -137,6 +150,7 @@ redlock_acquire_options cli_acquire_options(const cli_options *o)
     }
     if (o->fencing >= 0)
         opts.fencing = o->fencing;
+    opts.label = o->label; /* checked with the option */
     int64_t wait_ms = o->wait_ms;
     /* The most retries an acquire takes: at any retry delay, years. */
     const int64_t unlimited = INT32_MAX;
@@ -182,8 +196,11 @@ void cli_describe_failures(const redlock_result *r, char *buf, size_t len)
     }
 }
 
-void cli_report_not_acquired(const cli_resources *set, int status, const redlock_result *r)
+void cli_report_not_acquired(const cli_resources *set, int status, const redlock_result *r,
+                             bool quiet)
 {
+    if (quiet && status == REDLOCK_ECONFLICT)
+        return; /* as flock -n: only the exit status says so */
     char shown[CLI_SHOWN_SET_SIZE];
     cli_resources_shown(set, shown, sizeof(shown));
     if (r == NULL) {

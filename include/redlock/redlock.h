@@ -56,7 +56,9 @@
  *   (dropped if not started, else canceled by the loop's runner as
  *   redlock_sync_free() would; a lock acquired just as the cancel came is
  *   released). redlock_sync_free() and redlock_lock_free() are not
- *   cancellation points. Asynchronous cancellation is not supported.
+ *   cancellation points. Asynchronous cancellation is not supported. To end
+ *   one acquire's wait without canceling its thread, give it a cancel fd
+ *   (redlock_acquire_options.cancel_fd).
  *
  * Signals
  * - hiredis writes to sockets with write(2): a write to a master that has
@@ -71,15 +73,16 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define REDLOCK_VERSION_MAJOR 0
-#define REDLOCK_VERSION_MINOR 2
+#define REDLOCK_VERSION_MINOR 3
 #define REDLOCK_VERSION_PATCH 0
-#define REDLOCK_VERSION_STRING "0.2.0"
+#define REDLOCK_VERSION_STRING "0.3.0"
 
 #if defined(REDLOCK_BUILDING) && defined(__GNUC__)
 #define REDLOCK_API __attribute__((visibility("default")))
@@ -102,14 +105,20 @@ extern "C" {
     X(EAUTH, -7, "the masters refused our credentials")                        \
     X(EREPLY, -8, "the masters replied with errors")                           \
     X(ECONFIG, -9, "invalid configuration")                                    \
-    X(ECANCELED, -10, "operation canceled: the client is being freed")         \
+    X(ECANCELED, -10, "operation canceled: by its cancel fd, or the client is being freed") \
     X(EBUSY, -11, "another operation is in progress on this lock")             \
     X(ESYS, -12, "a system call failed")                                       \
     X(ENOTSUP, -13, "not supported by this build of the library")                \
     X(EMAXHOLD, -14, "held for max_hold_ms: auto-extension stopped")            \
     X(ENOFENCE, -15, "too few masters have a fencing counter in use")       \
     X(EOVERLOAD, -16, "the masters are behind: the requests waited too long to be sent") \
-    X(ECLOCK, -17, "too few masters with trustworthy clocks")
+    X(ECLOCK, -17, "too few masters with trustworthy clocks")                  \
+    X(EMAXTTL, -18, "the TTL asked is over max_ttl_ms, the longest TTL the deployment's clients share") \
+    X(ERESTARTED, -19, "too few masters count: masters restarted less than max_ttl_ms ago are not counted yet") \
+    X(EPERM, -20, "the masters refused the command: the ACL user lacks a permission (NOPERM)") \
+    X(ENOSPC, -21, "the buffer is too small: the size needed is given back") \
+    X(ELOST, -22, "the lock was lost while the function ran: another holder may have overlapped it") \
+    X(ENOENT, -23, "no such operation in progress: it completed already, or was canceled")
 
 typedef enum redlock_status {
 #define REDLOCK_STATUS_ENUM_(name, value, msg) REDLOCK_##name = (value),
@@ -121,7 +130,7 @@ typedef enum redlock_status {
 REDLOCK_API const char *redlock_strerror(int status);
 /* The status's name, e.g. "REDLOCK_ECONFLICT"; "REDLOCK_UNKNOWN" otherwise. */
 REDLOCK_API const char *redlock_status_name(int status);
-/* "0.2.0": the version of the library actually linked. */
+/* "0.3.0": the version of the library actually linked. */
 REDLOCK_API const char *redlock_version(void);
 
 /* ------------------------------------------------------------------------ */
@@ -133,6 +142,8 @@ REDLOCK_API const char *redlock_version(void);
 #define REDLOCK_MAX_RESOURCES 64          /* resources one lock takes together */
 #define REDLOCK_MAX_VALUE_LEN 1024        /* bytes in a lock value */
 #define REDLOCK_VALUE_LEN 32              /* generated values: 128 bits, hex */
+#define REDLOCK_MAX_LABEL_LEN 128         /* bytes in an acquire's holder label */
+#define REDLOCK_MAX_HOST_LEN 64           /* bytes of the host name a value carries */
 #define REDLOCK_ERRBUF_SIZE 512           /* config error messages (cut short beyond) */
 
 /* ------------------------------------------------------------------------ */
@@ -187,7 +198,12 @@ typedef struct redlock_config redlock_config;
                                                           this often while locks are held; \
                                                           0: ttl_ms / 10 */                 \
     X(CLOCK_QUARANTINE_MS, "clock_quarantine_ms", 1, 86400000, 60000) /* a master proven \
-                                                        fast is left out this long */
+                                                        fast is left out this long */  \
+    X(MAX_TTL_MS, "max_ttl_ms", 0, 2147483647, 0) /* the longest TTL any client of the \
+                                                     deployment asks; 0: ttl_ms. A master \
+                                                     restarted counts this long after */ \
+    X(DURABLE, "durable", 0, 1, 0) /* every master keeps its keys across a restart (AOF, \
+                                      appendfsync always): no restart excludes one */
 
 /* The values of REDLOCK_CLOCK_CHECK (YAML: off, warn, enforce). */
 #define REDLOCK_CLOCK_CHECK_OFF 0     /* no probes, no verdicts */
@@ -216,6 +232,10 @@ REDLOCK_API int redlock_config_load_file(redlock_config **out, const char *path,
 REDLOCK_API int redlock_config_load_string(redlock_config **out, const char *text,
                                            size_t len, const char *name,
                                            char *errbuf, size_t errlen);
+/* The file cfg was loaded from (redlock_config_load_file()) when it holds
+ * a password inline (`password`, or a url with one) and others may read
+ * it (mode o+r); else NULL. A client started with cfg logs a warning. */
+REDLOCK_API const char *redlock_config_password_exposed(const redlock_config *cfg);
 /* A deep copy. */
 REDLOCK_API int redlock_config_copy(const redlock_config *cfg, redlock_config **out);
 /* Frees cfg and wipes the passwords it held. NULL is allowed. */
@@ -249,6 +269,10 @@ REDLOCK_API int redlock_config_node_set_auth(redlock_config *cfg, size_t index,
                                              const char *username, const char *password);
 /* SELECT db for a node (default 0). */
 REDLOCK_API int redlock_config_node_set_db(redlock_config *cfg, size_t index, int db);
+/* Whether a node keeps its keys across a restart (AOF with appendfsync
+ * always: docs/safety.md, "Masters restarted empty"): 1 durable, 0 not,
+ * -1 as the config's `durable` setting (the default). */
+REDLOCK_API int redlock_config_node_set_durable(redlock_config *cfg, size_t index, int durable);
 /* Per-node timeouts; 0 keeps the config-wide value. */
 REDLOCK_API int redlock_config_node_set_timeouts(redlock_config *cfg, size_t index,
                                                  int64_t connect_timeout_ms,
@@ -349,7 +373,8 @@ REDLOCK_API bool redlock_url_mask_password(char *url);
     X(AUTH_FAILED, 5, "auth-failed") /* the master refused our credentials */ \
     X(ERROR, 6, "error")          /* an error reply; detail has its text */ \
     X(PENDING, 7, "pending")      /* no reply yet when the outcome was decided */ \
-    X(CLOCK, 8, "clock-excluded") /* did it, but its clock is proven fast: not counted */
+    X(CLOCK, 8, "clock-excluded") /* did it, but its clock is proven fast: not counted */ \
+    X(REFUSED, 9, "refused")      /* answered NOPERM: the ACL user may not; detail has its text */
 
 typedef enum redlock_master_outcome {
 #define REDLOCK_MASTER_OUTCOME_ENUM_(name, value, text) REDLOCK_MASTER_##name = (value),
@@ -387,7 +412,10 @@ typedef struct redlock_master_result {
      * a master's own error text may read like the detail below. */
     bool late;
     const char *detail; /* error reply or connection error; NULL when none.
-                           "late reply, not counted[: ...]" when late */
+                           "late reply, not counted[: ...]" when late.
+                           fencing-init, OK: REDLOCK_FENCING_INITIALIZED
+                           when it put the counter in use, else "in use
+                           already" */
     int64_t latency_us; /* from send to reply; -1 without a reply */
     /* Inspect only (see redlock_inspect_async()); otherwise NULL, 0, -2. */
     const char *value;  /* the key's value, NUL-terminated; NULL when absent */
@@ -475,6 +503,20 @@ REDLOCK_API int64_t redlock_lock_ttl_ms(const redlock_lock *lock);
  * acquired without fencing, or made from a value. */
 REDLOCK_API uint64_t redlock_lock_fencing_token(const redlock_lock *lock);
 
+/* Who holds a lock, as its value says (the acquire option label). */
+typedef struct redlock_holder {
+    char host[REDLOCK_MAX_HOST_LEN + 1]; /* the holder's host name */
+    int64_t pid;                         /* its process id */
+    int64_t since_ms;                    /* its attempt's start, Unix time in ms */
+    char label[REDLOCK_MAX_LABEL_LEN + 1];
+} redlock_holder;
+
+/* Read the holder metadata from a lock's value (a master result's value
+ * from an inspect, or redlock_lock_value()) into *out. REDLOCK_EINVAL when
+ * the value carries none (acquired without a label, by an earlier version,
+ * or given to redlock_lock_new()): the holder is unknown; *out is zeroed. */
+REDLOCK_API int redlock_value_holder(const char *value, size_t value_len, redlock_holder *out);
+
 /* A lock's state: X(NAME, value, name), giving REDLOCK_LOCK_NAME and its
  * redlock_lock_state_name(). */
 #define REDLOCK_LOCK_STATE_MAP(X)                                             \
@@ -535,18 +577,37 @@ typedef struct redlock_acquire_options {
      * at the cost of a second round trip; 0: without. REDLOCK_DEFAULT: the
      * config's `fencing`. */
     int fencing;
+    /* Holder metadata (docs/design.md, "Who holds a lock"): a label of
+     * 1..REDLOCK_MAX_LABEL_LEN printable ASCII characters (a NUL ends it)
+     * saying who holds the lock, e.g. a command line. Given, each value
+     * the acquire writes is its random part followed by the host name,
+     * the process id, the time of the attempt and the label, which
+     * redlock_value_holder() reads back from an inspect. NULL (the
+     * default): the value is the random part alone. */
+    const char *label;
+    /* A file descriptor (an eventfd, a pipe's read end, a signalfd, ...)
+     * whose becoming readable cancels this acquire: it completes with
+     * REDLOCK_ECANCELED and leaves no key behind (what its attempt may have
+     * set is released, as after a failed attempt). Readable already when
+     * the acquire starts: REDLOCK_ECANCELED, nothing sent. The fd is only
+     * polled, never read: its state is the caller's, who keeps it open
+     * until the acquire completes. -1 (the default): none. */
+    int cancel_fd;
 } redlock_acquire_options;
 
 /* The name of the key each master keeps its fencing counter in, which no
  * lock may use as its resource. */
 #define REDLOCK_FENCING_KEY "redlock:fence"
+/* A fencing-init master result's detail when that master's counter was
+ * put in use by it (else "in use already": it was in use before). */
+#define REDLOCK_FENCING_INITIALIZED "initialized"
 /* A fenced lock's token is kept beside each of its keys, in the key named
  * this prefix and the resource, for inspection (redlock status); no lock
  * may use a resource beginning with it. */
 #define REDLOCK_FENCING_TOKEN_PREFIX "redlock:fence:"
 
-/* Sets every number to REDLOCK_DEFAULT and owner to NULL. Always call it
- * before setting fields. */
+/* Sets every number to REDLOCK_DEFAULT (cancel_fd to -1) and owner and label
+ * to NULL. Always call it before setting fields. */
 REDLOCK_API void redlock_acquire_options_init(redlock_acquire_options *opts);
 
 /* ------------------------------------------------------------------------ */
@@ -601,14 +662,28 @@ typedef void (*redlock_done_cb)(int status, const redlock_result *result, void *
  * master in parallel; held when a quorum said OK and validity remains.
  * Failed attempts are released on every master and retried per opts (NULL:
  * the config's policy). Completes with REDLOCK_OK, ECONFLICT, ENOQUORUM,
- * EEXPIRED, EAUTH, EREPLY or ECANCELED, or (rarely) ENOMEM or ESYS when a
- * retry cannot be started. Returns REDLOCK_EINVAL, ENOMEM, ESYS (no random
- * value) or ECANCELED (the client is being freed) without calling cb.
+ * EEXPIRED, EAUTH, EREPLY or ECANCELED (the client freed, opts->cancel_fd
+ * readable, or redlock_acquire_cancel()), or (rarely) ENOMEM or ESYS when a
+ * retry cannot be started.
+ * Returns REDLOCK_EINVAL, ENOMEM, ESYS (no random value) or ECANCELED (the
+ * client is being freed, or opts->cancel_fd is readable already) without
+ * calling cb.
  */
 REDLOCK_API int redlock_acquire_async(redlock_client *client, const void *resource,
                                       size_t resource_len,
                                       const redlock_acquire_options *opts,
                                       redlock_acquire_cb cb, void *arg);
+/*
+ * Cancel the acquire (every one, if several) started on client with this cb
+ * and arg that has not completed: what its attempt in flight may have set
+ * is released as after a failed attempt, and cb runs with REDLOCK_ECANCELED
+ * from the loop, after this call has returned, never inside it. Returns
+ * REDLOCK_OK when it canceled one, REDLOCK_ENOENT when none is left to
+ * cancel (it completed: its callback ran or is running; or it was canceled
+ * already), REDLOCK_EINVAL for a NULL client or cb. Loop thread.
+ */
+REDLOCK_API int redlock_acquire_cancel(redlock_client *client, redlock_acquire_cb cb,
+                                       const void *arg);
 /*
  * Take one lock on count resources (resources[i], resource_lens[i] bytes),
  * all or nothing: each master runs one script that sets every key or, when
@@ -680,10 +755,21 @@ typedef void (*redlock_lost_cb)(int status, redlock_lock *lock, void *arg);
  * value): the lock is then lost with REDLOCK_EMAXHOLD, as above, and its
  * keys expire after the TTL of its last extension.
  * REDLOCK_EEXPIRED when no validity is left, REDLOCK_EBUSY when another
- * operation is in flight on the lock or it is already auto-extended.
+ * operation is in flight on the lock or it is already auto-extended,
+ * REDLOCK_EINVAL for a TTL shorter than redlock_auto_extend_min_ttl().
  */
 REDLOCK_API int redlock_auto_extend_async(redlock_client *client, redlock_lock *lock,
                                           redlock_lost_cb on_lost, void *arg);
+
+/*
+ * The smallest TTL, in milliseconds, that redlock_auto_extend_async() can
+ * keep extended under cfg's drift_factor (some 27 ms with the default):
+ * with a shorter one the lock would be lost at its first guard, and
+ * redlock_auto_extend_async() refuses it (REDLOCK_EINVAL, the reason
+ * logged). REDLOCK_OK; REDLOCK_EINVAL for a NULL argument; REDLOCK_ECONFIG
+ * when no TTL can be kept (a drift_factor near 1; *ttl_ms is then -1).
+ */
+REDLOCK_API int redlock_auto_extend_min_ttl(const redlock_config *cfg, int64_t *ttl_ms);
 
 /*
  * Ask every master about resource: each master's result gets the key's
@@ -702,6 +788,50 @@ REDLOCK_API int redlock_inspect_many_async(redlock_client *client,
 /* PING every master; latency_us per master. REDLOCK_OK when a quorum
  * answered. */
 REDLOCK_API int redlock_ping_async(redlock_client *client, redlock_done_cb cb, void *arg);
+
+/*
+ * What a master's settings say of Redlock's safety there (docs/operations.md,
+ * "Health check"), as redlock_health_async() read them. Strings are ""
+ * and numbers -1 where not known: the master was not connected, or
+ * refused the question (an ACL, a renamed CONFIG).
+ */
+typedef struct redlock_master_health {
+    const char *name;      /* the node's name, as redlock_config_node_name() */
+    bool connected;        /* ready when asked; else detail says why not */
+    const char *detail;    /* why it is not connected, or NULL */
+    bool durable;          /* declared durable in the config */
+    char role[16];         /* INFO's role: "master", or "slave" for a replica */
+    int cluster_enabled;   /* INFO's cluster_enabled: 1 or 0 */
+    char maxmemory_policy[32]; /* INFO's maxmemory_policy */
+    int aof_enabled;       /* INFO's aof_enabled: 1 or 0 */
+    char appendfsync[16];  /* CONFIG GET appendfsync */
+    int rdb;               /* CONFIG GET save: 1 save points set, 0 none */
+    /* 1 allowed, 0 refused by the server (error kept in *_error), -1 not
+     * known: EVAL of a script; PTTL of a clock probe key
+     * (redlock:clock:...); PTTL of the restart marker (redlock:restart:...). */
+    int scripting, probe_keys, marker_keys;
+    char scripting_error[96], probe_keys_error[96], marker_keys_error[96];
+} redlock_master_health;
+
+typedef struct redlock_health {
+    unsigned master_count; /* masters[] filled, in config order */
+    redlock_master_health masters[REDLOCK_MAX_NODES];
+} redlock_health;
+
+/* health is valid during the call only. */
+typedef void (*redlock_health_cb)(int status, const redlock_health *health, void *arg);
+
+/*
+ * Ask every connected master about the settings that decide whether
+ * Redlock is safe on it: INFO, CONFIG GET save and appendfsync, an EVAL of
+ * a script returning 1, and PTTL of a clock probe key and of the restart
+ * marker, pipelined on its connection; nothing of the lock path changes.
+ * Completes once every master answered or a command timeout passed, with
+ * REDLOCK_OK (what was not answered is not known), or REDLOCK_ECANCELED
+ * when the client is freed first. REDLOCK_EINVAL for NULL arguments,
+ * REDLOCK_ENOMEM.
+ */
+REDLOCK_API int redlock_health_async(redlock_client *client, redlock_health_cb cb, void *arg);
 /*
  * Put the fencing counters in use (docs/fencing.md): on every master whose
  * counter is not in use, set it to the greater of floor and what it holds;
@@ -764,6 +894,33 @@ REDLOCK_API int redlock_sync_inspect_many(redlock_sync *sync, const void *const 
                                           redlock_result **result_out);
 REDLOCK_API int redlock_sync_ping(redlock_sync *sync, redlock_result **result_out);
 
+/*
+ * Scoped: run fn with the lock held. Acquires (as redlock_sync_acquire(),
+ * with opts), auto-extends the lock while fn runs on the calling thread,
+ * then releases it and frees the handle, whatever fn returned (also when
+ * the thread is canceled in fn). fn gets the handle to read, not to
+ * release or free: redlock_lock_state() (HELD while the lock lasts),
+ * redlock_lock_lost_fd(), its fencing token. *fn_result (may be NULL) gets
+ * fn's return value, 0 when fn did not run. Returns REDLOCK_OK when fn ran
+ * with the lock held throughout; REDLOCK_ELOST when fn ran but the lock
+ * was lost meanwhile (its section may have overlapped another holder's);
+ * otherwise the acquire's status (or auto-extension's, e.g. a TTL below
+ * redlock_auto_extend_min_ttl()) and fn did not run. result_out (may be
+ * NULL) receives the acquire's result. A release that fails afterwards
+ * changes nothing returned: the keys expire with their TTL.
+ */
+typedef int (*redlock_locked_fn)(redlock_lock *lock, void *arg);
+REDLOCK_API int redlock_sync_with_lock(redlock_sync *sync, const void *resource,
+                                       size_t resource_len, const redlock_acquire_options *opts,
+                                       redlock_locked_fn fn, void *arg, int *fn_result,
+                                       redlock_result **result_out);
+/* The same with one lock on several resources (redlock_sync_acquire_many()). */
+REDLOCK_API int redlock_sync_with_lock_many(redlock_sync *sync, const void *const *resources,
+                                            const size_t *resource_lens, size_t count,
+                                            const redlock_acquire_options *opts,
+                                            redlock_locked_fn fn, void *arg, int *fn_result,
+                                            redlock_result **result_out);
+
 /* ------------------------------------------------------------------------ */
 /* Statistics, for an operator to export                                     */
 
@@ -803,6 +960,28 @@ typedef struct redlock_master_stats {
     uint64_t queued;
 } redlock_master_stats;
 
+/* Whether a master's OKs count toward a quorum now, for its restart
+ * (docs/safety.md, "Masters restarted empty"). */
+typedef enum redlock_restart_state {
+    REDLOCK_RESTART_UNKNOWN = 0,  /* its run not read yet (connecting, or never) */
+    REDLOCK_RESTART_COUNTS = 1,   /* durable, or its run began over max_ttl_ms ago */
+    REDLOCK_RESTART_EXCLUDED = 2  /* its run is too young: its OKs do not count yet */
+} redlock_restart_state;
+
+typedef struct redlock_master_restart {
+    int state;           /* a redlock_restart_state */
+    int64_t excluded_ms; /* EXCLUDED: milliseconds until its OKs count; else 0 */
+    int64_t age_ms;      /* since its run began, by the bound this client
+                            trusts; -1 when none (durable, or UNKNOWN) */
+} redlock_master_restart;
+
+/* A master's expiry clock as this client has checked it (docs/safety.md),
+ * as redlock_master_result has it. */
+typedef struct redlock_master_clock {
+    int state; /* a redlock_clock_state */
+    bool slow; /* proven slower than ours: its keys live longer (reported only) */
+} redlock_master_clock;
+
 /*
  * A snapshot of a client's counters since it was created. The caller owns
  * it and sets size to sizeof(redlock_stats) first: fields may be added at
@@ -825,16 +1004,51 @@ typedef struct redlock_stats {
     uint64_t hold_sum_ms;
     unsigned master_count;     /* masters[] filled, in config order */
     redlock_master_stats masters[REDLOCK_MAX_NODES];
+    /* Since 0.3.0 (filled when size covers them): each master's restart
+     * state now, in config order. */
+    redlock_master_restart restarts[REDLOCK_MAX_NODES];
+    /* Since 0.3.0 (filled when size covers them): each master's clock
+     * verdict now, in config order. */
+    redlock_master_clock clocks[REDLOCK_MAX_NODES];
 } redlock_stats;
 
-/* Fill *stats (size set by the caller; at least up to masters[]). Any
- * thread: the counters are atomic. REDLOCK_EINVAL for NULL or a size too
- * small. */
+/* Zero *stats and set its size to sizeof(redlock_stats): call it before
+ * redlock_client_stats() or redlock_sync_stats(). Inline, so that the size
+ * is the one of the header the caller was compiled with, whatever version
+ * of the library it runs with. */
+static inline void redlock_stats_init(redlock_stats *stats)
+{
+    memset(stats, 0, sizeof(*stats));
+    stats->size = sizeof(*stats);
+}
+/* Fill *stats (size set by the caller; at least up to masters[], the
+ * first version's struct: later fields are filled as far as size goes).
+ * Any thread: the counters are atomic. REDLOCK_EINVAL for NULL or a size
+ * too small. */
 REDLOCK_API int redlock_client_stats(const redlock_client *client, redlock_stats *stats);
 REDLOCK_API int redlock_sync_stats(const redlock_sync *sync, redlock_stats *stats);
 /* The name of a redlock_connection_state: "down", "connecting", "ready",
  * "closing"; "unknown" otherwise. */
 REDLOCK_API const char *redlock_connection_state_name(int state);
+
+/*
+ * The snapshot in the Prometheus text exposition format (version 0.0.4),
+ * for a scrape or a node_exporter textfile (docs/operations.md,
+ * "Metrics"): every metric with its # HELP and # TYPE lines, counters
+ * named _total, times in seconds, label values lower case and escaped.
+ * cfg names the masters (label master="host:port", never a password): the
+ * client's config, whose nodes are in the snapshot's order; NULL labels
+ * them by index ("0", "1", ...). prefix starts every metric name
+ * ([a-zA-Z_][a-zA-Z0-9_]*, at most 64 characters); NULL: "redlock".
+ * Writes the text and a NUL into buf and sets *needed (when not NULL) to
+ * its length with the NUL. REDLOCK_ENOSPC when len is smaller: nothing
+ * written but a NUL (len > 0), *needed the size it takes; REDLOCK_EINVAL
+ * for a NULL stats or buf (len > 0), a bad prefix or stats->size too
+ * small. Any thread; no allocation.
+ */
+REDLOCK_API int redlock_stats_format_prometheus(const redlock_stats *stats,
+                                                const redlock_config *cfg, const char *prefix,
+                                                char *buf, size_t len, size_t *needed);
 
 #ifdef __cplusplus
 }

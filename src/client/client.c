@@ -2,12 +2,14 @@
 /* The asynchronous client: its masters, its operations in flight, the locks
  * it releases when freed, and its lifetime (freed by the user, kept alive by
  * rounds still settling and connections still draining). */
-#include "client/client.h"
+#include "client/sync.h"
 #include "config/config_internal.h"
+#include "context/context.h"
+#include "lock/clock_loss.h"
 #include "lock/fence_seed.h"
 #include "lock/release.h"
-#include "master/clock_probe.h"
 #include "master/master.h"
+#include "master/masters.h"
 #include "master/subscriber.h"
 #include "master/tls.h"
 #include "redlock/redlock.h"
@@ -20,119 +22,36 @@
 
 #include <stdlib.h>
 
-void rl_client_ref(redlock_client *client)
+/* What the last reference frees above the context (which frees the config
+ * copy, the random pool and the client after). */
+static void client_destroy(redlock_client *client)
 {
-    client->refs++;
-}
-
-void rl_client_unref(redlock_client *client)
-{
-    if (--client->refs > 0)
-        return;
     rl_owed_release_clear(client);
     rl_fence_seed_free(client);
     free(client->subscribers);
     free(client->masters);
     rl_tls_contexts_free(client->tls, client->n);
-    redlock_config_free(client->cfg);
-    rl_random_pool_clear(&client->random);
-    free(client);
-}
-
-void rl_client_enter(redlock_client *client)
-{
-    client->refs++;
-    client->entered++;
 }
 
 static void client_close(redlock_client *client);
 
-void rl_client_leave(redlock_client *client)
-{
-    if (--client->entered == 0 && client->free_deferred) {
-        client->free_deferred = false;
-        client_close(client);
-    }
-    rl_client_unref(client);
-}
-
-bool rl_client_entered(const redlock_client *client)
-{
-    return client->entered > 0;
-}
-
-void rl_client_add_op(redlock_client *client, rl_op *op)
-{
-    rl_list_push_back(&client->ops, &op->link);
-}
-
-void rl_client_remove_op(rl_op *op)
-{
-    rl_list_remove(&op->link);
-}
-
-const struct rl_tls_ctx *rl_client_tls(const redlock_client *client, const rl_node *node)
-{
-    return client->tls != NULL ? client->tls[node - client->cfg->nodes] : NULL;
-}
-
-bool rl_client_behind(const redlock_client *client)
-{
-    int64_t now = rl_now_us();
-    size_t behind = 0;
-    for (size_t i = 0; i < client->n; i++)
-        if (rl_master_behind(&client->masters[i], now))
-            behind++;
-    return client->n - behind < client->quorum;
-}
-
-int64_t rl_client_clock_wait(const redlock_client *client, int64_t now_us, int64_t started_us)
-{
-    if (rl_client_setting(client, REDLOCK_CLOCK_WARMUP_MS) == 0)
-        return 0; /* no warm-up asked */
-    int64_t limit = started_us +
-                    (rl_client_setting(client, REDLOCK_CONNECT_TIMEOUT_MS) +
-                     rl_client_setting(client, REDLOCK_CLOCK_WARMUP_MS)) * 1000 +
-                    4 * RL_PROBE_MIN_GAP_US;
-    if (now_us >= limit)
-        return 0;
-    /* Every connected master checked; one still connecting is waited for
-     * only while too few are checked to make a quorum without it. */
-    unsigned warm = 0;
-    unsigned warming = 0;
-    unsigned connecting = 0;
-    for (size_t i = 0; i < client->n; i++) {
-        switch (rl_clock_probe_warmth(&client->masters[i])) {
-        case RL_PROBE_WARM:
-            warm++;
-            break;
-        case RL_PROBE_WARMING:
-            warming++;
-            break;
-        case RL_PROBE_CONNECTING:
-            connecting++;
-            break;
-        default:
-            break;
-        }
-    }
-    if (warming == 0 && (connecting == 0 || warm >= client->quorum))
-        return 0;
-    int64_t at = now_us + RL_PROBE_MIN_GAP_US;
-    return at < limit ? at : limit;
-}
+static const rl_client_hooks client_hooks = {
+    .destroy = client_destroy,
+    .close = client_close,
+    .clock_loss_check = rl_clock_loss_check,
+    .master_ready = rl_owed_release_on_ready,
+    .release_unattended = rl_release_unattended,
+    .fence_seed_notice = rl_fence_seed_notice,
+    .sync_on_io_thread = rl_sync_on_io_thread,
+    .sync_destroy_lock = rl_sync_destroy_lock,
+};
 
 int redlock_client_clocks_checked(const redlock_client *client, bool *checked)
 {
     if (client == NULL || checked == NULL)
         return REDLOCK_EINVAL;
-    *checked = rl_client_clock_wait(client, rl_now_us(), client->created_us) == 0;
+    *checked = rl_masters_clock_wait(client, rl_now_us(), client->created_us) == 0;
     return REDLOCK_OK;
-}
-
-int64_t rl_client_setting(const redlock_client *client, redlock_setting key)
-{
-    return client->cfg->settings[key];
 }
 
 int redlock_client_new(redlock_client **out, const redlock_config *cfg, struct ev_loop *loop)
@@ -152,6 +71,7 @@ int redlock_client_new(redlock_client **out, const redlock_config *cfg, struct e
     redlock_client *client = calloc(1, sizeof(*client));
     if (client == NULL)
         return REDLOCK_ENOMEM;
+    client->hooks = &client_hooks;
     if (redlock_config_copy(cfg, &client->cfg) != REDLOCK_OK ||
         (client->masters = calloc(cfg->node_count, sizeof(rl_master))) == NULL) {
         redlock_config_free(client->cfg);

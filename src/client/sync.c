@@ -56,7 +56,7 @@
  * freed before the last one has left.
  */
 #include "client/sync.h"
-#include "client/client.h"
+#include "context/context.h"
 #include "config/config_internal.h"
 #include "lock/lock.h"
 #include "master/master.h"

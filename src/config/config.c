@@ -47,6 +47,7 @@ static void node_clear(rl_node *node)
     rl_tls_clear(&node->tls);
     memset(node, 0, sizeof(*node));
     node->tls.enabled = RL_TLS_INHERIT;
+    node->durable = -1;
 }
 
 void redlock_config_clear_nodes(redlock_config *cfg)
@@ -64,6 +65,7 @@ void redlock_config_free(redlock_config *cfg)
         return;
     redlock_config_clear_nodes(cfg);
     free(cfg->nodes);
+    free(cfg->exposed_path);
     rl_tls_clear(&cfg->tls);
     free(cfg);
 }
@@ -75,6 +77,7 @@ static int node_copy(rl_node *dst, const rl_node *src)
     dst->db = src->db;
     dst->connect_timeout_ms = src->connect_timeout_ms;
     dst->command_timeout_ms = src->command_timeout_ms;
+    dst->durable = src->durable;
     if ((src->host && !(dst->host = strdup(src->host))) ||
         (src->unix_path && !(dst->unix_path = strdup(src->unix_path))) ||
         (src->username && !(dst->username = strdup(src->username))) ||
@@ -100,6 +103,7 @@ int redlock_config_copy(const redlock_config *cfg, redlock_config **out)
     copy->nodes = NULL;
     copy->node_count = 0;
     copy->node_cap = 0;
+    copy->exposed_path = NULL;
     if (rl_tls_copy(&copy->tls, &cfg->tls) != REDLOCK_OK) {
         free(copy);
         return REDLOCK_ENOMEM;
@@ -120,8 +124,17 @@ int redlock_config_copy(const redlock_config *cfg, redlock_config **out)
             copy->node_count++;
         }
     }
+    if (cfg->exposed_path != NULL && (copy->exposed_path = strdup(cfg->exposed_path)) == NULL) {
+        redlock_config_free(copy);
+        return REDLOCK_ENOMEM;
+    }
     *out = copy;
     return REDLOCK_OK;
+}
+
+const char *redlock_config_password_exposed(const redlock_config *cfg)
+{
+    return cfg != NULL ? cfg->exposed_path : NULL;
 }
 
 bool rl_setting_in_range(redlock_setting key, int64_t value)
@@ -228,7 +241,7 @@ int redlock_config_add_tcp_node(redlock_config *cfg, const char *host, int port,
         !text_is_clean(host) || port < 1 || port > RL_PORT_MAX ||
         cfg->node_count >= REDLOCK_MAX_NODES || rl_config_find_node(cfg, host, port, NULL) >= 0)
         return REDLOCK_EINVAL;
-    rl_node node = {.port = port, .tls.enabled = RL_TLS_INHERIT};
+    rl_node node = {.port = port, .tls.enabled = RL_TLS_INHERIT, .durable = -1};
     node.host = strdup(host);
     /* IPv6 literals get brackets so the port stays readable. */
     node.name = strchr(host, ':') ? rl_strprintf("[%s]:%d", host, port)
@@ -246,7 +259,7 @@ int redlock_config_add_unix_node(redlock_config *cfg, const char *path, size_t *
         !text_is_clean(path) || cfg->node_count >= REDLOCK_MAX_NODES ||
         rl_config_find_node(cfg, NULL, 0, path) >= 0)
         return REDLOCK_EINVAL;
-    rl_node node = {.tls.enabled = RL_TLS_INHERIT};
+    rl_node node = {.tls.enabled = RL_TLS_INHERIT, .durable = -1};
     node.unix_path = strdup(path);
     node.name = rl_strprintf("unix:%s", path);
     if (node.unix_path == NULL || node.name == NULL ||
@@ -308,6 +321,15 @@ int redlock_config_node_set_db(redlock_config *cfg, size_t index, int db)
     return REDLOCK_OK;
 }
 
+int redlock_config_node_set_durable(redlock_config *cfg, size_t index, int durable)
+{
+    rl_node *node = node_at(cfg, index);
+    if (node == NULL || durable < -1 || durable > 1)
+        return REDLOCK_EINVAL;
+    node->durable = durable;
+    return REDLOCK_OK;
+}
+
 int redlock_config_node_set_timeouts(redlock_config *cfg, size_t index,
                                      int64_t connect_timeout_ms, int64_t command_timeout_ms)
 {
@@ -331,6 +353,28 @@ size_t redlock_config_node_count(const redlock_config *cfg)
 const char *redlock_config_node_name(const redlock_config *cfg, size_t index)
 {
     return (cfg != NULL && index < cfg->node_count) ? cfg->nodes[index].name : NULL;
+}
+
+bool rl_node_durable(const redlock_config *cfg, const rl_node *node)
+{
+    return node->durable >= 0 ? node->durable == 1 : cfg->settings[REDLOCK_DURABLE] != 0;
+}
+
+int64_t rl_config_max_ttl_ms(const redlock_config *cfg)
+{
+    int64_t max = cfg->settings[REDLOCK_MAX_TTL_MS];
+    return max > 0 ? max : cfg->settings[REDLOCK_TTL_MS];
+}
+
+int rl_config_check_ttl(const redlock_config *cfg, int64_t ttl_ms)
+{
+    if (ttl_ms <= rl_config_max_ttl_ms(cfg))
+        return REDLOCK_OK;
+    /* Masters that all keep their keys are never excluded: no bound. */
+    for (size_t i = 0; i < cfg->node_count; i++)
+        if (!rl_node_durable(cfg, &cfg->nodes[i]))
+            return REDLOCK_EMAXTTL;
+    return REDLOCK_OK;
 }
 
 int64_t rl_node_connect_timeout_ms(const redlock_config *cfg, const rl_node *node)

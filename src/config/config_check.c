@@ -93,6 +93,17 @@ bool rl_config_find_problem(const redlock_config *cfg, rl_config_problem *p)
                  cfg->drift_factor, ttl, (double)drift_us / 1000.0);
         return true;
     }
+    /* Every acquire with the default TTL would be refused (a program that
+     * never read about max_ttl_ms would meet REDLOCK_EMAXTTL only then). */
+    if (rl_config_check_ttl(cfg, ttl) != REDLOCK_OK) {
+        blame(p, REDLOCK_MAX_TTL_MS, REDLOCK_TTL_MS);
+        describe(p,
+                 "ttl_ms (%" PRId64 ") is more than max_ttl_ms (%" PRId64
+                 ") with a master not durable: an acquire with the default TTL would be "
+                 "refused (REDLOCK_EMAXTTL)",
+                 ttl, cfg->settings[REDLOCK_MAX_TTL_MS]);
+        return true;
+    }
     return false;
 }
 
@@ -103,6 +114,10 @@ bool rl_config_find_problem(const redlock_config *cfg, rl_config_problem *p)
 
 void rl_config_warn(const redlock_config *cfg, const rl_logger *log)
 {
+    if (cfg->exposed_path != NULL)
+        rl_log(log, REDLOCK_LOG_WARN,
+               "%s holds a password and is readable by others (chmod o-r %s)", cfg->exposed_path,
+               cfg->exposed_path);
     size_t n = cfg->node_count;
     if (n % 2 == 0)
         rl_log(log, REDLOCK_LOG_WARN,

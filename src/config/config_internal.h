@@ -64,6 +64,7 @@ typedef struct rl_node {
     int64_t command_timeout_ms; /* 0: the config-wide value */
     char *name;                 /* "host:port" or "unix:/path" */
     rl_tls tls;                 /* the node's own; enabled RL_TLS_INHERIT by default */
+    int durable;                /* 1, 0, or -1: the config's `durable` setting */
 } rl_node;
 
 struct redlock_config {
@@ -79,7 +80,22 @@ struct redlock_config {
     /* The clock probe's life (PX), 0: RL_PROBE_PX_MS. Not a setting: the
      * tests shorten it to see a probe outlive it (clock_probe.h). */
     int64_t probe_px_ms;
+    /* The file the config was loaded from when it holds a password inline
+     * (`password`, or a url with one) and others may read it; else NULL.
+     * Warned about when a client starts (rl_config_warn()). */
+    char *exposed_path;
 };
+
+/* Whether the node keeps its keys across a restart: its own `durable`,
+ * else the config's. */
+bool rl_node_durable(const redlock_config *cfg, const rl_node *node);
+/* The longest TTL an acquire or extension may ask: max_ttl_ms, or ttl_ms
+ * when it is 0. A master restarted empty counts this long after. */
+int64_t rl_config_max_ttl_ms(const redlock_config *cfg);
+/* REDLOCK_EMAXTTL when an acquire or extension asking ttl_ms would outlive
+ * the exclusion of a master restarted empty: over rl_config_max_ttl_ms()
+ * with a master not durable. Else REDLOCK_OK. */
+int rl_config_check_ttl(const redlock_config *cfg, int64_t ttl_ms);
 
 /* Effective per-node timeouts (the node's own, else the config's). */
 int64_t rl_node_connect_timeout_ms(const redlock_config *cfg, const rl_node *node);
@@ -103,6 +119,13 @@ long rl_config_find_node(const redlock_config *cfg, const char *host, int port,
  * a node, then fail to set it up. */
 void rl_config_drop_last_node(redlock_config *cfg);
 
+/* The keys the YAML loader takes (config_yaml.c), for the tool's manual:
+ * how many slots each table has (top-level keys, or a node's), and the
+ * name in slot i, copied into buf; NULL for a slot without a key (a
+ * setting without a duration form) or past the end. */
+size_t rl_yaml_key_count(bool node);
+const char *rl_yaml_key_name(bool node, size_t i, char *buf, size_t size);
+
 /* The top-level keys a problem is blamed on: redlock_setting values, and: */
 #define RL_KEY_DRIFT_FACTOR RL_SETTING_COUNT
 
@@ -122,7 +145,8 @@ int64_t rl_drift_us(int64_t ttl_ms, double drift_factor);
 /* Cross-setting checks, in this order: reconnect_min_ms <= reconnect_max_ms;
  * the command, then the connect timeout (config-wide, then each node's own)
  * below ttl_ms; the drift allowance (ttl_ms * drift_factor + 2 ms) below
- * ttl_ms. Returns false when the config can work, else true with the first
+ * ttl_ms; ttl_ms at most a non-zero max_ttl_ms unless every master is
+ * durable (rl_config_check_ttl()). Returns false when the config can work, else true with the first
  * problem in *problem. */
 bool rl_config_find_problem(const redlock_config *cfg, rl_config_problem *problem);
 

@@ -10,6 +10,7 @@
 #include "config/config_internal.h"
 #include "config/node_url.h"
 #include "redlock/redlock.h"
+#include "util/duration.h"
 #include "util/message_buffer.h"
 #include "util/secret_file.h"
 #include "util/util.h"
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 #define RL_YAML_MAX_BYTES ((size_t)16 << 20) /* larger inputs are refused unparsed */
@@ -29,12 +31,17 @@
 #define RL_YAML_ECHO_BUF 200                 /* enough for 40 bytes escaped, quotes, "..." */
 #define RL_YAML_PATH_BUF 256                 /* "nodes[N]." plus an escaped key */
 #define RL_YAML_DEFAULT_PORT 6379
+#define RL_PASSWORD_FILE_MAX ((size_t)1 << 20) /* larger files are refused unread */
 /* The format needs 3 levels (top mapping, nodes, a node). The limit exists
  * because libyaml's scanner takes time quadratic in the nesting depth. */
 #define RL_YAML_MAX_DEPTH 32
 
 /* Top-level keys: the integer settings (indexed like redlock_setting), then: */
-enum { TOP_DRIFT_FACTOR = RL_SETTING_COUNT, TOP_NODES, TOP_TLS, TOP_TLS_CA_FILE, TOP_TLS_CA_DIR, TOP_TLS_CERT_FILE, TOP_TLS_KEY_FILE, TOP_TLS_SERVER_NAME, TOP_KEY_COUNT };
+enum { TOP_DRIFT_FACTOR = RL_SETTING_COUNT, TOP_NODES, TOP_PASSWORD_FILE, TOP_TLS, TOP_TLS_CA_FILE, TOP_TLS_CA_DIR, TOP_TLS_CERT_FILE, TOP_TLS_KEY_FILE, TOP_TLS_SERVER_NAME, TOP_KEY_COUNT };
+/* then, at TOP_DURATION + setting, the duration form of each `_ms` setting
+ * (`ttl: 30s` for `ttl_ms: 30000`); no key for the other settings. */
+#define TOP_DURATION TOP_KEY_COUNT
+#define TOP_ALL_KEYS (TOP_KEY_COUNT + RL_SETTING_COUNT)
 
 /* The TLS keys (docs/tls.md), config-wide and per node in the same order:
  * TK_* is a TLS key's offset from TOP_TLS and from NK_TLS. */
@@ -51,10 +58,12 @@ enum node_key {
     NK_URL,
     NK_PASSWORD,
     NK_PASSWORD_ENV,
+    NK_PASSWORD_FILE,
     NK_USERNAME,
     NK_DB,
     NK_CONNECT_TIMEOUT,
     NK_COMMAND_TIMEOUT,
+    NK_DURABLE,
     NK_TLS,
     NK_TLS_CA_FILE,
     NK_TLS_CA_DIR,
@@ -73,10 +82,12 @@ static const char *const node_key_names[NK_COUNT] = {
     [NK_URL] = "url",
     [NK_PASSWORD] = "password",
     [NK_PASSWORD_ENV] = "password_env",
+    [NK_PASSWORD_FILE] = "password_file",
     [NK_USERNAME] = "username",
     [NK_DB] = "db",
     [NK_CONNECT_TIMEOUT] = "connect_timeout_ms",
     [NK_COMMAND_TIMEOUT] = "command_timeout_ms",
+    [NK_DURABLE] = "durable",
     [NK_TLS] = "tls",
     [NK_TLS_CA_FILE] = "tls_ca_file",
     [NK_TLS_CA_DIR] = "tls_ca_dir",
@@ -92,11 +103,16 @@ typedef struct rl_yaml_loader {
     locale_t c_locale; /* numbers are parsed the same whatever the process locale */
     yaml_document_t doc;
     redlock_config *cfg;
-    const yaml_node_t *top_keys[TOP_KEY_COUNT]; /* key node of each top-level key seen */
+    const yaml_node_t *top_keys[TOP_ALL_KEYS]; /* key node of each top-level key seen */
     size_t node_lines[REDLOCK_MAX_NODES];       /* 1-based line of each node added */
     /* key nodes of each added node's own connect and command timeouts */
     const yaml_node_t *node_timeout_keys[REDLOCK_MAX_NODES][2];
     redlock_tls_options tls; /* the config-wide TLS keys; strings point into the document */
+    bool inline_password; /* a node's password is in the text (`password`, a url's) */
+    /* The config-wide password_file's password (global_len bytes as read,
+     * for rl_secret_file_free()): of every node that gives none. */
+    char *global_password;
+    size_t global_len;
 } rl_yaml_loader;
 
 /* What one node mapping says, before anything is added to the config. */
@@ -353,12 +369,18 @@ static void join_names(char *buf, size_t len, const char *const *names, size_t c
 {
     rl_msg_buf msg;
     rl_msg_init(&msg, buf, len);
-    for (size_t i = 0; i < count; i++)
-        rl_msg_printf(&msg, "%s%s", i ? ", " : "", names[i]);
+    const char *sep = "";
+    for (size_t i = 0; i < count; i++) {
+        if (names[i] == NULL)
+            continue;
+        rl_msg_printf(&msg, "%s%s", sep, names[i]);
+        sep = ", ";
+    }
 }
 
 /*
- * Checks one key of a mapping against names[0..count): an unknown key, a
+ * Checks one key of a mapping against names[0..count) (NULL ones are no
+ * key): an unknown key, a
  * key that is not a scalar, or a key seen before are errors. On success
  * *index is the key's position in names and seen[*index] is set to it.
  * prefix is the mapping's key path (NULL at the top level).
@@ -375,7 +397,7 @@ static int check_key(const rl_yaml_loader *ld, const yaml_node_t *key, const cha
     char path[RL_YAML_PATH_BUF];
     key_path(path, sizeof(path), prefix, key);
     for (size_t i = 0; i < count; i++) {
-        if (!scalar_equals(key, names[i]))
+        if (names[i] == NULL || !scalar_equals(key, names[i]))
             continue;
         if (seen[i] != NULL)
             return report(ld, REDLOCK_ECONFIG, &key->start_mark, path,
@@ -385,9 +407,11 @@ static int check_key(const rl_yaml_loader *ld, const yaml_node_t *key, const cha
         return REDLOCK_OK;
     }
     char expected[512];
-    join_names(expected, sizeof(expected), names, count);
-    return report(ld, REDLOCK_ECONFIG, &key->start_mark, path, "unknown key (expected %s)",
-                  expected);
+    /* The top level lists its keys, and says the durations in one go. */
+    bool top = prefix == NULL && count == TOP_ALL_KEYS;
+    join_names(expected, sizeof(expected), names, top ? TOP_KEY_COUNT : count);
+    return report(ld, REDLOCK_ECONFIG, &key->start_mark, path, "unknown key (expected %s%s)",
+                  expected, top ? "; or a `_ms` key without `_ms`, as a duration" : "");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -407,6 +431,7 @@ static bool node_int_range(enum node_key key, int64_t *min, int64_t *max)
         *max = RL_DB_MAX;
         return true;
     case NK_TLS:
+    case NK_DURABLE:
         *min = 0;
         *max = 1;
         return true;
@@ -492,15 +517,77 @@ static bool is_env_name(const char *s)
     return true;
 }
 
+/* The password a password_file holds (docs/config.md): its bytes, less one
+ * trailing newline, into *text (*len bytes as read, for
+ * rl_secret_file_free()). A relative path is taken in
+ * $CREDENTIALS_DIRECTORY when that is set (systemd's LoadCredential=).
+ * Errors name the path, never what the file holds. */
+static int read_password_file(const rl_yaml_loader *ld, const char *path, const yaml_mark_t *mark,
+                              const char *name, char **text, size_t *len)
+{
+    if (name == NULL) /* read_string_value() gave one: never */
+        return report(ld, REDLOCK_ECONFIG, mark, path, "expected a non-empty string");
+    const char *dir = getenv("CREDENTIALS_DIRECTORY");
+    char *joined = NULL;
+    if (name[0] != '/' && dir != NULL && dir[0] != '\0') {
+        size_t dir_len = strlen(dir);
+        size_t size = dir_len + strlen(name) + 2;
+        joined = malloc(size);
+        if (joined == NULL)
+            return report_nomem(ld);
+        snprintf(joined, size, "%s%s%s", dir, dir[dir_len - 1] == '/' ? "" : "/", name);
+    }
+    const char *file = joined != NULL ? joined : name;
+    char problem[REDLOCK_ERRBUF_SIZE];
+    char shown[RL_YAML_PATH_BUF];
+    rl_msg_buf msg;
+    rl_msg_init(&msg, shown, sizeof(shown));
+    rl_msg_escaped(&msg, file, strlen(file), (size_t)RL_YAML_ECHO_MAX * 4);
+    int rc = rl_secret_file_read(file, RL_PASSWORD_FILE_MAX, text, len, problem, sizeof(problem));
+    free(joined);
+    if (rc == REDLOCK_ENOMEM)
+        return report_nomem(ld);
+    if (rc != REDLOCK_OK)
+        return report(ld, rc, mark, path, "%s: %s", shown, problem);
+    size_t used = *len;
+    if (used > 0 && (*text)[used - 1] == '\n')
+        used--;
+    if (used > 0 && (*text)[used - 1] == '\r')
+        used--;
+    const char *why = NULL;
+    if (used == 0)
+        why = "holds no password (it is empty)";
+    else if (memchr(*text, '\0', used) != NULL)
+        why = "holds a NUL byte";
+    else if (used > RL_AUTH_MAX)
+        why = "holds a password too long (at most 4096 bytes)";
+    if (why != NULL) {
+        rl_secret_file_free(*text, *len);
+        *text = NULL;
+        return report(ld, REDLOCK_ECONFIG, mark, path, "%s %s", shown, why);
+    }
+    (*text)[used] = '\0'; /* over the newline, or the reader's own NUL */
+    return REDLOCK_OK;
+}
+
 /* The node's password: the literal one, the environment variable's value,
- * or NULL. Errors name the variable, never a value. */
+ * the file's (*file, to free with rl_secret_file_free(*file, *file_len)),
+ * or NULL. Errors name the variable or the file, never a value. */
 static int node_password(const rl_yaml_loader *ld, const node_spec *spec, size_t index,
-                         const char **password)
+                         const char **password, char **file, size_t *file_len)
 {
     *password = NULL;
     if (spec->set[NK_PASSWORD]) {
         *password = spec->strings[NK_PASSWORD];
         return REDLOCK_OK;
+    }
+    if (spec->set[NK_PASSWORD_FILE]) {
+        char path[RL_YAML_PATH_BUF];
+        node_key_path(path, sizeof(path), index, NK_PASSWORD_FILE);
+        int rc = read_password_file(ld, path, &spec->values[NK_PASSWORD_FILE]->start_mark,
+                                    spec->strings[NK_PASSWORD_FILE], file, file_len);
+        *password = *file;
+        return rc;
     }
     if (!spec->set[NK_PASSWORD_ENV])
         return REDLOCK_OK;
@@ -552,14 +639,18 @@ static int read_node_url(const rl_yaml_loader *ld, node_spec *spec, size_t index
         return report_given_by_url(ld, spec, index, NK_PASSWORD, "a password");
     if (url->password != NULL && spec->set[NK_PASSWORD_ENV])
         return report_given_by_url(ld, spec, index, NK_PASSWORD_ENV, "a password");
+    if (url->password != NULL && spec->set[NK_PASSWORD_FILE])
+        return report_given_by_url(ld, spec, index, NK_PASSWORD_FILE, "a password");
     if (url->has_db && spec->set[NK_DB])
         return report_given_by_url(ld, spec, index, NK_DB, "a db");
     if (url->user != NULL && spec->set[NK_USERNAME])
         return report_given_by_url(ld, spec, index, NK_USERNAME, "a user");
     if (url->user != NULL && url->password == NULL && !spec->set[NK_PASSWORD] &&
-        !spec->set[NK_PASSWORD_ENV])
+        !spec->set[NK_PASSWORD_ENV] && !spec->set[NK_PASSWORD_FILE] &&
+        ld->global_password == NULL)
         return report(ld, REDLOCK_ECONFIG, mark, path,
-                      "its user needs a password (in the url, password or password_env)");
+                      "its user needs a password (in the url, password, password_env or "
+                      "password_file)");
     return REDLOCK_OK;
 }
 
@@ -572,7 +663,9 @@ static int check_node_spec(const rl_yaml_loader *ld, const yaml_node_t *node, no
                                                  {NK_URL, NK_HOST},
                                                  {NK_URL, NK_SOCKET},
                                                  {NK_URL, NK_PORT},
-                                                 {NK_PASSWORD, NK_PASSWORD_ENV}};
+                                                 {NK_PASSWORD, NK_PASSWORD_ENV},
+                                                 {NK_PASSWORD, NK_PASSWORD_FILE},
+                                                 {NK_PASSWORD_ENV, NK_PASSWORD_FILE}};
     int rc = REDLOCK_OK;
     for (size_t i = 0; rc == REDLOCK_OK && i < sizeof(exclusive) / sizeof(exclusive[0]); i++)
         rc = check_exclusive(ld, spec, index, exclusive[i][0], exclusive[i][1]);
@@ -591,10 +684,11 @@ static int check_node_spec(const rl_yaml_loader *ld, const yaml_node_t *node, no
     if (spec->set[NK_URL] && (rc = read_node_url(ld, spec, index)) != REDLOCK_OK)
         return rc;
     if (spec->set[NK_USERNAME] && !spec->set[NK_PASSWORD] && !spec->set[NK_PASSWORD_ENV] &&
-        spec->url.password == NULL) {
+        !spec->set[NK_PASSWORD_FILE] && spec->url.password == NULL &&
+        ld->global_password == NULL) {
         node_key_path(path, sizeof(path), index, NK_USERNAME);
         return report(ld, REDLOCK_ECONFIG, &spec->keys[NK_USERNAME]->start_mark, path,
-                      "needs password or password_env");
+                      "needs password, password_env or password_file");
     }
     return REDLOCK_OK;
 }
@@ -643,24 +737,49 @@ static int add_node_address(rl_yaml_loader *ld, const yaml_node_t *node, const n
     return REDLOCK_OK;
 }
 
+static int set_node_credentials(const rl_yaml_loader *ld, const node_spec *spec, size_t index,
+                                size_t added, const char *password, enum node_key source);
+
 /* Sets the node's AUTH credentials, from its url or its keys. The password
  * is tried alone first so that a refusal can be blamed on the right key. */
-static int set_node_auth(const rl_yaml_loader *ld, const node_spec *spec, size_t index,
+static int set_node_auth(rl_yaml_loader *ld, const node_spec *spec, size_t index,
                          size_t added)
 {
     const char *password = spec->url.password;
     enum node_key source = NK_URL;
+    char *file = NULL;
+    size_t file_len = 0;
     int rc = REDLOCK_OK;
     if (password == NULL) {
-        rc = node_password(ld, spec, index, &password);
-        source = spec->set[NK_PASSWORD] ? NK_PASSWORD : NK_PASSWORD_ENV;
+        rc = node_password(ld, spec, index, &password, &file, &file_len);
+        source = spec->set[NK_PASSWORD]        ? NK_PASSWORD
+                 : spec->set[NK_PASSWORD_FILE] ? NK_PASSWORD_FILE
+                                               : NK_PASSWORD_ENV;
+        if (rc == REDLOCK_OK && password == NULL && ld->global_password != NULL) {
+            password = ld->global_password; /* checked when read: set_auth takes it */
+            source = NK_COUNT;                  /* the config-wide password_file */
+        }
     }
-    if (rc != REDLOCK_OK || password == NULL)
-        return rc;
+    if (rc == REDLOCK_OK && password != NULL)
+        rc = set_node_credentials(ld, spec, index, added, password, source);
+    if (source == NK_URL || source == NK_PASSWORD)
+        ld->inline_password = ld->inline_password || password != NULL;
+    rl_secret_file_free(file, file_len);
+    return rc;
+}
+
+/* Sets the node's password, then its user with it, blaming a refusal on
+ * the key that gave it. */
+static int set_node_credentials(const rl_yaml_loader *ld, const node_spec *spec, size_t index,
+                                size_t added, const char *password, enum node_key source)
+{
     char path[RL_YAML_PATH_BUF];
-    rc = redlock_config_node_set_auth(ld->cfg, added, NULL, password);
+    int rc = redlock_config_node_set_auth(ld->cfg, added, NULL, password);
     if (rc == REDLOCK_ENOMEM)
         return report_nomem(ld);
+    if (rc != REDLOCK_OK && source == NK_COUNT) /* read and checked: not expected */
+        return report(ld, REDLOCK_ECONFIG, &ld->top_keys[TOP_PASSWORD_FILE]->start_mark,
+                      "password_file", "the password is too long");
     if (rc != REDLOCK_OK) {
         node_key_path(path, sizeof(path), index, source);
         return report(ld, REDLOCK_ECONFIG, &spec->values[source]->start_mark, path,
@@ -774,6 +893,8 @@ static int load_node(rl_yaml_loader *ld, const yaml_node_t *node, size_t index)
     int64_t connect_ms = spec.set[NK_CONNECT_TIMEOUT] ? spec.ints[NK_CONNECT_TIMEOUT] : 0;
     int64_t command_ms = spec.set[NK_COMMAND_TIMEOUT] ? spec.ints[NK_COMMAND_TIMEOUT] : 0;
     redlock_config_node_set_timeouts(ld->cfg, added, connect_ms, command_ms); /* 0: unset */
+    if (spec.set[NK_DURABLE])
+        redlock_config_node_set_durable(ld->cfg, added, (int)spec.ints[NK_DURABLE]);
     rc = set_node_tls(ld, &spec, index, added);
     if (rc != REDLOCK_OK)
         return rc;
@@ -864,11 +985,65 @@ static int load_clock_check(const rl_yaml_loader *ld, const yaml_node_t *value)
                   "expected off, warn or enforce, got %s", describe_value(value, got, sizeof(got)));
 }
 
-/* One top-level key's value: a setting, drift_factor, nodes or a TLS key. */
+/* A setting given both as `NAME_ms` and as its duration `NAME`: an error at
+ * the second, naming both lines. */
+static int check_one_form(const rl_yaml_loader *ld, size_t setting)
+{
+    const yaml_node_t *ms_key = ld->top_keys[setting];
+    const yaml_node_t *duration_key = ld->top_keys[TOP_DURATION + setting];
+    if (ms_key == NULL || duration_key == NULL)
+        return REDLOCK_OK;
+    const yaml_node_t *second =
+        ms_key->start_mark.index > duration_key->start_mark.index ? ms_key : duration_key;
+    const char *name = rl_setting_table[setting].name;
+    return report(ld, REDLOCK_ECONFIG, &second->start_mark, NULL,
+                  "%.*s (line %zu) and %s (line %zu) set the same setting: give one",
+                  (int)(strlen(name) - 3), name, duration_key->start_mark.line + 1, name,
+                  ms_key->start_mark.line + 1);
+}
+
+/* A duration key's value (`ttl: 30s`): the setting in milliseconds. */
+static int load_duration(const rl_yaml_loader *ld, size_t setting, const yaml_node_t *value)
+{
+    const rl_setting_info *info = &rl_setting_table[setting];
+    char path[RL_YAML_PATH_BUF];
+    snprintf(path, sizeof(path), "%.*s", (int)(strlen(info->name) - 3), info->name);
+    int64_t ms = 0;
+    int rc = value->type == YAML_SCALAR_NODE && !scalar_has_nul(value)
+                 ? rl_duration_parse((const char *)value->data.scalar.value, info->min,
+                                     info->max, &ms)
+                 : RL_DURATION_INVALID;
+    if (rc == 0) {
+        redlock_config_set(ld->cfg, (redlock_setting)setting, ms); /* in range */
+        return REDLOCK_OK;
+    }
+    char got[RL_YAML_ECHO_BUF];
+    describe_value(value, got, sizeof(got));
+    if (rc == RL_DURATION_TOO_FINE)
+        return report(ld, REDLOCK_ECONFIG, &value->start_mark, path,
+                      "below 1 ms, the finest duration it takes, got %s", got);
+    return report(ld, REDLOCK_ECONFIG, &value->start_mark, path,
+                  "expected a duration (30s, 1m30s, 250ms; a bare number is seconds) from "
+                  "%" PRId64 " ms to %" PRId64 " ms, got %s",
+                  info->min, info->max, got);
+}
+
+/* One top-level key's value: a setting, drift_factor, nodes, a TLS key or
+ * a setting's duration form. */
 static int load_top_value(rl_yaml_loader *ld, size_t key, const yaml_node_t *value)
 {
+    if (key >= TOP_DURATION || (key < RL_SETTING_COUNT && ld->top_keys[TOP_DURATION + key])) {
+        size_t setting = key >= TOP_DURATION ? key - TOP_DURATION : key;
+        int rc = check_one_form(ld, setting);
+        if (rc != REDLOCK_OK)
+            return rc;
+        if (key >= TOP_DURATION)
+            return is_null_scalar(value) ? REDLOCK_OK : load_duration(ld, setting, value);
+    }
     if (key == TOP_NODES)
         return load_nodes(ld, value);
+    if (key == TOP_PASSWORD_FILE)
+        return REDLOCK_OK; /* read before the nodes (read_global_password()) */
     if (is_null_scalar(value))
         return REDLOCK_OK; /* not set: keep the default */
     if (key >= TOP_TLS)
@@ -905,11 +1080,90 @@ static int report_problem(const rl_yaml_loader *ld, const yaml_node_t *root,
     if (problem->node >= 0)
         key = ld->node_timeout_keys[problem->node]
                                    [problem->node_key == REDLOCK_CONNECT_TIMEOUT_MS ? 0 : 1];
-    for (size_t i = 0; key == NULL && i < problem->key_count; i++)
+    for (size_t i = 0; key == NULL && i < problem->key_count; i++) {
         key = ld->top_keys[problem->keys[i]];
+        if (key == NULL && problem->keys[i] < RL_SETTING_COUNT)
+            key = ld->top_keys[TOP_DURATION + problem->keys[i]]; /* `ttl: 30s` */
+    }
     if (key != NULL)
         mark = &key->start_mark;
     return report(ld, REDLOCK_ECONFIG, mark, NULL, "%s", problem->text);
+}
+
+/* The config-wide password_file, read before any node, wherever it is in
+ * the mapping: the password of the nodes that give none of their own. */
+static int read_global_password(rl_yaml_loader *ld, const yaml_node_t *root)
+{
+    for (yaml_node_pair_t *pair = root->data.mapping.pairs.start;
+         pair < root->data.mapping.pairs.top; pair++) {
+        const yaml_node_t *key = yaml_document_get_node(&ld->doc, pair->key);
+        const yaml_node_t *value = yaml_document_get_node(&ld->doc, pair->value);
+        if (!scalar_equals(key, "password_file") || is_null_scalar(value))
+            continue;
+        const char *name = NULL;
+        int rc = read_string_value(ld, value, "password_file", &name);
+        if (rc == REDLOCK_OK)
+            rc = read_password_file(ld, "password_file", &value->start_mark, name,
+                                    &ld->global_password, &ld->global_len);
+        return rc; /* the first: a second is a duplicate key, reported in order */
+    }
+    return REDLOCK_OK;
+}
+
+/* The top-level key names, indexed by TOP_*: the settings', the others,
+ * then at TOP_DURATION + setting each `_ms` setting's duration form (NULL
+ * for the other settings). */
+#define RL_YAML_DURATION_NAME 64
+typedef struct top_key_names {
+    const char *names[TOP_ALL_KEYS];
+    char durations[RL_SETTING_COUNT][RL_YAML_DURATION_NAME];
+} top_key_names;
+
+static void top_key_names_fill(top_key_names *top)
+{
+    const char **names = top->names;
+    char (*duration_names)[RL_YAML_DURATION_NAME] = top->durations;
+    memset(top, 0, sizeof(*top));
+    for (size_t i = 0; i < RL_SETTING_COUNT; i++) {
+        names[i] = rl_setting_table[i].name;
+        size_t len = strlen(names[i]);
+        if (len > 3 && len < RL_YAML_DURATION_NAME + 3 &&
+            strcmp(names[i] + len - 3, "_ms") == 0) {
+            memcpy(duration_names[i], names[i], len - 3);
+            duration_names[i][len - 3] = '\0';
+            names[TOP_DURATION + i] = duration_names[i];
+        }
+    }
+    names[TOP_DRIFT_FACTOR] = "drift_factor";
+    names[TOP_NODES] = "nodes";
+    names[TOP_PASSWORD_FILE] = "password_file";
+    names[TOP_TLS] = "tls";
+    names[TOP_TLS_CA_FILE] = "tls_ca_file";
+    names[TOP_TLS_CA_DIR] = "tls_ca_dir";
+    names[TOP_TLS_CERT_FILE] = "tls_cert_file";
+    names[TOP_TLS_KEY_FILE] = "tls_key_file";
+    names[TOP_TLS_SERVER_NAME] = "tls_server_name";
+}
+
+const char *rl_yaml_key_name(bool node, size_t i, char *buf, size_t size)
+{
+    const char *name = NULL;
+    top_key_names top; /* a duration form's name lives in it: in scope to the copy */
+    if (node) {
+        name = i < NK_COUNT ? node_key_names[i] : NULL;
+    } else if (i < TOP_ALL_KEYS) {
+        top_key_names_fill(&top);
+        name = top.names[i];
+    }
+    if (name == NULL || size == 0)
+        return NULL;
+    snprintf(buf, size, "%s", name);
+    return buf;
+}
+
+size_t rl_yaml_key_count(bool node)
+{
+    return node ? NK_COUNT : TOP_ALL_KEYS;
 }
 
 /* Builds ld->cfg from the document's root. */
@@ -926,23 +1180,18 @@ static int load_root(rl_yaml_loader *ld)
                       "expected a mapping at the top level, got %s",
                       describe_value(root, got, sizeof(got)));
     }
-    const char *names[TOP_KEY_COUNT];
-    for (size_t i = 0; i < RL_SETTING_COUNT; i++)
-        names[i] = rl_setting_table[i].name;
-    names[TOP_DRIFT_FACTOR] = "drift_factor";
-    names[TOP_NODES] = "nodes";
-    names[TOP_TLS] = "tls";
-    names[TOP_TLS_CA_FILE] = "tls_ca_file";
-    names[TOP_TLS_CA_DIR] = "tls_ca_dir";
-    names[TOP_TLS_CERT_FILE] = "tls_cert_file";
-    names[TOP_TLS_KEY_FILE] = "tls_key_file";
-    names[TOP_TLS_SERVER_NAME] = "tls_server_name";
+    top_key_names top;
+    top_key_names_fill(&top);
+    const char *const *names = top.names;
 
+    int rc = read_global_password(ld, root);
+    if (rc != REDLOCK_OK)
+        return rc;
     for (yaml_node_pair_t *pair = root->data.mapping.pairs.start;
          pair < root->data.mapping.pairs.top; pair++) {
         const yaml_node_t *key = yaml_document_get_node(&ld->doc, pair->key);
         size_t index = 0;
-        int rc = check_key(ld, key, NULL, names, TOP_KEY_COUNT, ld->top_keys, &index);
+        rc = check_key(ld, key, NULL, names, TOP_ALL_KEYS, ld->top_keys, &index);
         if (rc == REDLOCK_OK)
             rc = load_top_value(ld, index, yaml_document_get_node(&ld->doc, pair->value));
         if (rc != REDLOCK_OK)
@@ -951,7 +1200,7 @@ static int load_root(rl_yaml_loader *ld)
     if (ld->top_keys[TOP_NODES] == NULL)
         return report(ld, REDLOCK_ECONFIG, &root->start_mark, "nodes",
                       "at least one node is required");
-    int rc = set_top_tls(ld);
+    rc = set_top_tls(ld);
     if (rc != REDLOCK_OK)
         return rc;
     rl_config_problem problem;
@@ -1025,7 +1274,7 @@ static void wipe_document(yaml_document_t *doc)
 
 /* Parses text (the whole input) and builds *out from it. */
 static int load_text(redlock_config **out, const unsigned char *text, size_t len,
-                     const char *name, char *errbuf, size_t errlen)
+                     const char *name, char *errbuf, size_t errlen, bool *inline_password)
 {
     rl_yaml_loader ld = {.name = name, .errbuf = errbuf, .errlen = errlen};
     if (len > RL_YAML_MAX_BYTES)
@@ -1056,6 +1305,7 @@ static int load_text(redlock_config **out, const unsigned char *text, size_t len
     }
     if (rc == REDLOCK_OK)
         rc = load_root(&ld);
+    rl_secret_file_free(ld.global_password, ld.global_len);
 
     if (parsed) {
         wipe_document(&ld.doc);
@@ -1067,6 +1317,8 @@ static int load_text(redlock_config **out, const unsigned char *text, size_t len
         return rc;
     }
     *out = ld.cfg;
+    if (inline_password != NULL)
+        *inline_password = ld.inline_password;
     if (errbuf != NULL && errlen > 0)
         errbuf[0] = '\0';
     return REDLOCK_OK;
@@ -1090,8 +1342,14 @@ int redlock_config_load_file(redlock_config **out, const char *path, char *errbu
     int rc = rl_secret_file_read(path, RL_YAML_MAX_BYTES, &text, &len, problem, sizeof(problem));
     if (rc != REDLOCK_OK)
         return report(&ld, rc, NULL, NULL, "%s", problem);
-    rc = load_text(out, (const unsigned char *)text, len, path, errbuf, errlen);
+    bool inline_password = false;
+    rc = load_text(out, (const unsigned char *)text, len, path, errbuf, errlen, &inline_password);
     rl_secret_file_free(text, len);
+    /* Others may read the password it holds: warned about when a client
+     * starts, and told to a caller who asks (redlock_config_password_exposed()). */
+    struct stat st;
+    if (rc == REDLOCK_OK && inline_password && stat(path, &st) == 0 && (st.st_mode & S_IROTH))
+        (*out)->exposed_path = strdup(path); /* NULL if out of memory: a warning lost */
     return rc;
 }
 
@@ -1104,5 +1362,5 @@ int redlock_config_load_string(redlock_config **out, const char *text, size_t le
     if (out == NULL || text == NULL)
         return report(&ld, REDLOCK_EINVAL, NULL, NULL, "invalid argument: %s is NULL",
                       out == NULL ? "out" : "text");
-    return load_text(out, (const unsigned char *)text, len, ld.name, errbuf, errlen);
+    return load_text(out, (const unsigned char *)text, len, ld.name, errbuf, errlen, NULL);
 }

@@ -13,6 +13,15 @@
  *   FENCE --a quorum confirmed the token, validity left--> DONE (the lock)
  *      \-- no quorum, expired, out of memory or canceled --> clean up, as above
  *   WAIT --canceled, or the next attempt cannot start--> DONE (failure)
+ *   ATTEMPT, FENCE or WAIT --redlock_acquire_cancel()--> clean up --> CANCELED
+ *   CANCELED --the loop's next iteration--> DONE (REDLOCK_ECANCELED)
+ *
+ * Canceled is the client being freed, or the acquire's cancel fd becoming
+ * readable (in any state but DONE): the same exit, with REDLOCK_ECANCELED.
+ * redlock_acquire_cancel() cleans up at once but calls back only from the
+ * loop (CANCELED), never inside the call. A cancel during an attempt is a
+ * failed attempt as far as the masters can tell (its cleanup releases what
+ * it may have set), so the protocol, and its models, do not change.
  *
  * A fenced attempt refused for too few counters in use (ENOFENCE in round
  * 1) has started their seeding (fence_seed.h): its WAIT lasts until that
@@ -53,13 +62,15 @@
  * cleanup's announcements do not. A set of resources waits on the watch of
  * each: a delete of any of them may free the set.
  */
-#include "client/client.h"
+#include "context/context.h"
 #include "util/counters.h"
 #include "config/config_internal.h"
 #include "lock/courtesy.h"
 #include "lock/fence_seed.h"
+#include "lock/holder.h"
 #include "lock/lock.h"
 #include "lock/result.h"
+#include "master/masters.h"
 #include "master/subscriber.h"
 #include "redlock/redlock.h"
 #include "round/owed_release.h"
@@ -72,6 +83,7 @@
 #include "wire/command.h"
 #include "wire/resources.h"
 
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,6 +95,8 @@ typedef enum rl_acquire_state {
     RL_ACQUIRE_ATTEMPT, /* a->round is in flight, undecided */
     RL_ACQUIRE_FENCE,   /* a->round won; a->fence_round (round 2) is undecided */
     RL_ACQUIRE_WAIT,    /* between attempts: the retry timer runs */
+    RL_ACQUIRE_CANCELED, /* canceled by a call: cleaned up, the retry timer
+                            at 0 calls back from the loop */
     RL_ACQUIRE_DONE     /* the callback was called; a is freed */
 } rl_acquire_state;
 
@@ -113,8 +127,15 @@ typedef struct rl_acquire {
     uint64_t token;         /* FENCE: the token round 2 confirms */
     rl_round *fence_round;  /* FENCE: round 2 (a reference), else NULL */
     uint64_t announced;     /* masters (bit i) that announced a delete since the attempt began */
-    char value[REDLOCK_VALUE_LEN + 1];
-    char last_value[REDLOCK_VALUE_LEN]; /* the attempt before: its cleanup announces it */
+    ev_io cancel_watch;     /* the cancel fd, when given: readable cancels */
+    /* The attempt's value: the random part, then the holder suffix when
+     * the acquire has a label (holder.h). */
+    char value[REDLOCK_VALUE_LEN + RL_HOLDER_SUFFIX_MAX + 1];
+    size_t value_len;
+    char last_value[REDLOCK_VALUE_LEN + RL_HOLDER_SUFFIX_MAX + 1]; /* the attempt before: its
+                                                                     cleanup announces it */
+    size_t last_value_len;
+    const char *label;      /* the holder label (after the owner token), or NULL */
     rl_keys keys;           /* the resources; data after waiters[] */
     const char *owner;      /* the reentrant form's owner token (after the keys), or NULL */
     size_t owner_len;
@@ -136,6 +157,8 @@ void redlock_acquire_options_init(redlock_acquire_options *opts)
     opts->owner = NULL;
     opts->owner_len = 0;
     opts->fencing = REDLOCK_DEFAULT;
+    opts->label = NULL;
+    opts->cancel_fd = -1;
 }
 
 /* An option's value, the config's for REDLOCK_DEFAULT; -2 when outside the
@@ -167,7 +190,7 @@ static void acquire_clean_up(rl_acquire *a)
         any = any || target[i];
     }
     if (any)
-        rl_owed_release_send(a->client, &a->keys, a->value, REDLOCK_VALUE_LEN, target,
+        rl_owed_release_send(a->client, &a->keys, a->value, a->value_len, target,
                              a->ttl_ms + a->delay_ms);
 }
 
@@ -220,6 +243,7 @@ static void acquire_complete(rl_acquire *a, int status, redlock_lock *lock, int6
     for (size_t i = 0; i < a->keys.count; i++)
         rl_waiter_leave(&a->waiters[i]);
     ev_timer_stop(client->loop, &a->retry_timer);
+    ev_io_stop(client->loop, &a->cancel_watch);
     rl_round *round = a->round; /* the result points into it: kept until after cb */
     if (round != NULL)
         rl_round_detach(round, true);
@@ -233,6 +257,18 @@ static void acquire_complete(rl_acquire *a, int status, redlock_lock *lock, int6
 
 static void acquire_on_decided(rl_round *round, void *owner);
 
+/* How long the acquire may take: wait_ms, or without one the time its
+ * retries may (each its delay and jitter). */
+static int64_t acquire_budget_us(const rl_acquire *a)
+{
+    if (a->wait_ms >= 0)
+        return a->wait_ms * 1000;
+    int64_t each_us = (a->retry_delay_ms + a->retry_jitter_ms) * 1000;
+    if (each_us > 0 && a->retries_left > INT64_MAX / each_us)
+        return INT64_MAX;
+    return a->retries_left * each_us;
+}
+
 /* ATTEMPT: a fresh value, sent to every master. Returns the status when it
  * cannot start (the state is unchanged then). */
 static int acquire_attempt(rl_acquire *a)
@@ -240,27 +276,38 @@ static int acquire_attempt(rl_acquire *a)
     /* The locks already held come first: while the masters are behind with
      * their extensions, a new lock would only add to what they cannot
      * serve. */
-    if (rl_client_behind(a->client))
+    if (rl_masters_behind(a->client))
         return REDLOCK_EOVERLOAD;
     /* The first attempt waits for the masters' clocks to be checked. */
     if (!a->clock_warm) {
-        int64_t at = rl_client_clock_wait(a->client, rl_now_us(), a->start_us);
+        int64_t at = rl_masters_clock_wait(a->client, rl_now_us(), a->start_us);
         if (at != 0) {
             rl_timer_arm_at(a->client->loop, &a->retry_timer, at);
             return REDLOCK_OK; /* still WAIT */
         }
         a->clock_warm = true;
     }
-    memcpy(a->last_value, a->value, REDLOCK_VALUE_LEN);
+    /* Masters restarted lately do not count yet: wait for enough of them
+     * when the time allowed covers it, else try (and fail, saying why). */
+    int64_t counts_at = rl_masters_restart_wait(a->client, rl_now_us());
+    if (counts_at != 0 && counts_at - a->start_us <= acquire_budget_us(a)) {
+        rl_timer_arm_at(a->client->loop, &a->retry_timer, counts_at);
+        return REDLOCK_OK; /* still WAIT */
+    }
+    memcpy(a->last_value, a->value, a->value_len);
+    a->last_value_len = a->value_len;
     if (rl_random_pool_value(&a->client->random, a->value) != 0)
         return REDLOCK_ESYS;
+    a->value_len = REDLOCK_VALUE_LEN;
+    if (a->label != NULL) /* the time of this attempt: when it may come to hold */
+        a->value_len += rl_holder_suffix(a->value + REDLOCK_VALUE_LEN, a->label);
     a->announced = 0;
     rl_command cmd;
     if (a->fencing)
-        rl_command_fenced_acquire(&cmd, &a->keys, a->value, REDLOCK_VALUE_LEN,
+        rl_command_fenced_acquire(&cmd, &a->keys, a->value, a->value_len,
                                   a->ttl_ms + a->delay_ms, a->owner, a->owner_len);
     else
-        rl_command_acquire(&cmd, &a->keys, a->value, REDLOCK_VALUE_LEN, a->ttl_ms + a->delay_ms,
+        rl_command_acquire(&cmd, &a->keys, a->value, a->value_len, a->ttl_ms + a->delay_ms,
                            a->owner, a->owner_len);
     rl_round *round = rl_round_start(a->client, RL_ROUND_ACQUIRE, &cmd, NULL,
                                      acquire_on_decided, a);
@@ -287,7 +334,11 @@ static void acquire_retry(rl_acquire *a)
 
 static void acquire_handle_retry_timer(struct ev_loop *loop, ev_timer *w, int revents)
 {
-    acquire_retry(w->data);
+    rl_acquire *a = w->data;
+    if (a->state == RL_ACQUIRE_CANCELED)
+        acquire_complete(a, REDLOCK_ECANCELED, NULL, 0);
+    else
+        acquire_retry(a);
 }
 
 /* The seeding waited for is over, on its round's callback. */
@@ -379,8 +430,9 @@ static void acquire_on_announce(rl_waiter *w, size_t master, const char *value, 
 {
     rl_acquire *a = w->owner;
     /* Our own cleanup's delete frees nothing another holds. */
-    if (value != NULL && value_len == REDLOCK_VALUE_LEN &&
-        (memcmp(value, a->value, value_len) == 0 || memcmp(value, a->last_value, value_len) == 0))
+    if (value != NULL &&
+        ((value_len == a->value_len && memcmp(value, a->value, value_len) == 0) ||
+         (value_len == a->last_value_len && memcmp(value, a->last_value, value_len) == 0)))
         return;
     a->announced |= UINT64_C(1) << master;
     if (a->state == RL_ACQUIRE_WAIT && !a->woken && acquire_announced_enough(a)) {
@@ -425,7 +477,8 @@ static bool acquire_wait_for_seeding(rl_acquire *a, int status)
 static void acquire_retry_or_fail(rl_acquire *a, int status)
 {
     rl_round *round = a->round;
-    if (a->retry_at_us == 0 && !acquire_schedule_retry(a)) {
+    /* A permission refused stays refused: retrying cannot help. */
+    if (status == REDLOCK_EPERM || (a->retry_at_us == 0 && !acquire_schedule_retry(a))) {
         acquire_complete(a, status, NULL, 0);
         return;
     }
@@ -445,7 +498,7 @@ static bool acquire_grant(rl_acquire *a, int64_t end_us)
     int64_t validity_ms = rl_validity_us(a->ttl_ms, end_us - round->t0_us, drift) / 1000;
     if (validity_ms <= 0)
         return false;
-    redlock_lock *lock = rl_lock_create(&a->keys, a->value, REDLOCK_VALUE_LEN, a->ttl_ms);
+    redlock_lock *lock = rl_lock_create(&a->keys, a->value, a->value_len, a->ttl_ms);
     if (lock == NULL) {
         acquire_complete(a, REDLOCK_ENOMEM, NULL, 0);
         return true;
@@ -501,7 +554,7 @@ static void acquire_fence(rl_acquire *a)
     }
     a->token = (uint64_t)greatest + 1;
     rl_command cmd;
-    rl_command_fence_confirm(&cmd, &a->keys, a->value, REDLOCK_VALUE_LEN, a->token);
+    rl_command_fence_confirm(&cmd, &a->keys, a->value, a->value_len, a->token);
     a->fence_round = rl_round_start(a->client, RL_ROUND_FENCE, &cmd, NULL, acquire_on_fenced, a);
     if (a->fence_round == NULL) {
         acquire_complete(a, REDLOCK_ENOMEM, NULL, 0);
@@ -541,6 +594,30 @@ static void acquire_cancel(rl_op *op)
     acquire_complete((rl_acquire *)op, REDLOCK_ECANCELED, NULL, 0);
 }
 
+/* The cancel fd became readable: canceled, whatever the state (an attempt
+ * in flight is cleaned up like a failed one). The fd is not read. */
+static void acquire_on_cancel_fd(struct ev_loop *loop, ev_io *w, int revents)
+{
+    rl_acquire *a = w->data;
+    redlock_client *client = a->client;
+    rl_client_enter(client);
+    rl_log(&client->log, REDLOCK_LOG_DEBUG, "acquire: canceled by its cancel fd");
+    acquire_complete(a, REDLOCK_ECANCELED, NULL, 0);
+    rl_client_leave(client);
+}
+
+/* Whether the cancel fd is readable already (REDLOCK_ECANCELED), not
+ * (REDLOCK_OK), or no open fd (REDLOCK_EINVAL). Polled, never read: a hang
+ * up or an error counts as readable, as libev would report it. */
+static int acquire_cancel_fd_check(int fd)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    int n = poll(&p, 1, 0);
+    if (n < 0 || (n > 0 && (p.revents & POLLNVAL)))
+        return REDLOCK_EINVAL;
+    return n > 0 ? REDLOCK_ECANCELED : REDLOCK_OK;
+}
+
 /* When this client's own release of one of the resources asks new acquires
  * to let the waiters go first (courtesy.h): the latest such time, or 0. */
 static int64_t acquire_courtesy_until(const rl_acquire *a)
@@ -561,6 +638,7 @@ static int64_t acquire_courtesy_until(const rl_acquire *a)
 typedef struct acquire_settings {
     int64_t ttl_ms, retries, retry_delay_ms, retry_jitter_ms, wait_ms, lock_delay_ms;
     size_t owner_len;
+    size_t label_len; /* with its NUL; 0: none */
     bool fencing;
 } acquire_settings;
 
@@ -579,12 +657,26 @@ static int acquire_read_options(const redlock_client *client, const redlock_acqu
         out->retry_jitter_ms < 0 || out->lock_delay_ms < 0 || fencing < 0 ||
         (wait_ms != REDLOCK_DEFAULT && (wait_ms < 0 || wait_ms > INT64_MAX / 1000)))
         return REDLOCK_EINVAL;
+    if (rl_config_check_ttl(client->cfg, out->ttl_ms) != REDLOCK_OK)
+        return REDLOCK_EMAXTTL;
+    /* A TTL that no attempt could get validity from (rl_validity_us): the
+     * drift allowance and a round trip of RL_MIN_ROUND_TRIP_US leave less
+     * than a millisecond. Nothing is sent for it. */
+    if (out->ttl_ms * 1000 - rl_drift_us(out->ttl_ms, client->cfg->drift_factor) <
+        RL_MIN_ROUND_TRIP_US + 1000)
+        return REDLOCK_EINVAL;
     out->wait_ms = wait_ms == REDLOCK_DEFAULT ? -1 : wait_ms;
     out->fencing = fencing != 0;
     out->owner_len = opts->owner != NULL ? opts->owner_len : 0;
     if (opts->owner != NULL && (out->owner_len == 0 || out->owner_len > REDLOCK_MAX_VALUE_LEN))
         return REDLOCK_EINVAL;
-    return REDLOCK_OK;
+    if (opts->label != NULL && !rl_holder_label_valid(opts->label))
+        return REDLOCK_EINVAL;
+    out->label_len = opts->label != NULL ? strlen(opts->label) + 1 : 0;
+    if (opts->cancel_fd < -1)
+        return REDLOCK_EINVAL;
+    /* Canceled before it began: nothing is sent. */
+    return opts->cancel_fd >= 0 ? acquire_cancel_fd_check(opts->cancel_fd) : REDLOCK_OK;
 }
 
 static int acquire_start(redlock_client *client, const void *const *resources,
@@ -604,11 +696,13 @@ static int acquire_start(redlock_client *client, const void *const *resources,
         opts = &defaults;
     }
     acquire_settings set;
-    if (acquire_read_options(client, opts, &set) != REDLOCK_OK)
-        return REDLOCK_EINVAL;
+    int rc = acquire_read_options(client, opts, &set);
+    if (rc != REDLOCK_OK)
+        return rc;
     size_t owner_len = set.owner_len;
 
-    rl_acquire *a = calloc(1, sizeof(*a) + count * sizeof(rl_waiter) + block_len + owner_len);
+    rl_acquire *a = calloc(1, sizeof(*a) + count * sizeof(rl_waiter) + block_len + owner_len +
+                                  set.label_len);
     if (a == NULL)
         return REDLOCK_ENOMEM;
     a->op.cancel = acquire_cancel;
@@ -631,8 +725,14 @@ static int acquire_start(redlock_client *client, const void *const *resources,
         a->owner = block + block_len;
         a->owner_len = owner_len;
     }
+    if (opts->label != NULL) {
+        memcpy(block + block_len + owner_len, opts->label, set.label_len);
+        a->label = block + block_len + owner_len;
+    }
     ev_timer_init(&a->retry_timer, acquire_on_retry_timer, 0., 0.);
     a->retry_timer.data = a;
+    ev_io_init(&a->cancel_watch, acquire_on_cancel_fd, opts->cancel_fd, EV_READ);
+    a->cancel_watch.data = a;
     for (size_t i = 0; i < count; i++) {
         rl_list_init(&a->waiters[i].link);
         a->waiters[i].on_announce = acquire_on_announce;
@@ -647,13 +747,15 @@ static int acquire_start(redlock_client *client, const void *const *resources,
     if (courtesy_until > 0) {
         rl_timer_arm_at(client->loop, &a->retry_timer, courtesy_until);
     } else {
-        int rc = acquire_attempt(a);
+        rc = acquire_attempt(a);
         if (rc != REDLOCK_OK) {
             free(a);
             return rc;
         }
     }
     rl_client_add_op(client, &a->op);
+    if (opts->cancel_fd >= 0)
+        ev_io_start(client->loop, &a->cancel_watch);
     return REDLOCK_OK;
 }
 
@@ -666,6 +768,36 @@ int redlock_acquire_many_async(redlock_client *client, const void *const *resour
         return REDLOCK_EINVAL;
     rl_client_enter(client);
     int rc = acquire_start(client, resources, resource_lens, count, opts, cb, arg);
+    rl_client_leave(client);
+    return rc;
+}
+
+/* CANCELED: cleaned up now (an attempt in flight released like a failed
+ * one), nothing more to wait for, the callback on the loop's next
+ * iteration. */
+static void acquire_cancel_soon(rl_acquire *a)
+{
+    rl_fence_seed_unwait(&a->seeded);
+    ev_io_stop(a->client->loop, &a->cancel_watch);
+    acquire_set_state(a, RL_ACQUIRE_CANCELED, false);
+    rl_timer_arm_in(a->client->loop, &a->retry_timer, 0);
+}
+
+int redlock_acquire_cancel(redlock_client *client, redlock_acquire_cb cb, const void *arg)
+{
+    if (client == NULL || cb == NULL)
+        return REDLOCK_EINVAL;
+    rl_client_enter(client);
+    int rc = REDLOCK_ENOENT;
+    for (rl_link *l = client->ops.next; l != &client->ops; l = l->next) {
+        rl_op *op = rl_container_of(l, rl_op, link);
+        rl_acquire *a = (rl_acquire *)op;
+        if (op->cancel != acquire_cancel || a->cb != cb || a->arg != arg ||
+            a->state == RL_ACQUIRE_CANCELED)
+            continue;
+        acquire_cancel_soon(a);
+        rc = REDLOCK_OK;
+    }
     rl_client_leave(client);
     return rc;
 }

@@ -8,7 +8,7 @@
  * every master. A lock still held on a quorum of trusted masters is kept.
  */
 #include "lock/clock_loss.h"
-#include "client/client.h"
+#include "context/context.h"
 #include "lock/lock.h"
 #include "lock/release.h"
 #include "lock/watchdog.h"
@@ -42,7 +42,7 @@ void rl_clock_loss_check(redlock_client *client, const rl_master *proven)
     uint64_t proven_bit = UINT64_C(1) << (size_t)(proven - client->masters);
     size_t doomed = rl_lock_doom_by_holders(client, fast, proven_bit, client->quorum,
                                             release_doomed, &ctx, &kept);
-    rl_client_ref(client); /* lost callbacks and the log may free it */
+    RL_EXPECT_ENTERED(client); /* a free from the log or a lost callback waits for its leave */
     if (kept > 0)
         rl_log(&client->log, REDLOCK_LOG_WARN,
                "master %s proven fast: %zu held lock%s it holds still on a quorum of trusted "
@@ -63,5 +63,4 @@ void rl_clock_loss_check(redlock_client *client, const rl_master *proven)
         rl_release_lost(client, lock, &unsent); /* first: the callback may free the handle */
         rl_watchdog_lose(lock, REDLOCK_ECLOCK);
     }
-    rl_client_unref(client);
 }

@@ -16,10 +16,10 @@
 #ifndef REDLOCK_COURTESY_H
 #define REDLOCK_COURTESY_H
 
+#include "context/context.h"
+
 #include <stddef.h>
 #include <stdint.h>
-
-#define RL_COURTESY_SLOTS 16
 
 /* Attempts brought forward by announcements start at random within this
  * many round trips (the waiter's last attempt's, bounded below and above)
@@ -30,16 +30,7 @@
 #define RL_SPREAD_RTT_MIN_US 100
 #define RL_SPREAD_RTT_MAX_US 5000
 
-typedef struct rl_courtesy {
-    uint64_t hash;
-    int64_t until_us;
-} rl_courtesy;
-
-typedef struct rl_courtesy_ring {
-    rl_courtesy entries[RL_COURTESY_SLOTS];
-    unsigned next;
-} rl_courtesy_ring;
-
+/* The ring (rl_courtesy_ring) is the client's: context/context.h. */
 /* Remember that new acquires of resource should wait until until_us. */
 void rl_courtesy_note(rl_courtesy_ring *ring, const void *resource, size_t len, int64_t until_us);
 /* When a new acquire of resource may start: until_us of a courtesy still

@@ -3,7 +3,7 @@
  * again when a quorum did so before the current validity ran out. A failed
  * extend may still have reset the TTL on masters that had not answered, so
  * it leaves the lock no more validity than the new TTL gives. */
-#include "client/client.h"
+#include "context/context.h"
 #include "util/counters.h"
 #include "config/config_internal.h"
 #include "lock/lock.h"
@@ -132,6 +132,10 @@ static int extend_start(redlock_client *client, redlock_lock *lock, int64_t ttl_
     e->ttl_ms = ttl_ms       ? ttl_ms
                 : lock_ttl ? lock_ttl
                            : rl_client_setting(client, REDLOCK_TTL_MS);
+    if (rl_config_check_ttl(client->cfg, e->ttl_ms) != REDLOCK_OK) {
+        free(e);
+        return REDLOCK_EMAXTTL;
+    }
     e->base.op.cancel = extend_cancel;
     e->had_deadline = known;
     e->old_deadline_us = deadline;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Fencing counters put in use: seeding and initializing. See fence_seed.h. */
 #include "lock/fence_seed.h"
-#include "client/client.h"
+#include "context/context.h"
 #include "lock/round_op.h"
 #include "master/master.h"
 #include "redlock/redlock.h"

@@ -23,7 +23,7 @@
 #ifndef REDLOCK_FENCE_SEED_H
 #define REDLOCK_FENCE_SEED_H
 
-#include "client/client.h"
+#include "context/context.h"
 #include "round/quorum.h"
 #include "util/list.h"
 #include "wire/reply.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Inspect and ping: report on every master, for status tools and health
  * checks. Both wait for every master (or its timeout) before completing. */
-#include "client/client.h"
+#include "context/context.h"
 #include "lock/round_op.h"
 #include "redlock/redlock.h"
 #include "round/quorum.h"

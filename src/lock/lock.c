@@ -2,9 +2,8 @@
 /* Lock handles: resource, value, validity and state, readable from any
  * thread; their registration with the client that releases them. */
 #include "lock/lock.h"
-#include "client/client.h"
+#include "context/context.h"
 #include "util/counters.h"
-#include "client/sync.h"
 #include "lock/watchdog.h"
 #include "master/clock_probe.h"
 #include "redlock/redlock.h"
@@ -224,8 +223,8 @@ static void lock_free(redlock_lock *lock)
     /* An auto-extended handle of a blocking client has timers on the I/O
      * thread's loop: only that thread may take it apart. */
     if (owner != NULL && atomic_load(&lock->watched) && owner->sync != NULL &&
-        !rl_sync_on_io_thread(owner->sync)) {
-        if (rl_sync_destroy_lock(owner->sync, lock, &owners_mu) == REDLOCK_OK)
+        !owner->hooks->sync_on_io_thread(owner->sync)) {
+        if (owner->hooks->sync_destroy_lock(owner->sync, lock, &owners_mu) == REDLOCK_OK)
             return;
         /* The client is being freed: once it has let go of the handle
          * (stopped its extension, released it), the handle is ours. */

@@ -2,7 +2,7 @@
 /* Release: delete our value on every master, never another holder's. One
  * bounded attempt: per-master timeouts, no retries. */
 #include "lock/release.h"
-#include "client/client.h"
+#include "context/context.h"
 #include "util/counters.h"
 #include "lock/courtesy.h"
 #include "lock/lock.h"

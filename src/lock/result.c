@@ -4,7 +4,7 @@
  * is one allocation holding the header, the per-master array and every
  * string, so it can be freed as a unit. */
 #include "lock/result.h"
-#include "client/client.h"
+#include "context/context.h"
 #include "master/clock_probe.h"
 #include "master/master.h"
 #include "redlock/redlock.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* An operation that is one round: extend, release, inspect, ping. */
 #include "lock/round_op.h"
-#include "client/client.h"
+#include "context/context.h"
 #include "lock/lock.h"
 #include "lock/result.h"
 #include "redlock/redlock.h"

@@ -4,7 +4,7 @@
 #ifndef REDLOCK_ROUND_OP_H
 #define REDLOCK_ROUND_OP_H
 
-#include "client/client.h"
+#include "context/context.h"
 #include "lock/lock.h"
 #include "redlock/redlock.h"
 #include "round/quorum.h"

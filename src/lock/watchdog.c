@@ -44,7 +44,7 @@
  * state, abandoning an extension in flight.
  */
 #include "lock/watchdog.h"
-#include "client/client.h"
+#include "context/context.h"
 #include "util/counters.h"
 #include "config/config_internal.h"
 #include "lock/lock.h"
@@ -336,9 +336,11 @@ static void watchdog_handle(rl_watchdog *wd, rl_watchdog_event event, int status
 static void watchdog_on_extended(int status, const redlock_result *result, void *arg)
 {
     rl_watchdog *wd = arg;
-    if (status == REDLOCK_OK)
-        rl_log(&wd->client->log, REDLOCK_LOG_DEBUG, "lock auto-extended: %lld ms of validity",
-               (long long)result->validity_ms);
+    if (status == REDLOCK_OK && rl_log_enabled(&wd->client->log, REDLOCK_LOG_DEBUG)) {
+        char shown[RL_KEYS_DESCRIBED];
+        rl_log(&wd->client->log, REDLOCK_LOG_DEBUG, "lock %s auto-extended: %lld ms of validity",
+               rl_keys_describe(&wd->lock->keys, shown), (long long)result->validity_ms);
+    }
     watchdog_handle(wd, RL_WATCHDOG_EXTENDED, status);
 }
 
@@ -373,6 +375,45 @@ void rl_watchdog_extended(redlock_lock *lock, const redlock_client *client, int 
     rl_watchdog *wd = lock->watchdog;
     if (wd != NULL && wd->client->loop == client->loop) /* another loop is not ours to touch */
         watchdog_handle(wd, RL_WATCHDOG_HOLDER, status);
+}
+
+/* The smallest TTL the cycle keeps with drift_factor (watchdog_schedule.h);
+ * -1 for none. */
+static int64_t rl_auto_extend_min_ttl_ms(double drift_factor)
+{
+    return rl_wd_min_ttl_ms(rl_drift_us, drift_factor, rl_setting_table[REDLOCK_TTL_MS].max);
+}
+
+int redlock_auto_extend_min_ttl(const redlock_config *cfg, int64_t *ttl_ms)
+{
+    if (cfg == NULL || ttl_ms == NULL)
+        return REDLOCK_EINVAL;
+    *ttl_ms = rl_auto_extend_min_ttl_ms(cfg->drift_factor);
+    return *ttl_ms > 0 ? REDLOCK_OK : REDLOCK_ECONFIG;
+}
+
+/* A TTL the cycle can never keep (it would run the holder's work and lose
+ * the lock at the first guard) is refused, the reason logged. */
+static int check_ttl_kept(redlock_client *client, const redlock_lock *lock)
+{
+    int64_t ttl = atomic_load(&lock->ttl_ms);
+    if (ttl <= 0)
+        ttl = rl_client_setting(client, REDLOCK_TTL_MS);
+    int64_t min = rl_auto_extend_min_ttl_ms(client->cfg->drift_factor);
+    if (min > 0 && ttl >= min)
+        return REDLOCK_OK;
+    char shown[RL_KEYS_DESCRIBED];
+    if (min > 0)
+        rl_log(&client->log, REDLOCK_LOG_WARN,
+               "auto-extend %s: a TTL of %lld ms is too short to keep extended; the smallest "
+               "that works is %lld ms (an extension every third of it, the lock lost a sixth "
+               "of it before its validity ends)",
+               rl_keys_describe(&lock->keys, shown), (long long)ttl, (long long)min);
+    else
+        rl_log(&client->log, REDLOCK_LOG_WARN,
+               "auto-extend %s: no TTL can be kept extended with this drift_factor",
+               rl_keys_describe(&lock->keys, shown));
+    return REDLOCK_EINVAL;
 }
 
 static int auto_extend_start(redlock_client *client, redlock_lock *lock, redlock_lost_cb on_lost,
@@ -422,7 +463,9 @@ int redlock_auto_extend_async(redlock_client *client, redlock_lock *lock, redloc
     if (client == NULL)
         return REDLOCK_EINVAL;
     rl_client_enter(client);
-    int rc = auto_extend_start(client, lock, on_lost, arg);
+    int rc = lock == NULL ? REDLOCK_EINVAL : check_ttl_kept(client, lock);
+    if (rc == REDLOCK_OK)
+        rc = auto_extend_start(client, lock, on_lost, arg);
     rl_client_leave(client);
     return rc;
 }

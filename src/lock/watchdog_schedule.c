@@ -47,6 +47,37 @@ int64_t rl_wd_tick_at(int64_t started_us, int64_t interval_us, int64_t guard_us,
     return uniform(lo, hi - lo, random);
 }
 
+/* Whether the cycle keeps a lock of ttl_ms: from the latest regular tick
+ * to the guard, both counted from an extension's start, room for a round
+ * trip the watchdog assumes at most RL_WD_MIN_RETRY_US. */
+static bool keeps(int64_t ttl_ms, int64_t drift_us)
+{
+    int64_t guard = rl_wd_guard_at(ttl_ms * 1000 - drift_us, ttl_ms);
+    int64_t lo;
+    int64_t hi;
+    rl_wd_tick_window(0, rl_wd_interval_us(ttl_ms), guard, false, &lo, &hi);
+    return guard - hi >= RL_WD_MIN_RETRY_US;
+}
+
+int64_t rl_wd_min_ttl_ms(int64_t (*drift_us)(int64_t ttl_ms, double factor), double factor,
+                         int64_t max_ttl_ms)
+{
+    if (max_ttl_ms < 1 || !keeps(max_ttl_ms, drift_us(max_ttl_ms, factor)))
+        return -1;
+    /* keeps() holds from some TTL on (the room grows with the TTL): the
+     * first, by bisection, in some 40 steps at most. */
+    int64_t lo = 0; /* does not keep */
+    int64_t hi = max_ttl_ms;
+    while (hi - lo > 1) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (keeps(mid, drift_us(mid, factor)))
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return hi;
+}
+
 int64_t rl_wd_backoff_us(const rl_wd_backoff *b, unsigned failures, int64_t max_us,
                          uint64_t random)
 {

@@ -58,6 +58,14 @@ void rl_wd_tick_window(int64_t started_us, int64_t interval_us, int64_t guard_us
 int64_t rl_wd_tick_at(int64_t started_us, int64_t interval_us, int64_t guard_us, bool first,
                       uint64_t random);
 
+/* The smallest TTL, in milliseconds, the cycle can keep: the one where,
+ * from the latest regular tick to the guard, there is still
+ * RL_WD_MIN_RETRY_US for the extension's round trip. drift_us(ttl_ms) is
+ * the drift allowance, searched up to max_ttl_ms; -1 when no TTL up to it
+ * works (a drift factor near 1). */
+int64_t rl_wd_min_ttl_ms(int64_t (*drift_us)(int64_t ttl_ms, double factor), double factor,
+                         int64_t max_ttl_ms);
+
 /* The retry settings, in microseconds. */
 typedef struct rl_wd_backoff {
     int64_t delay_us;  /* retry_delay_ms: the first wait */

@@ -2,12 +2,11 @@
 /* One master's clock probe: its requests, their replies, its timer
  * (clock_probe.h has the states and why). */
 #include "master/clock_probe.h"
-#include "client/client.h"
-#include "lock/clock_loss.h"
+#include "context/context.h"
 #include "master/clock_check.h"
 #include "master/master.h"
+#include "master/request.h"
 #include "redlock/redlock.h"
-#include "round/quorum.h"
 #include "util/list.h"
 #include "util/log.h"
 #include "util/timer.h"
@@ -22,6 +21,7 @@
 #define PROBE_PREFIX "redlock:clock:"
 
 static void probe_on_timer(struct ev_loop *loop, ev_timer *w, int revents);
+static void probe_publish(struct rl_master *m);
 
 static rl_logger *probe_log(struct rl_master *m)
 {
@@ -65,23 +65,26 @@ void rl_clock_probe_init(struct rl_master *m)
     ev_timer_init(&p->timer, probe_on_timer, 0., 0.);
     p->timer.data = m;
     rl_list_init(&p->awaiting);
+    probe_publish(m);
 }
 
-bool rl_clock_probe_await(struct rl_master *m, rl_link *link, int64_t sent_us)
+bool rl_clock_probe_await(struct rl_master *m, rl_request *req, int64_t sent_us)
 {
     rl_clock_probe *p = &m->probe;
     if (p->mode != REDLOCK_CLOCK_CHECK_ENFORCE || !p->sample_in_flight ||
         p->last_sample_us < sent_us)
         return false;
-    rl_list_push_back(&p->awaiting, link);
+    rl_list_push_back(&p->awaiting, &req->link);
     return true;
 }
 
 void rl_clock_probe_flush(struct rl_master *m)
 {
     rl_link *link;
-    while ((link = rl_list_pop_front(&m->probe.awaiting)) != NULL)
-        rl_slot_on_clock_checked(rl_container_of(link, rl_slot, link));
+    while ((link = rl_list_pop_front(&m->probe.awaiting)) != NULL) {
+        rl_request *req = rl_container_of(link, rl_request, link);
+        req->ops->on_clock_checked(req);
+    }
 }
 
 static void probe_on_set_reply(redisAsyncContext *ac, void *r, void *privdata);
@@ -160,6 +163,19 @@ void rl_clock_probe_report(const struct rl_master *m, int *state, bool *slow, do
     }
 }
 
+/* The verdict as redlock_client_stats() shows it, read from any thread:
+ * called after anything that may change what the report says. */
+static void probe_publish(struct rl_master *m)
+{
+    int state;
+    bool slow;
+    double lo;
+    double hi;
+    rl_clock_probe_report(m, &state, &slow, &lo, &hi);
+    atomic_store_explicit(&m->stats.clock_state, state, memory_order_relaxed);
+    atomic_store_explicit(&m->stats.clock_slow, slow, memory_order_relaxed);
+}
+
 bool rl_clock_probe_excludes(const struct rl_master *m)
 {
     return m->probe.mode == REDLOCK_CLOCK_CHECK_ENFORCE && !rl_clock_counts(&m->probe.clock);
@@ -189,6 +205,7 @@ void rl_clock_probe_on_handshake(struct rl_master *m)
         return;
     if (probe_send_set(m, true))
         probe_send_sample(m);
+    probe_publish(m);
 }
 
 void rl_clock_probe_after_send(struct rl_master *m)
@@ -207,6 +224,7 @@ void rl_clock_probe_on_lost(struct rl_master *m)
     p->state = RL_PROBE_DOWN;
     p->sample_in_flight = false;
     ev_timer_stop(m->client->loop, &p->timer);
+    probe_publish(m);
 }
 
 bool rl_clock_probe_on_close(struct rl_master *m,
@@ -257,13 +275,11 @@ static void probe_follow(struct rl_master *m, unsigned ev)
 {
     if (ev != 0) {
         redlock_client *client = m->client;
-        rl_client_ref(client); /* the log and lost callbacks may free the client */
+        RL_EXPECT_ENTERED(client); /* a free from the log or a lost callback waits for its leave */
         probe_report(m, ev);
         if ((ev & RL_CLOCK_EV_FAST) && !client->closing)
-            rl_clock_loss_check(client, m);
-        bool gone = m->ac == NULL || m->probe.state == RL_PROBE_DOWN;
-        rl_client_unref(client);
-        if (gone)
+            client->hooks->clock_loss_check(client, m);
+        if (m->ac == NULL || m->probe.state == RL_PROBE_DOWN)
             return;
     }
     if ((ev & RL_CLOCK_EV_REANCHOR) && m->probe.state == RL_PROBE_SAMPLING)
@@ -310,6 +326,7 @@ static void probe_on_set_reply(redisAsyncContext *ac, void *r, void *privdata)
     redlock_client *client = ((struct rl_master *)privdata)->client;
     rl_client_enter(client);
     probe_handle_set_reply(ac, r, privdata);
+    probe_publish(privdata);
     rl_client_leave(client);
 }
 
@@ -321,8 +338,7 @@ static void probe_handle_pttl_reply(redisAsyncContext *ac, void *r, void *privda
         return; /* a stale context: its master flushed what waited */
     rl_clock_probe *p = &m->probe;
     p->sample_in_flight = false;
-    redlock_client *client = m->client;
-    rl_client_ref(client); /* the log and lost callbacks may free the client */
+    RL_EXPECT_ENTERED(m->client); /* a free from the log or a lost callback waits for its leave */
     /* No evidence when the connection died, a SET is on its way, or the
      * sample was refused. */
     if (reply != NULL && p->state == RL_PROBE_SAMPLING && reply->type == REDIS_REPLY_INTEGER)
@@ -330,7 +346,6 @@ static void probe_handle_pttl_reply(redisAsyncContext *ac, void *r, void *privda
                                             reply->integer, m->run_id, p->warmup_us,
                                             p->quarantine_us));
     rl_clock_probe_flush(m);
-    rl_client_unref(client);
 }
 
 static void probe_on_pttl_reply(redisAsyncContext *ac, void *r, void *privdata)
@@ -340,6 +355,7 @@ static void probe_on_pttl_reply(redisAsyncContext *ac, void *r, void *privdata)
     redlock_client *client = ((struct rl_master *)privdata)->client;
     rl_client_enter(client);
     probe_handle_pttl_reply(ac, r, privdata);
+    probe_publish(privdata);
     rl_client_leave(client);
 }
 
@@ -365,5 +381,6 @@ static void probe_on_timer(struct ev_loop *loop, ev_timer *w, int revents)
     redlock_client *client = ((struct rl_master *)w->data)->client;
     rl_client_enter(client);
     probe_handle_timer(loop, w, revents);
+    probe_publish(w->data);
     rl_client_leave(client);
 }

@@ -13,7 +13,15 @@
  *
  * - The probe is "redlock:clock:<client id>", value the client id, PX
  *   RL_PROBE_PX_MS. The handshake asks SET ... NX then PTTL, pipelined
- *   with the rest: no round trip of its own. A probe that is gone when the
+ *   with the rest: no round trip of its own.
+ * - Its life is short: set again at half of it (every 5 s or so) while the
+ *   client is connected, it outlives a client that could not delete it
+ *   (killed, or the master stopped when it was freed: a SET left in the
+ *   master's socket runs when it resumes) by RL_PROBE_PX_MS at most. The
+ *   check needs no more: a pair of reads proves a rate r fast once
+ *   (r - 1/(1 - drift_factor)) * baseline exceeds a millisecond or two, and
+ *   the baseline (from the anchor) reaches half the life: 5 s proves any
+ *   rate above 1.0104 with the default 1 % allowance (1.0101). A probe that is gone when the
  *   run_id is the same is itself a verdict (FAST: clock_check.h), unless
  *   it was last anchored so long ago that it may simply have expired (the
  *   client stopped, or its link down, for most of its life).
@@ -33,13 +41,14 @@
 #define REDLOCK_CLOCK_PROBE_H
 
 #include "master/clock_check.h"
+#include "master/request.h"
 #include "util/list.h"
 
 #include <ev.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#define RL_PROBE_PX_MS INT64_C(600000)
+#define RL_PROBE_PX_MS INT64_C(10000)
 #define RL_PROBE_MIN_GAP_US INT64_C(5000)
 #define RL_PROBE_IDLE_US INT64_C(1000000)
 
@@ -61,8 +70,8 @@ typedef struct rl_clock_probe {
     int64_t last_sample_us;    /* when the last sample went out */
     int64_t set_sent_us;       /* when the SET went out */
     ev_timer timer;            /* SAMPLING: samples an idle master */
-    rl_link awaiting;          /* OK replies counted once the sample in flight
-                                  is in (quorum.h, awaiting_clock) */
+    rl_link awaiting;          /* requests whose OK replies are counted once the
+                                  sample in flight is in (rl_request.link) */
     /* The settings (clock_check, clock_warmup_ms, clock_probe_ms,
      * clock_quarantine_ms) */
     int mode;                  /* REDLOCK_CLOCK_CHECK_* */
@@ -75,11 +84,12 @@ void rl_clock_probe_init(struct rl_master *m);
 void rl_clock_probe_on_handshake(struct rl_master *m);
 /* A request of ours just went to hiredis: a sample behind it, if due. */
 void rl_clock_probe_after_send(struct rl_master *m);
-/* An OK reply to a request sent at sent_us: with clock_check enforce and
- * a sample sent behind it on the same connection, link joins the list
- * counted once that sample's verdict is in (true); false: count it now. */
-bool rl_clock_probe_await(struct rl_master *m, rl_link *link, int64_t sent_us);
-/* Count the replies awaiting the sample (it is in, or the connection is
+/* An OK reply to req, sent at sent_us: with clock_check enforce and a
+ * sample sent behind it on the same connection, req waits for that
+ * sample's verdict, and its on_clock_checked is told when it is in (true);
+ * false: count it now. */
+bool rl_clock_probe_await(struct rl_master *m, rl_request *req, int64_t sent_us);
+/* Tell the requests awaiting the sample (it is in, or the connection is
  * gone). May run user code: the caller holds the client. */
 void rl_clock_probe_flush(struct rl_master *m);
 /* The client holds a lock where it held none: each master's next sample

@@ -18,13 +18,23 @@
  *               or nothing sent         |                          | lost or overdue
  *                                       v                          |
  *   IDLE, CONNECTING, READY -------> CLOSED <----------------------+
- *   with nothing to wait for
+ *   with nothing to wait for, or
+ *   CONNECTING never ready before
+ *
+ * A master never ready was sent nothing of ours but a handshake: none of
+ * our SETs can be there, so nothing waits for it (a stopped one would hold
+ * the process up to a connect timeout). A release it may still need (of a
+ * lock set by an earlier connection or another process) is written behind
+ * the handshake before the close, not waited for (master_close_unready).
  *
  * The handshake (AUTH, SELECT, SCRIPT LOAD of each script, INFO) is pipelined
  * right after the connect, so a new connection costs one round trip. INFO's
  * run_id keeps two config entries that reach the same server from both
- * voting. Requests submitted while CONNECTING (or FLUSHING) wait in a queue
- * and go out once the handshake is done; while IDLE they fail at once, so a
+ * voting, and tells when its OKs count (restart.h; without a run_id, the
+ * marker script sent as INFO's reply comes in: restart_probe.h). A master
+ * declared durable is also asked its AOF settings, not waited for.
+ * Requests submitted while CONNECTING (or FLUSHING) wait in a queue and
+ * go out once the handshake is done; while IDLE they fail at once, so a
  * dead master costs nothing. A master that leaves requests unanswered for
  * stall_timeout (a stopped process, a black-holed network) is disconnected:
  * its pending requests fail and it reconnects with backoff. Until then, and
@@ -75,17 +85,17 @@
  * a context being torn down are recognised and ignored.
  */
 #include "master/master.h"
-#include "client/client.h"
+#include "context/context.h"
 #include "util/counters.h"
 #include "config/config_internal.h"
 #include "master/clock_probe.h"
 #include "master/connect.h"
+#include "master/request.h"
+#include "master/restart_probe.h"
 #include "master/send_queue.h"
 #include "master/tls.h"
 #include "redlock/redlock.h"
-#include "round/batch.h"
-#include "round/owed_release.h"
-#include "round/quorum.h"
+#include "master/batch.h"
 #include "util/list.h"
 #include "util/log.h"
 #include "util/random.h"
@@ -114,8 +124,8 @@
 _Static_assert(sizeof(((rl_master *)0)->run_id) == RL_RUN_ID_SIZE, "run_id holds 40 hex digits");
 
 static void master_connect(rl_master *m);
-static bool master_send(rl_master *m, rl_slot *slot);
-static bool master_send_batch(rl_master *m, const rl_script *script, rl_slot **slots, size_t n);
+static bool master_send(rl_master *m, rl_request *req);
+static bool master_send_batch(rl_master *m, const rl_script *script, rl_request **reqs, size_t n);
 static void master_on_deadline(struct ev_loop *loop, ev_timer *w, int revents);
 static void master_on_reconnect_timer(struct ev_loop *loop, ev_timer *w, int revents);
 static void master_on_stall_timer(struct ev_loop *loop, ev_timer *w, int revents);
@@ -148,12 +158,12 @@ static bool master_in_handshake(rl_master_state state)
 }
 
 /* As many requests as a master may hold are sent or queued (behind the
- * handshake or for room in the window), without slot's; NULL: any request
+ * handshake or for room in the window), without req; NULL: any request
  * but a release (master.h). */
-static bool master_full(const rl_master *m, const rl_slot *slot)
+static bool master_full(const rl_master *m, const rl_request *req)
 {
     size_t limit = RL_MASTER_MAX_OUTSTANDING;
-    if (slot != NULL && slot->round->kind == RL_ROUND_RELEASE)
+    if (req != NULL && req->queue_class == RL_REQUEST_RELEASE)
         limit *= 2;
     return m->in_flight + m->queued + m->queue.count >= limit;
 }
@@ -230,6 +240,7 @@ void rl_master_init(rl_master *m, redlock_client *client, const rl_node *node)
     m->deadline_timer.data = m->reconnect_timer.data = m->stall_timer.data = m;
     m->batch_timer.data = m;
     rl_clock_probe_init(m);
+    rl_restart_init(m);
 }
 
 void rl_master_start(rl_master *m)
@@ -250,20 +261,20 @@ static void master_set_failure(rl_master *m, int outcome, const char *reason)
     snprintf(m->failure, sizeof(m->failure), "%s", reason);
 }
 
-/* Fail every slot waiting for the handshake or for room with the current
- * failure. A slot's owner may run user code; new requests then see
- * IDLE/CLOSED and fail at once. */
+/* Fail every request waiting for the handshake or for room with the
+ * current failure. A request's owner may run user code; new requests then
+ * see IDLE/CLOSED and fail at once. */
 static void master_fail_waiting(rl_master *m)
 {
     rl_link *link;
     while ((link = rl_list_pop_front(&m->waiting)) != NULL) {
         m->queued--;
-        rl_slot *slot = rl_container_of(link, rl_slot, link);
-        rl_slot_on_failure(slot, m->failure_outcome, m->failure);
+        rl_request *req = rl_container_of(link, rl_request, link);
+        req->ops->on_failure(req, m->failure_outcome, m->failure);
     }
-    rl_slot *slot;
-    while ((slot = rl_send_queue_pop(&m->queue)) != NULL)
-        rl_slot_on_failure(slot, m->failure_outcome, m->failure);
+    rl_request *req;
+    while ((req = rl_send_queue_pop(&m->queue)) != NULL)
+        req->ops->on_failure(req, m->failure_outcome, m->failure);
     master_gauge(m);
 }
 
@@ -309,27 +320,27 @@ static size_t master_ready_queued(const rl_master *m)
  * next in line in its class that batch with it. A batch
  * that cannot be written (out of memory) goes out request by request; a
  * request that cannot be sent fails, and its owner may free the client. */
-static void master_send_from_queue(rl_master *m, rl_slot *first)
+static void master_send_from_queue(rl_master *m, rl_request *first)
 {
-    rl_slot *slots[RL_BATCH_MAX];
+    rl_request *reqs[RL_BATCH_MAX];
     size_t n = 1;
-    const rl_script *script = rl_batch_script(first);
+    const rl_script *script = first->batch_script;
     rl_send_queue_remove(&m->queue, first);
     rl_send_queue_sent(&m->queue, first);
-    slots[0] = first;
-    rl_slot *next;
+    reqs[0] = first;
+    rl_request *next;
     while (script != NULL && n < RL_BATCH_MAX &&
            (next = rl_send_queue_peek_after(&m->queue, first)) != NULL &&
-           rl_batch_script(next) == script) {
+           next->batch_script == script) {
         rl_send_queue_remove(&m->queue, next);
-        slots[n++] = next;
+        reqs[n++] = next;
     }
-    if (n > 1 && master_send_batch(m, script, slots, n))
+    if (n > 1 && master_send_batch(m, script, reqs, n))
         return;
     for (size_t i = 0; i < n; i++)
-        if (!master_send(m, slots[i]))
-            rl_slot_on_failure(slots[i], REDLOCK_MASTER_NOT_CONNECTED,
-                               "the request could not be sent");
+        if (!master_send(m, reqs[i]))
+            reqs[i]->ops->on_failure(reqs[i], REDLOCK_MASTER_NOT_CONNECTED,
+                                     "the request could not be sent");
 }
 
 /* Send what waits for room, while there is room, batched where it can be;
@@ -341,10 +352,10 @@ static void master_send_queued(rl_master *m, bool all)
     while ((m->state == RL_MASTER_READY || m->state == RL_MASTER_FLUSHING) &&
            (all || m->in_flight < m->window)) {
         bool extensions = all || !master_gathering(m);
-        rl_slot *slot = rl_send_queue_peek(&m->queue, extensions);
-        if (slot == NULL)
+        rl_request *req = rl_send_queue_peek(&m->queue, extensions);
+        if (req == NULL)
             break;
-        master_send_from_queue(m, slot);
+        master_send_from_queue(m, req);
     }
     master_gauge(m);
 }
@@ -394,10 +405,10 @@ static int master_drop_level(const rl_master *m, int outcome, const char *reason
  * A connection (or an attempt) failed: from IDLE, CONNECTING or READY back
  * to IDLE. Log why, free the context (hiredis completes our requests on it
  * with no reply; they read m->failure), schedule a reconnect and fail the
- * queued slots. The log callback and the slots' owners may free the client:
- * the master is IDLE before either runs, so that closes it, and the steps
- * after check the state again. In FLUSHING the client was freed already:
- * what was queued cannot go out, so close.
+ * queued requests. The log callback and their owners may free the client:
+ * inside the entry every way here is, that waits for its leave, and the
+ * master is IDLE before either runs, so that closes it. In FLUSHING the
+ * client was freed already: what was queued cannot go out, so close.
  */
 static void master_drop(rl_master *m, int outcome, const char *reason)
 {
@@ -408,8 +419,7 @@ static void master_drop(rl_master *m, int outcome, const char *reason)
     }
     if (m->state == RL_MASTER_DRAINING || m->state == RL_MASTER_CLOSED)
         return;
-    redlock_client *client = m->client;
-    rl_client_ref(client);
+    RL_EXPECT_ENTERED(m->client);
     int level = master_drop_level(m, outcome, reason);
     master_set_failure(m, outcome, reason);
     struct redisAsyncContext *ac = m->ac;
@@ -417,6 +427,7 @@ static void master_drop(rl_master *m, int outcome, const char *reason)
         ac->data = NULL;
     m->ac = NULL;
     m->in_flight = 0;
+    m->dropped = true;
     m->run_id[0] = '\0';
     rl_clock_probe_on_lost(m);
     master_enter(m, RL_MASTER_IDLE);
@@ -427,7 +438,6 @@ static void master_drop(rl_master *m, int outcome, const char *reason)
     master_schedule_reconnect(m);
     rl_clock_probe_flush(m);
     master_fail_waiting(m);
-    rl_client_unref(client);
 }
 
 /* Another master of this client connected to the same server, if any: two
@@ -446,17 +456,17 @@ static const rl_master *master_same_server(const rl_master *m)
     return NULL;
 }
 
-/* Send what waited for the handshake. A slot that cannot be sent fails, and
- * its owner may free the client: the loop stops when the state changes. */
+/* Send what waited for the handshake. A request that cannot be sent fails,
+ * and its owner may free the client: the loop stops when the state changes. */
 static void master_send_waiting(rl_master *m)
 {
     rl_link *link;
     while ((m->state == RL_MASTER_READY || m->state == RL_MASTER_FLUSHING) &&
            (link = rl_list_pop_front(&m->waiting)) != NULL) {
         m->queued--;
-        rl_slot *slot = rl_container_of(link, rl_slot, link);
-        if (!master_send(m, slot))
-            rl_slot_on_failure(slot, REDLOCK_MASTER_NOT_CONNECTED, "the request could not be sent");
+        rl_request *req = rl_container_of(link, rl_request, link);
+        if (!master_send(m, req))
+            req->ops->on_failure(req, REDLOCK_MASTER_NOT_CONNECTED, "the request could not be sent");
     }
     master_gauge(m);
 }
@@ -476,7 +486,7 @@ static void master_on_handshake_done(rl_master *m)
         return;
     }
     redlock_client *client = m->client;
-    rl_client_ref(client);
+    RL_EXPECT_ENTERED(client);
     bool again = m->ever_ready;
     m->ever_ready = true;
     rl_count(&m->stats.connects);
@@ -484,7 +494,7 @@ static void master_on_handshake_done(rl_master *m)
     if (m->state == RL_MASTER_CONNECTING) {
         master_set_failure(m, REDLOCK_MASTER_NOT_CONNECTED, "connection lost");
         master_enter(m, RL_MASTER_READY);
-        rl_owed_release_on_ready(m);
+        m->client->hooks->master_ready(m);
     }
     master_send_waiting(m);
     master_send_queued(m, false);
@@ -492,7 +502,6 @@ static void master_on_handshake_done(rl_master *m)
            again ? "reconnected" : "connected");
     if (m->state == RL_MASTER_FLUSHING)
         master_finish(m);
-    rl_client_unref(client);
 }
 
 /* A handshake reply (privdata is the step): on to the next step, done
@@ -508,20 +517,21 @@ static void master_handle_handshake_reply(redisAsyncContext *ac, void *r, void *
 
     switch (rl_reply_handshake(step, reply, m->node->password, reason, sizeof(reason))) {
     case RL_HANDSHAKE_ACCEPTED:
-        if (step == RL_HS_INFO)
+        if (step == RL_HS_INFO) {
             rl_reply_run_id(reply, m->run_id);
+            /* Sent ahead of what waited for the handshake: its reply comes
+             * before theirs. */
+            if (rl_restart_on_info(m, m->run_id, rl_reply_uptime_s(reply)))
+                rl_restart_probe_marker(m);
+        }
         break;
-    case RL_HANDSHAKE_INFO_REFUSED: {
-        redlock_client *client = m->client;
-        rl_client_ref(client); /* the log callback may free the client */
+    case RL_HANDSHAKE_INFO_REFUSED:
+        RL_EXPECT_ENTERED(m->client); /* a free from the log waits for its leave */
         rl_log(master_log(m), REDLOCK_LOG_DEBUG,
                "master %s: INFO refused; cannot check for duplicate servers", m->node->name);
-        bool closed = !master_in_handshake(m->state);
-        rl_client_unref(client);
-        if (closed)
-            return;
+        if (rl_restart_on_info(m, "", -1))
+            rl_restart_probe_marker(m);
         break;
-    }
     case RL_HANDSHAKE_AUTH_FAILED:
         master_drop(m, REDLOCK_MASTER_AUTH_FAILED, reason);
         return;
@@ -571,6 +581,10 @@ static bool master_send_handshake(rl_master *m)
         REDIS_OK)
         return false;
     m->handshake_left++;
+    /* A durable declaration checked against the master's settings, its
+     * reply not waited for. */
+    if (m->restart.durable && !rl_restart_probe_config(m))
+        return false;
     /* Its clock probe, behind INFO (its run_id), readiness not waiting. */
     rl_clock_probe_on_handshake(m);
     return true;
@@ -580,6 +594,8 @@ static void master_handle_connect(const redisAsyncContext *cac, int status)
 {
     redisAsyncContext *ac = (redisAsyncContext *)cac;
     rl_master *m = ac->data;
+    if (m != NULL && m->ac == ac && status == REDIS_OK)
+        rl_restart_on_connected(m); /* a bound on the start of the run it reached */
     if (m == NULL || m->ac != ac || status == REDIS_OK)
         return; /* connected: the handshake replies decide readiness */
     /* hiredis frees the context after this callback. */
@@ -643,6 +659,7 @@ static void master_connect(rl_master *m)
     ac->data = m;
     m->ac = ac;
     m->in_flight = 0;
+    rl_restart_on_connecting(m);
     m->connect_deadline_us = rl_now_us() + m->connect_timeout_us;
     redisAsyncSetConnectCallback(ac, master_on_connect);
     redisAsyncSetDisconnectCallback(ac, master_on_disconnect);
@@ -731,8 +748,8 @@ static void master_on_stall_timer(struct ev_loop *loop, ev_timer *w, int revents
     rl_client_leave(client);
 }
 
-/* A reply to one request of ours (a slot's, or a batch of `requests`
- * slots'), before its slots hear it: on the current connection, progress,
+/* A reply to one request of ours (one's, or a batch of `requests`
+ * requests'), before they hear it: on the current connection, progress,
  * and the room it made used. Returns why the request was lost when r is NULL. The caller holds a
  * client reference. */
 static const char *master_take_reply(rl_master *m, const redisAsyncContext *ac, const void *r,
@@ -769,18 +786,18 @@ static void master_on_probe_deleted(redisAsyncContext *ac, void *r, void *privda
 
 static void master_on_command_reply(redisAsyncContext *ac, void *r, void *privdata)
 {
-    rl_slot *slot = privdata;
-    rl_master *m = slot->master;
+    rl_request *req = privdata;
+    rl_master *m = req->master;
     redlock_client *client = m->client;
     rl_client_enter(client);
     const char *lost_reason = master_take_reply(m, ac, r, 1);
-    rl_slot_on_reply(slot, r, lost_reason);
+    req->ops->on_reply(req, r, lost_reason);
     rl_client_leave(client);
 }
 
-/* A batch's reply: each of its slots hears its part. A master whose script
- * cache was flushed loads the batch script again, ahead of what the reply
- * lets out (the slots themselves fall back to EVAL, one by one). */
+/* A batch's reply: each of its requests hears its part. A master whose
+ * script cache was flushed loads the batch script again, ahead of what the
+ * reply lets out (the requests themselves fall back to EVAL, one by one). */
 static void master_on_batch_reply(redisAsyncContext *ac, void *r, void *privdata)
 {
     rl_batch *b = privdata;
@@ -795,8 +812,8 @@ static void master_on_batch_reply(redisAsyncContext *ac, void *r, void *privdata
     rl_client_leave(client);
 }
 
-/* More requests of ours on the wire: a slot's, or a batch's, which takes
- * a place in the window for each of its slots (the window bounds the work
+/* More requests of ours on the wire: one, or a batch, which takes a
+ * place in the window for each of its requests (the window bounds the work
  * a master has in hand, not the calls). Replies are watched for a stall
  * while READY; a freed client's last requests have their own deadline. */
 static void master_count_sent(rl_master *m, int64_t now, size_t requests)
@@ -811,27 +828,25 @@ static void master_count_sent(rl_master *m, int64_t now, size_t requests)
     master_gauge(m);
 }
 
-/* Hand slot's command to hiredis. */
-static bool master_send(rl_master *m, rl_slot *slot)
+/* Hand req's command to hiredis. */
+static bool master_send(rl_master *m, rl_request *req)
 {
-    size_t len;
-    const char *cmd = rl_slot_command(slot, &len);
-    if (m->ac == NULL ||
-        redisAsyncFormattedCommand(m->ac, master_on_command_reply, slot, cmd, len) != REDIS_OK)
+    if (m->ac == NULL || redisAsyncFormattedCommand(m->ac, master_on_command_reply, req, req->cmd,
+                                                    req->cmd_len) != REDIS_OK)
         return false;
     int64_t now = rl_now_us();
-    rl_slot_on_sent(slot, now, now + m->command_timeout_us);
+    req->ops->on_sent(req, now, now + m->command_timeout_us);
     rl_count(&m->stats.requests);
     master_count_sent(m, now, 1);
     rl_clock_probe_after_send(m);
     return true;
 }
 
-/* Hand n slots' requests to hiredis as one call of script, a batch
- * (batch.h): n places in the window, each slot sent (and counted in
- * the requests statistic) at the same time. false, with nothing sent, when
- * it cannot be written or sent. */
-static bool master_send_batch(rl_master *m, const rl_script *script, rl_slot **slots, size_t n)
+/* Hand n requests to hiredis as one call of script, a batch (batch.h): n
+ * places in the window, each request sent (and counted in the requests
+ * statistic) at the same time. false, with nothing sent, when it cannot be
+ * written or sent. */
+static bool master_send_batch(rl_master *m, const rl_script *script, rl_request **reqs, size_t n)
 {
     if (m->ac == NULL)
         return false;
@@ -841,9 +856,9 @@ static bool master_send_batch(rl_master *m, const rl_script *script, rl_slot **s
     b->master = m;
     b->script = script;
     b->count = n;
-    memcpy(b->slots, slots, n * sizeof(rl_slot *));
+    memcpy(b->reqs, reqs, n * sizeof(rl_request *));
     size_t len = 0;
-    char *cmd = rl_batch_command(script, slots, n, &len);
+    char *cmd = rl_batch_command(script, reqs, n, &len);
     /* hiredis copies the request; the batch is its callback's until then. */
     bool sent = cmd != NULL && redisAsyncFormattedCommand(m->ac, master_on_batch_reply, b, cmd,
                                                           len) == REDIS_OK;
@@ -854,7 +869,7 @@ static bool master_send_batch(rl_master *m, const rl_script *script, rl_slot **s
     }
     int64_t now = rl_now_us();
     for (size_t i = 0; i < n; i++) {
-        rl_slot_on_sent(slots[i], now, now + m->command_timeout_us);
+        reqs[i]->ops->on_sent(reqs[i], now, now + m->command_timeout_us);
         rl_count(&m->stats.requests);
     }
     master_count_sent(m, now, n);
@@ -874,27 +889,25 @@ static void master_on_batch_timer(struct ev_loop *loop, ev_timer *w, int revents
     rl_client_leave(client);
 }
 
-/* Into the send queue (QUEUED). It may wait as long as it is of use
- * (quorum.h). */
-static int master_enqueue(rl_master *m, rl_slot *slot)
+/* Into the send queue (RL_SUBMIT_QUEUED). Its owner says how long it may
+ * wait there. */
+static int master_enqueue(rl_master *m, rl_request *req)
 {
-    if (!rl_send_queue_push(&m->queue, slot))
+    if (!rl_send_queue_push(&m->queue, req))
         return REDLOCK_MASTER_NOT_CONNECTED;
-    slot->state = RL_SLOT_QUEUED;
-    slot->queued_us = rl_now_us();
-    if (slot->round->urgent_by_us > slot->deadline_us)
-        slot->deadline_us = slot->round->urgent_by_us;
+    req->in_queue = true;
+    req->queued_us = rl_now_us();
     master_gauge(m);
-    return -1;
+    return RL_SUBMIT_QUEUED;
 }
 
 /* An extension to a ready master waits in the queue for others to batch
  * with: RL_BATCH_GATHER_US from the first, or until the next loop
  * iteration once a full batch waits. With the window full it needs no
  * timer: it goes out, batched, as replies make room. */
-static int master_gather(rl_master *m, rl_slot *slot)
+static int master_gather(rl_master *m, rl_request *req)
 {
-    int outcome = master_enqueue(m, slot);
+    int outcome = master_enqueue(m, req);
     if (outcome >= 0)
         return outcome;
     bool timer = ev_is_active(&m->batch_timer);
@@ -902,46 +915,47 @@ static int master_gather(rl_master *m, rl_slot *slot)
         rl_timer_arm_in(m->client->loop, &m->batch_timer, 0);
     else if (!timer && m->in_flight < m->window)
         rl_timer_arm_in(m->client->loop, &m->batch_timer, RL_BATCH_GATHER_US);
-    return -1;
+    return RL_SUBMIT_QUEUED;
 }
 
-int rl_master_submit(rl_master *m, rl_slot *slot)
+int rl_master_submit(rl_master *m, rl_request *req)
 {
+    req->master = m;
     switch (m->state) {
     case RL_MASTER_READY:
-        if (master_full(m, slot))
+        if (master_full(m, req))
             return REDLOCK_MASTER_NOT_CONNECTED;
-        if (slot->round->kind == RL_ROUND_EXTEND && rl_batch_script(slot) != NULL)
-            return master_gather(m, slot);
+        if (req->queue_class == RL_REQUEST_EXTENSION && req->batch_script != NULL)
+            return master_gather(m, req);
         /* Past extensions that gather: they are not waiting for room. */
         if (m->in_flight < m->window && master_ready_queued(m) == 0)
-            return master_send(m, slot) ? -1 : REDLOCK_MASTER_NOT_CONNECTED;
-        return master_enqueue(m, slot);
+            return master_send(m, req) ? RL_SUBMIT_SENT : REDLOCK_MASTER_NOT_CONNECTED;
+        return master_enqueue(m, req);
     case RL_MASTER_CONNECTING:
     case RL_MASTER_FLUSHING:
-        if (master_full(m, slot))
+        if (master_full(m, req))
             return REDLOCK_MASTER_NOT_CONNECTED;
         /* A window's worth goes out with the handshake, in order; the rest
          * waits for room like any other (never behind a stopped master's
          * handshake after its rounds are decided). */
         if (m->queued >= m->window && m->state == RL_MASTER_CONNECTING)
-            return master_enqueue(m, slot);
-        slot->state = RL_SLOT_WAITING;
-        rl_list_push_back(&m->waiting, &slot->link);
+            return master_enqueue(m, req);
+        req->in_queue = false;
+        rl_list_push_back(&m->waiting, &req->link);
         m->queued++;
         master_gauge(m);
-        return -1;
+        return RL_SUBMIT_WAITING;
     default:
         return m->failure_outcome;
     }
 }
 
-void rl_master_withdraw(rl_master *m, rl_slot *slot)
+void rl_master_withdraw(rl_master *m, rl_request *req)
 {
-    if (slot->state == RL_SLOT_QUEUED) {
-        rl_send_queue_remove(&m->queue, slot);
+    if (req->in_queue) {
+        rl_send_queue_remove(&m->queue, req);
     } else {
-        rl_list_remove(&slot->link);
+        rl_list_remove(&req->link);
         m->queued--;
     }
     master_gauge(m);
@@ -949,7 +963,7 @@ void rl_master_withdraw(rl_master *m, rl_slot *slot)
 
 bool rl_master_behind(const rl_master *m, int64_t now_us)
 {
-    const rl_slot *next = rl_send_queue_next_extension(&m->queue);
+    const rl_request *next = rl_send_queue_next_extension(&m->queue);
     return next != NULL && now_us - next->queued_us > m->command_timeout_us;
 }
 
@@ -961,6 +975,28 @@ bool rl_master_answering(const rl_master *m, int64_t now_us)
            (m->in_flight < m->window || now_us - m->last_progress_us < m->stall_timeout_us / 2);
 }
 
+bool rl_master_suspect(const rl_master *m, int64_t now_us)
+{
+    switch (m->state) {
+    case RL_MASTER_CONNECTING:
+    case RL_MASTER_FLUSHING:
+        /* A stopped server's kernel still accepts the connection, and a
+         * black-holed one never connects: after a loss, a handshake not
+         * done within a command timeout is no sign of life. (One that
+         * answers takes a round trip: a master restarted, or every
+         * connection lost to a network blip, is waited for as before.) */
+        return m->dropped &&
+               now_us - (m->connect_deadline_us - m->connect_timeout_us) > m->command_timeout_us;
+    case RL_MASTER_READY:
+        /* Replies come in order: with requests in flight, the oldest was
+         * sent no later than the last reply (or the first send after
+         * silence, last_progress_us, which the stall timer watches too). */
+        return m->in_flight > 0 && now_us - m->last_progress_us > m->command_timeout_us;
+    default:
+        return false;
+    }
+}
+
 int64_t rl_master_reply_deadline(const rl_master *m, int64_t now_us)
 {
     int64_t from = now_us;
@@ -969,15 +1005,69 @@ int64_t rl_master_reply_deadline(const rl_master *m, int64_t now_us)
     return from + m->command_timeout_us;
 }
 
+/* Whether the request at `at` in the waiting list is a release the master
+ * may need: one whose lock's acquire does not wait before it, unsent too
+ * (then neither matters). Its lock may have been set there by an earlier
+ * connection, or by another process (a release of a value). */
+static bool master_release_owed(const rl_master *m, const rl_link *at)
+{
+    const rl_request *req = rl_container_of(at, rl_request, link);
+    if (req->queue_class != RL_REQUEST_RELEASE)
+        return false;
+    for (const rl_link *l = m->waiting.next; l != at; l = l->next) {
+        const rl_request *before = rl_container_of(l, rl_request, link);
+        if (req->lock_tag != 0 && before->sets_lock && before->lock_tag == req->lock_tag)
+            return false;
+    }
+    return true;
+}
+
+/* Freed in its first handshake (never ready): nothing of ours but the
+ * handshake went to the master, so nothing else need wait for it (a
+ * stopped one would hold the process up to a connect timeout). The
+ * releases it may need are written behind the handshake and the
+ * connection closed without waiting: a stopped master runs them when it
+ * resumes (the data is in its socket before our FIN). false, with
+ * nothing done, when they cannot be written now (not connected yet, or
+ * more than the waiting list): then it is waited for (FLUSHING). */
+static bool master_close_unready(rl_master *m)
+{
+    bool owed = false;
+    for (const rl_link *l = m->waiting.next; l != &m->waiting && !owed; l = l->next)
+        owed = master_release_owed(m, l);
+    if (owed && (m->queue.count > 0 || m->ac == NULL || !(m->ac->c.flags & REDIS_CONNECTED)))
+        return false;
+    rl_link *l = m->waiting.next;
+    while (owed && l != &m->waiting) {
+        rl_link *next = l->next;
+        if (master_release_owed(m, l)) {
+            rl_list_remove(l);
+            m->queued--;
+            rl_request *req = rl_container_of(l, rl_request, link);
+            if (!master_send(m, req))
+                req->ops->on_failure(req, REDLOCK_MASTER_NOT_CONNECTED,
+                                     "the request could not be sent");
+        }
+        l = next;
+    }
+    int done = 0;
+    for (int i = 0; owed && m->ac != NULL && !done && i < 8; i++)
+        if (redisBufferWrite(&m->ac->c, &done) != REDIS_OK)
+            break;
+    master_close(m); /* the rest fails: never sent, it is moot */
+    return true;
+}
+
 void rl_master_close(rl_master *m)
 {
     if (master_holds_client(m->state) || m->state == RL_MASTER_CLOSED)
         return; /* closing already */
     master_set_failure(m, REDLOCK_MASTER_NOT_CONNECTED, "the client was freed");
-    if (m->state == RL_MASTER_CONNECTING && !rl_list_empty(&m->waiting))
+    if (m->state == RL_MASTER_CONNECTING && !rl_list_empty(&m->waiting) &&
+        (m->ever_ready || !master_close_unready(m)))
         master_enter(m, RL_MASTER_FLUSHING); /* the queue (releases) goes out after the handshake */
     else if (m->state == RL_MASTER_READY)
         master_finish(m);
-    else
+    else if (m->state != RL_MASTER_CLOSED)
         master_close(m);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* One master's connection: connect with a timeout, handshake (AUTH, SELECT,
  * SCRIPT LOAD), reconnect with capped exponential backoff, and close a
- * connection whose replies stall. Requests are quorum slots (quorum.h).
+ * connection whose replies stall. Requests are what its owner gives it
+ * (request.h), told their outcome through the functions they carry.
  * At most max_in_flight of them are sent and unanswered at once; the rest
  * wait in the master's send queue (send_queue.h), so a burst waits where
  * its deadlines do not run and where what is no longer wanted is dropped
@@ -16,9 +17,11 @@
  * and, once the client is freed (rl_master_close):
  *
  *   CONNECTING, requests queued --> FLUSHING --handshake done--> DRAINING
+ *     (ready before)
  *   READY, replies in flight ---------------------------------> DRAINING
  *   FLUSHING, DRAINING --done, failed or overdue--> CLOSED
  *   IDLE, CONNECTING, READY, nothing to wait for --> CLOSED
+ *   CONNECTING, never ready (nothing of ours sent) --> CLOSED
  *
  * master.c draws it in full and says which timer belongs to which state.
  */
@@ -26,8 +29,10 @@
 #define REDLOCK_MASTER_H
 
 #include "master/clock_probe.h"
+#include "master/restart.h"
 #include "config/config_internal.h"
 #include "util/list.h"
+#include "master/request.h"
 #include "master/send_queue.h"
 #include "util/counters.h"
 
@@ -48,8 +53,16 @@
 #define RL_MASTER_FULL_DETAIL "too many requests already wait for it; not sent"
 
 struct redisAsyncContext;
-typedef struct rl_slot rl_slot;
 typedef struct redlock_client redlock_client;
+typedef struct rl_master rl_master;
+
+/* What rl_master_submit() did with a request it took; an outcome (>= 0)
+ * when it did not. */
+enum {
+    RL_SUBMIT_SENT = -1,    /* handed to hiredis: its on_sent was called */
+    RL_SUBMIT_WAITING = -2, /* waits for the handshake, in order */
+    RL_SUBMIT_QUEUED = -3,  /* waits in the send queue for room, or to gather a batch */
+};
 
 typedef enum rl_master_state {
     RL_MASTER_IDLE,       /* no connection; the reconnect timer may be armed */
@@ -61,7 +74,7 @@ typedef enum rl_master_state {
     RL_MASTER_CLOSED      /* the client was freed: no connection, no timer */
 } rl_master_state;
 
-typedef struct rl_master {
+struct rl_master {
     redlock_client *client;
     const rl_node *node;          /* in the client's config copy */
     rl_master_state state;
@@ -75,9 +88,11 @@ typedef struct rl_master {
     int64_t backoff_ms;           /* the next reconnect delay */
     unsigned handshake_left;      /* handshake replies still expected */
     bool ever_ready;              /* to log "reconnected" rather than "connected" */
-    rl_link waiting;              /* slots queued until the handshake is done */
-    size_t queued;                /* slots in waiting */
-    rl_send_queue queue;          /* READY: slots waiting for room in the window */
+    bool dropped;                 /* a connection to it was lost or failed: connecting
+                                     again is a reconnection (rl_master_suspect) */
+    rl_link waiting;              /* requests queued until the handshake is done */
+    size_t queued;                /* requests in waiting */
+    rl_send_queue queue;          /* READY: requests waiting for room in the window */
     size_t window;                /* max_in_flight */
     size_t in_flight;             /* our requests sent on ac, not yet answered */
     unsigned owed_dropped;        /* releases owed to it but not kept since it was last
@@ -88,38 +103,43 @@ typedef struct rl_master {
     char run_id[41];              /* the server's INFO run_id, "" when unknown */
     rl_master_counters stats;     /* for redlock_client_stats() */
     rl_clock_probe probe;         /* what its clock is proven to do */
+    rl_restart restart;           /* from when its OKs count (restart.h) */
     ev_timer deadline_timer;      /* CONNECTING, FLUSHING, DRAINING: the state's deadline */
     ev_timer reconnect_timer;     /* IDLE: backoff before the next connect */
     ev_timer stall_timer;         /* READY: watches replies while in_flight > 0 */
     ev_timer batch_timer;         /* READY: extensions gather in the queue until it
                                      fires (master.c) */
-} rl_master;
+};
 
-/* Set up m for node; no I/O yet. */
+/* Set up m for node; no I/O yet. Each time it is READY, before what
+ * waited for the handshake goes out, it tells the client's master_ready
+ * hook (context.h: the owed releases). */
 void rl_master_init(rl_master *m, redlock_client *client, const rl_node *node);
 /* Start connecting now. */
 void rl_master_start(rl_master *m);
 /* For the client being freed: stop reconnecting and close, but first let
  * what is already submitted reach the master. Requests queued behind a
  * handshake in progress go out once it completes (FLUSHING, until the
- * connect deadline plus one command timeout), and replies in flight are
+ * connect deadline plus one command timeout) if the master was ever ready
+ * (else none of our SETs went there: they fail), and replies in flight are
  * awaited (DRAINING, one command timeout); then the connection is closed
  * (CLOSED, no timer left). Holds a client reference meanwhile.
  * Idempotent. */
 void rl_master_close(rl_master *m);
 
 /*
- * Send slot's command, or queue it: while the handshake runs (WAITING), or
- * while the window is full or others wait for room, or, an extension, to
- * gather a batch (QUEUED; its deadline then becomes the time it may wait:
- * quorum.h). Returns -1 when sent or
- * queued (the slot will be completed later), else the outcome to record at
- * once (NOT_CONNECTED or AUTH_FAILED; NOT_CONNECTED too beyond
- * RL_MASTER_MAX_OUTSTANDING); never calls back synchronously.
+ * Send req's command, or queue it: while the handshake runs
+ * (RL_SUBMIT_WAITING), or while the window is full or others wait for
+ * room, or, an extension, to gather a batch (RL_SUBMIT_QUEUED). Returns
+ * RL_SUBMIT_SENT when sent (after req's on_sent), RL_SUBMIT_WAITING or
+ * RL_SUBMIT_QUEUED (its ops will be told later), else the outcome to
+ * record at once (NOT_CONNECTED or AUTH_FAILED; NOT_CONNECTED too beyond
+ * RL_MASTER_MAX_OUTSTANDING); calls back nothing but on_sent
+ * synchronously.
  */
-int rl_master_submit(rl_master *m, rl_slot *slot);
-/* Take a WAITING or QUEUED slot back: it will not be sent. */
-void rl_master_withdraw(rl_master *m, rl_slot *slot);
+int rl_master_submit(rl_master *m, rl_request *req);
+/* Take a waiting or queued request back: it will not be sent. */
+void rl_master_withdraw(rl_master *m, rl_request *req);
 /* When a request submitted now must be answered by. A request waiting for a
  * handshake in progress gets the rest of the connect timeout on top. */
 int64_t rl_master_reply_deadline(const rl_master *m, int64_t now_us);
@@ -129,6 +149,16 @@ bool rl_master_behind(const rl_master *m, int64_t now_us);
 /* Whether m is ready and has answered lately (within half its stall
  * timeout), or has room for more requests. */
 bool rl_master_answering(const rl_master *m, int64_t now_us);
+/*
+ * Whether m is not answering for a request submitted now: connecting again
+ * after a connection of this client to it was lost or failed, its handshake
+ * not done within a command timeout (never on the first connection: a new
+ * client waits for its handshakes), or ready with
+ * requests in flight and nothing answered for over a command timeout (the
+ * oldest of them is past its deadline). An acquire does not wait for it
+ * (quorum.h).
+ */
+bool rl_master_suspect(const rl_master *m, int64_t now_us);
 /* Why a request failed to go out, for results and logs. */
 const char *rl_master_failure(const rl_master *m);
 

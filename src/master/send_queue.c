@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* One master's requests waiting for room in its window. See send_queue.h. */
 #include "master/send_queue.h"
-#include "round/quorum.h"
 #include "util/list.h"
 
 #include <stdlib.h>
@@ -27,9 +26,9 @@ void rl_send_queue_free(rl_send_queue *q)
 }
 
 /* Extensions go by urgency; the FIFO classes by their link. */
-static bool is_extension(const rl_slot *slot)
+static bool is_extension(const rl_request *req)
 {
-    return slot->round->kind == RL_ROUND_EXTEND;
+    return req->queue_class == RL_REQUEST_EXTENSION;
 }
 
 /* a must go before b. */
@@ -43,7 +42,7 @@ static bool heap_before(const rl_queued_extension *a, const rl_queued_extension 
 static void heap_place(rl_send_queue *q, size_t i, rl_queued_extension e)
 {
     q->extends[i] = e;
-    e.slot->queue_index = i;
+    e.req->queue_index = i;
 }
 
 static void heap_up(rl_send_queue *q, size_t i)
@@ -83,7 +82,7 @@ static void heap_remove_at(rl_send_queue *q, size_t i)
     if (i != q->extend_count) {
         heap_place(q, i, last);
         heap_up(q, i);
-        heap_down(q, last.slot->queue_index);
+        heap_down(q, last.req->queue_index);
     }
     /* A burst's memory is given back once it has gone out. */
     if (q->extend_cap > RL_SEND_QUEUE_MIN_CAP && q->extend_count < q->extend_cap / 4) {
@@ -102,19 +101,18 @@ static void heap_remove_at(rl_send_queue *q, size_t i)
 static bool others_hold(const rl_send_queue *q, uint64_t tag)
 {
     for (const rl_link *l = q->others.next; l != &q->others; l = l->next)
-        if (rl_container_of(l, rl_slot, link)->round->lock_tag == tag)
+        if (rl_container_of(l, rl_request, link)->lock_tag == tag)
             return true;
     return false;
 }
 
-bool rl_send_queue_push(rl_send_queue *q, rl_slot *slot)
+bool rl_send_queue_push(rl_send_queue *q, rl_request *req)
 {
-    slot->queue_seq = q->next_seq++;
-    if (!is_extension(slot)) {
-        const rl_round *round = slot->round;
-        bool release = round->kind == RL_ROUND_RELEASE &&
-                       (round->lock_tag == 0 || !others_hold(q, round->lock_tag));
-        rl_list_push_back(release ? &q->releases : &q->others, &slot->link);
+    req->queue_seq = q->next_seq++;
+    if (!is_extension(req)) {
+        bool release = req->queue_class == RL_REQUEST_RELEASE &&
+                       (req->lock_tag == 0 || !others_hold(q, req->lock_tag));
+        rl_list_push_back(release ? &q->releases : &q->others, &req->link);
         q->count++;
         return true;
     }
@@ -126,37 +124,37 @@ bool rl_send_queue_push(rl_send_queue *q, rl_slot *slot)
         q->extends = grown;
         q->extend_cap = cap;
     }
-    rl_queued_extension e = {slot->round->urgent_by_us, slot->queue_seq, slot};
+    rl_queued_extension e = {req->urgent_by_us, req->queue_seq, req};
     heap_place(q, q->extend_count++, e);
-    heap_up(q, slot->queue_index);
+    heap_up(q, req->queue_index);
     q->count++;
     return true;
 }
 
-rl_slot *rl_send_queue_pop(rl_send_queue *q)
+rl_request *rl_send_queue_pop(rl_send_queue *q)
 {
-    rl_slot *slot = rl_send_queue_peek(q, true);
-    if (slot != NULL) {
-        rl_send_queue_remove(q, slot);
-        rl_send_queue_sent(q, slot);
+    rl_request *req = rl_send_queue_peek(q, true);
+    if (req != NULL) {
+        rl_send_queue_remove(q, req);
+        rl_send_queue_sent(q, req);
     }
-    return slot;
+    return req;
 }
 
-const rl_slot *rl_send_queue_next_extension(const rl_send_queue *q)
+const rl_request *rl_send_queue_next_extension(const rl_send_queue *q)
 {
-    return q->extend_count > 0 ? q->extends[0].slot : NULL;
+    return q->extend_count > 0 ? q->extends[0].req : NULL;
 }
 
-static rl_slot *first_of(const rl_link *fifo)
+static rl_request *first_of(const rl_link *fifo)
 {
-    return rl_list_empty(fifo) ? NULL : rl_container_of(fifo->next, rl_slot, link);
+    return rl_list_empty(fifo) ? NULL : rl_container_of(fifo->next, rl_request, link);
 }
 
-rl_slot *rl_send_queue_peek(const rl_send_queue *q, bool extensions)
+rl_request *rl_send_queue_peek(const rl_send_queue *q, bool extensions)
 {
-    rl_slot *release = first_of(&q->releases);
-    rl_slot *extension = extensions && q->extend_count > 0 ? q->extends[0].slot : NULL;
+    rl_request *release = first_of(&q->releases);
+    rl_request *extension = extensions && q->extend_count > 0 ? q->extends[0].req : NULL;
     if (release != NULL && extension != NULL)
         return q->extension_turn ? extension : release;
     if (release != NULL)
@@ -166,28 +164,28 @@ rl_slot *rl_send_queue_peek(const rl_send_queue *q, bool extensions)
     return first_of(&q->others);
 }
 
-rl_slot *rl_send_queue_peek_after(const rl_send_queue *q, const rl_slot *first)
+rl_request *rl_send_queue_peek_after(const rl_send_queue *q, const rl_request *first)
 {
     if (is_extension(first))
-        return q->extend_count > 0 ? q->extends[0].slot : NULL;
+        return q->extend_count > 0 ? q->extends[0].req : NULL;
     /* first's FIFO is whichever list its link was in: a release that
      * waits behind a request of its lock is among the rest. */
-    rl_slot *release = first_of(&q->releases);
-    if (first->round->kind == RL_ROUND_RELEASE && release != NULL)
+    rl_request *release = first_of(&q->releases);
+    if (first->queue_class == RL_REQUEST_RELEASE && release != NULL)
         return release;
     return first_of(&q->others);
 }
 
-void rl_send_queue_sent(rl_send_queue *q, const rl_slot *first)
+void rl_send_queue_sent(rl_send_queue *q, const rl_request *first)
 {
     q->extension_turn = !is_extension(first);
 }
 
-void rl_send_queue_remove(rl_send_queue *q, rl_slot *slot)
+void rl_send_queue_remove(rl_send_queue *q, rl_request *req)
 {
-    if (is_extension(slot))
-        heap_remove_at(q, slot->queue_index);
+    if (is_extension(req))
+        heap_remove_at(q, req->queue_index);
     else
-        rl_list_remove(&slot->link);
+        rl_list_remove(&req->link);
     q->count--;
 }

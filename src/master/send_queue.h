@@ -13,28 +13,27 @@
  * queued, it queues behind it among the rest. Overtaking an extension is
  * harmless: an extension changes only a key that still holds its value.
  *
- * Pure data: pushing, popping and removing never send or call back. A slot
- * is in the queue exactly while its state is RL_SLOT_QUEUED.
+ * Pure data: pushing, popping and removing never send or call back. What
+ * it reads of a request is the request's own (request.h): its class, its
+ * lock and its urgency.
  */
 #ifndef REDLOCK_SEND_QUEUE_H
 #define REDLOCK_SEND_QUEUE_H
 
+#include "master/request.h"
 #include "util/list.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct rl_slot rl_slot;
-
 /* A queued extension in the heap, its order kept beside it: the heap's
  * comparisons read only the heap's own memory (at many thousands of locks,
- * reading each slot's round for its urgency missed the cache at every
- * step). */
+ * reading each request for its urgency missed the cache at every step). */
 typedef struct rl_queued_extension {
     int64_t urgent_by_us;
     uint64_t seq;
-    rl_slot *slot;
+    rl_request *req;
 } rl_queued_extension;
 
 typedef struct rl_send_queue {
@@ -51,25 +50,25 @@ typedef struct rl_send_queue {
 void rl_send_queue_init(rl_send_queue *q);
 /* Frees the heap's memory; the queue must be empty. */
 void rl_send_queue_free(rl_send_queue *q);
-/* Queue slot. false when out of memory (the slot is not queued). */
-bool rl_send_queue_push(rl_send_queue *q, rl_slot *slot);
-/* The next slot to send, taken out (its class's turn taken, as with
+/* Queue req. false when out of memory (req is not queued). */
+bool rl_send_queue_push(rl_send_queue *q, rl_request *req);
+/* The next request to send, taken out (its class's turn taken, as with
  * rl_send_queue_sent); NULL when empty. */
-rl_slot *rl_send_queue_pop(rl_send_queue *q);
+rl_request *rl_send_queue_pop(rl_send_queue *q);
 /* The extension that goes out first among those queued, left in; NULL
  * when none waits. */
-const rl_slot *rl_send_queue_next_extension(const rl_send_queue *q);
-/* The next slot to send, left in; with extensions false, the next one that
- * is not an extension (extensions held back to gather a batch: master.c).
- * NULL when there is none. */
-rl_slot *rl_send_queue_peek(const rl_send_queue *q, bool extensions);
-/* The slot next in line in first's class (first already taken out), left
- * in: what may join first's batch. NULL when that class is empty. */
-rl_slot *rl_send_queue_peek_after(const rl_send_queue *q, const rl_slot *first);
+const rl_request *rl_send_queue_next_extension(const rl_send_queue *q);
+/* The next request to send, left in; with extensions false, the next one
+ * that is not an extension (extensions held back to gather a batch:
+ * master.c). NULL when there is none. */
+rl_request *rl_send_queue_peek(const rl_send_queue *q, bool extensions);
+/* The request next in line in first's class (first already taken out),
+ * left in: what may join first's batch. NULL when that class is empty. */
+rl_request *rl_send_queue_peek_after(const rl_send_queue *q, const rl_request *first);
 /* The requests led by first went out: the other class's turn (releases and
  * extensions alternate while both wait). */
-void rl_send_queue_sent(rl_send_queue *q, const rl_slot *first);
-/* Take a queued slot out, wherever it is. */
-void rl_send_queue_remove(rl_send_queue *q, rl_slot *slot);
+void rl_send_queue_sent(rl_send_queue *q, const rl_request *first);
+/* Take a queued request out, wherever it is. */
+void rl_send_queue_remove(rl_send_queue *q, rl_request *req);
 
 #endif

@@ -28,7 +28,7 @@
  * retry on their timer meanwhile.
  */
 #include "master/subscriber.h"
-#include "client/client.h"
+#include "context/context.h"
 #include "config/config_internal.h"
 #include "master/connect.h"
 #include "master/master.h"
@@ -370,13 +370,12 @@ static void subscriber_drop(rl_subscriber *s, const char *reason)
     int64_t max_ms = rl_client_setting(client, REDLOCK_RECONNECT_MAX_MS);
     s->backoff_ms = s->backoff_ms * 2 > max_ms ? max_ms : s->backoff_ms * 2;
     rl_timer_arm_in(client->loop, &s->timer, delay_ms * 1000);
-    rl_client_ref(client); /* the log callback may free the client */
+    RL_EXPECT_ENTERED(client); /* a free from the log waits for its leave */
     rl_log(&client->log, level,
            "master %s: release announcements: %s; waiters retry on their timer meanwhile",
            s->node->name, reason);
     if (s->state == RL_SUBSCRIBER_BACKOFF)
         subscriber_forget_channels(s);
-    rl_client_unref(client);
 }
 
 static void subscriber_handle_auth(redisAsyncContext *ac, void *r, void *privdata)

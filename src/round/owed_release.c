@@ -2,9 +2,8 @@
 /* Releases owed to masters out of reach, sent when they reconnect. See
  * owed_release.h. */
 #include "round/owed_release.h"
-#include "client/client.h"
+#include "context/context.h"
 #include "config/config_internal.h"
-#include "lock/release.h"
 #include "master/master.h"
 #include "redlock/redlock.h"
 #include "round/quorum.h"
@@ -58,7 +57,7 @@ void rl_owed_release_send(redlock_client *client, const rl_keys *keys, const cha
     rl_owed_release *owed = owed_new(keys, value, value_len, lifetime_us);
     if (owed == NULL) {
         /* At least where it can go now. */
-        rl_release_unattended(client, keys, value, value_len, target);
+        client->hooks->release_unattended(client, keys, value, value_len, target);
         return;
     }
     owed_start(client, owed, target);

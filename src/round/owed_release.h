@@ -4,8 +4,9 @@
  * a master may hold (say, a SET it ran whose reply was lost with the
  * connection) when the release sent to undo it found the master down, or
  * lost its own connection. Each is kept for that master and sent as an
- * ordinary release when it is next connected (master.c calls
- * rl_owed_release_on_ready() on every transition to READY).
+ * ordinary release when it is next connected: rl_owed_release_on_ready()
+ * is the client's master_ready hook (context/context.h), given it by the client
+ * (client.c), and told on every transition to READY.
  *
  * Bounded: an entry is dropped once the value has expired anyway (the TTL
  * with its drift allowance, counted from when the master was found out of

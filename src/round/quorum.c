@@ -2,12 +2,13 @@
 /* The quorum fan-out: one request to every master, tallied as replies come
  * in, decided as soon as the answer is known. See quorum.h. */
 #include "round/quorum.h"
-#include "client/client.h"
+#include "context/context.h"
 #include "util/counters.h"
 #include "config/config_internal.h"
-#include "lock/fence_seed.h"
 #include "master/clock_probe.h"
 #include "master/master.h"
+#include "master/restart.h"
+#include "master/request.h"
 #include "redlock/redlock.h"
 #include "round/holders.h"
 #include "round/owed_release.h"
@@ -27,6 +28,19 @@
 /* Error text kept per master, enough for any Redis error line we care about. */
 #define RL_DETAIL_MAX 200
 
+/* What a slot's master tells it (master/request.h). */
+static void slot_on_sent(rl_request *req, int64_t now_us, int64_t deadline_us);
+static void slot_on_reply(rl_request *req, const redisReply *reply, const char *lost_reason);
+static void slot_on_failure(rl_request *req, int outcome, const char *detail);
+static void slot_on_clock_checked(rl_request *req);
+
+static const rl_request_ops slot_ops = {
+    .on_sent = slot_on_sent,
+    .on_reply = slot_on_reply,
+    .on_failure = slot_on_failure,
+    .on_clock_checked = slot_on_clock_checked,
+};
+
 unsigned rl_quorum_of(unsigned n)
 {
     return n / 2 + 1;
@@ -34,18 +48,26 @@ unsigned rl_quorum_of(unsigned n)
 
 rl_verdict rl_tally_verdict(const rl_tally *t)
 {
+    /* Masters found not answering when asked (pending_suspect) are not
+     * waited for: once every other master has answered, they are counted
+     * as unable to make the quorum. The others are still waited for (a
+     * round trip): their refusals may rule a quorum out, and the status
+     * must not depend on who answered first. Deciding without a master's
+     * answer is that answer lost or late, which the models allow at any
+     * time (model/fencing.pml, model/restart.pml): no change to them. */
+    bool only_silent_left = t->pending == t->pending_suspect;
     if (t->need_fence) {
         if (t->fenced_ok >= t->quorum)
             return RL_QUORUM;
         /* Lost for want of counters only once a quorum said yes: until
          * then the masters still to answer may make it a plain refusal, so
          * the status would depend on who answered first. */
-        if (t->ok >= t->quorum && t->fenced_ok + t->pending < t->quorum)
+        if (t->ok >= t->quorum && (t->fenced_ok + t->pending < t->quorum || only_silent_left))
             return RL_NO_QUORUM;
     } else if (t->ok >= t->quorum) {
         return RL_QUORUM;
     }
-    if (t->ok + t->pending < t->quorum)
+    if (t->ok + t->pending < t->quorum || (only_silent_left && t->pending > 0))
         return RL_NO_QUORUM;
     return RL_UNDECIDED;
 }
@@ -53,26 +75,39 @@ rl_verdict rl_tally_verdict(const rl_tally *t)
 int rl_tally_failure_status(const rl_tally *t, int refused_status)
 {
     unsigned n = t->ok + t->refused + t->timeout + t->unsent + t->not_connected + t->auth_failed +
-                 t->error + t->pending + t->clock;
+                 t->perm_refused + t->error + t->pending + t->clock + t->restarted;
     /* "No" only when the refusals alone rule a quorum out: even had every
      * other master said yes, there would be none. Fewer refusals, with
      * masters out of reach, decide nothing: that is "no quorum", which an
      * auto-extension retries, where "not ours" would give the lock up. */
     if (t->refused + t->quorum > n)
         return refused_status;
+    /* Masters found not answering count as the timeouts that waiting for
+     * them would have seen: the status is the same either way. */
+    unsigned may_yet = t->pending - t->pending_suspect;
+    /* Enough said yes, or may yet, but too few of them on masters whose
+     * run is old enough to count: the restart is why (decided early, the
+     * masters still to answer could not have made up for it). */
+    if (t->restarted > 0 && t->ok + t->restarted + may_yet >= t->quorum)
+        return REDLOCK_ERESTARTED;
     /* Enough said yes, but too few of them on masters with trusted clocks. */
-    if (t->clock > 0 && t->ok + t->clock >= t->quorum)
+    if (t->clock > 0 && t->ok + t->clock + t->restarted >= t->quorum)
         return REDLOCK_ECLOCK;
     /* A quorum said yes, too few of them with a counter. */
     if (t->need_fence && t->ok >= t->quorum)
         return REDLOCK_ENOFENCE;
     /* Masters still to answer when a round is decided early are neither
      * reason: the status names what the others said, the same whichever
-     * came first. */
-    unsigned unreachable = t->timeout + t->not_connected;
+     * came first. Those found not answering are timeouts (above). */
+    unsigned unreachable = t->timeout + t->not_connected + t->pending_suspect;
     if (t->unsent > unreachable && t->unsent > t->auth_failed && t->unsent > t->error)
         return REDLOCK_EOVERLOAD;
     unreachable += t->unsent;
+    /* Masters that answered "not allowed" are not out of reach: they are
+     * the cause whenever they outnumber those that are. */
+    if (t->perm_refused > unreachable && t->perm_refused >= t->auth_failed &&
+        t->perm_refused >= t->error)
+        return REDLOCK_EPERM;
     if (t->auth_failed > unreachable && t->auth_failed >= t->error)
         return REDLOCK_EAUTH;
     if (t->error > unreachable && t->error > t->auth_failed)
@@ -116,19 +151,88 @@ static bool round_waits_for_all(const rl_round *round)
            round->kind == RL_ROUND_FENCE_READ || round->kind == RL_ROUND_FENCE_SEED;
 }
 
-const char *rl_slot_command(const rl_slot *slot, size_t *len)
+/* Acquires and fences do not wait for masters not answering (quorum.h):
+ * decided early, they only fail sooner, and their cleanup follows. An
+ * extension or release keeps waiting: it holds no one out. */
+static bool round_skips_suspects(const rl_round *round)
+{
+    return round->kind == RL_ROUND_ACQUIRE || round->kind == RL_ROUND_FENCE;
+}
+
+const rl_script *rl_round_batch_script(rl_round_kind kind, const rl_script *script)
+{
+    if (kind == RL_ROUND_EXTEND && script == &rl_extend_script)
+        return &rl_extend_batch_script;
+    if (kind == RL_ROUND_RELEASE && script == &rl_release_script)
+        return &rl_release_batch_script;
+    return NULL;
+}
+
+/* The bytes its master sends for slot: EVALSHA, or EVAL after NOSCRIPT. */
+static void slot_set_command(rl_slot *slot)
 {
     const rl_round *round = slot->round;
+    rl_request *req = &slot->req;
     if (slot->own_cmd != NULL) {
-        *len = slot->use_eval ? slot->own_eval_len : slot->own_len;
-        return slot->use_eval ? slot->own_eval : slot->own_cmd;
+        req->cmd = slot->use_eval ? slot->own_eval : slot->own_cmd;
+        req->cmd_len = slot->use_eval ? slot->own_eval_len : slot->own_len;
+    } else if (slot->use_eval) {
+        req->cmd = round->eval_cmd;
+        req->cmd_len = round->eval_len;
+    } else {
+        req->cmd = round->cmd;
+        req->cmd_len = round->cmd_len;
     }
-    if (slot->use_eval) {
-        *len = round->eval_len;
-        return round->eval_cmd;
+}
+
+/* Hand slot's request to its master, which sends it (SENT) or holds it
+ * (WAITING, QUEUED). Returns -1 then, else the outcome to record. */
+static int slot_submit(rl_slot *slot)
+{
+    int taken = rl_master_submit(slot->master, &slot->req);
+    switch (taken) {
+    case RL_SUBMIT_SENT:
+        return -1;
+    case RL_SUBMIT_WAITING:
+        slot->state = RL_SLOT_WAITING;
+        return -1;
+    case RL_SUBMIT_QUEUED:
+        slot->state = RL_SLOT_QUEUED;
+        /* It may wait as long as it is of use: an extension until its
+         * lock runs out (quorum.h). */
+        if (slot->round->urgent_by_us > slot->deadline_us)
+            slot->deadline_us = slot->round->urgent_by_us;
+        return -1;
+    default:
+        return taken;
     }
-    *len = round->cmd_len;
-    return round->cmd;
+}
+
+/* Before the submissions: the slots whose masters the round is not to
+ * wait for (quorum.h). Only while the masters answering could make a
+ * quorum by themselves: when they cannot (a majority reconnecting after an
+ * outage), the silent ones are the round's only chance, and waiting for
+ * their handshakes holds out no one the outage does not. */
+static void round_note_suspects(rl_round *round, const bool *target)
+{
+    if (!round_skips_suspects(round))
+        return;
+    unsigned asked = 0;
+    for (size_t i = 0; i < round->n; i++) {
+        if (target != NULL && !target[i])
+            continue;
+        asked++;
+        rl_slot *slot = &round->slots[i];
+        if (rl_master_suspect(slot->master, round->t0_us)) {
+            slot->suspect = true;
+            round->tally.pending_suspect++;
+        }
+    }
+    if (asked - round->tally.pending_suspect >= round->tally.quorum)
+        return;
+    for (size_t i = 0; i < round->n; i++)
+        round->slots[i].suspect = false;
+    round->tally.pending_suspect = 0;
 }
 
 /* What the result shows for the slot: outcome and detail (replacing any). */
@@ -154,6 +258,18 @@ static bool round_counts_clock(const rl_round *round)
 
 #define RL_CLOCK_DETAIL "its clock is proven fast"
 
+/* Whether an OK from slot's master does not count now for its restart
+ * (master/restart.h); if so, the result says so. */
+static bool slot_restart_exclude(rl_slot *slot, int64_t now_us)
+{
+    if (!rl_restart_excludes(slot->master, now_us))
+        return false;
+    char why[RL_DETAIL_MAX];
+    rl_restart_describe(slot->master, now_us, why, sizeof(why));
+    slot_describe(slot, REDLOCK_MASTER_CLOCK, why, strlen(why));
+    return true;
+}
+
 /* Enter the slot's outcome in the tally, once. */
 static void slot_count(rl_slot *slot, int outcome, const char *detail, size_t detail_len)
 {
@@ -165,17 +281,31 @@ static void slot_count(rl_slot *slot, int outcome, const char *detail, size_t de
     slot_describe(slot, outcome, detail, detail_len);
     rl_stats_request_done(&slot->master->stats, outcome, slot->latency_us);
     t->pending--;
+    if (slot->suspect)
+        t->pending_suspect--;
     /* An acquire or extension done on a master proven fast does not count:
      * that master may drop the key before the validity ends. */
+    bool restarted = false;
     if (outcome == REDLOCK_MASTER_OK && round_counts_clock(round) &&
         rl_clock_probe_excludes(slot->master))
         slot_describe(slot, outcome = REDLOCK_MASTER_CLOCK, RL_CLOCK_DETAIL,
                       strlen(RL_CLOCK_DETAIL));
+    /* Nor one on a master whose run may have begun after keys it forgot
+     * were set (master/restart.h): tallied as a clock-excluded one is. */
+    else if (outcome == REDLOCK_MASTER_OK && round_counts_clock(round) &&
+             slot_restart_exclude(slot, rl_now_us())) {
+        outcome = REDLOCK_MASTER_CLOCK;
+        restarted = true;
+    }
+    slot->conn_seq = slot->master->restart.conn_seq;
     if (outcome == REDLOCK_MASTER_OK || outcome == REDLOCK_MASTER_CLOCK)
         rl_holders_add(round->holders, (size_t)(slot - round->slots));
     switch (outcome) {
     case REDLOCK_MASTER_CLOCK:
-        t->clock++;
+        if (restarted)
+            t->restarted++;
+        else
+            t->clock++;
         break;
     case REDLOCK_MASTER_OK:
         t->ok++;
@@ -199,6 +329,9 @@ static void slot_count(rl_slot *slot, int outcome, const char *detail, size_t de
         break;
     case REDLOCK_MASTER_AUTH_FAILED:
         t->auth_failed++;
+        break;
+    case REDLOCK_MASTER_REFUSED:
+        t->perm_refused++;
         break;
     case REDLOCK_MASTER_ERROR:
         t->error++;
@@ -257,7 +390,7 @@ static void slot_finish(rl_slot *slot, rl_slot_state final)
 /* Take a queued slot back: it will not be sent, and stays uncounted. */
 static void slot_withdraw(rl_slot *slot)
 {
-    rl_master_withdraw(slot->master, slot);
+    rl_master_withdraw(slot->master, &slot->req);
     slot->state = RL_SLOT_DONE;
     rl_round_unref(slot->round);
 }
@@ -338,6 +471,22 @@ static void round_recount_clock(rl_round *round)
         slot_describe(slot, REDLOCK_MASTER_CLOCK, RL_CLOCK_DETAIL, strlen(RL_CLOCK_DETAIL));
         t->ok--;
         t->clock++;
+        if (t->need_fence && slot->counter >= 0)
+            t->fenced_ok--;
+    }
+    /* Likewise an OK from a connection since replaced by one to a run that
+     * does not count yet: the keys it set may be gone (model/restart.pml
+     * counts OKs against the master's current connection). */
+    int64_t now = rl_now_us();
+    for (size_t i = 0; i < round->n; i++) {
+        rl_slot *slot = &round->slots[i];
+        if (!slot->counted || slot->state != RL_SLOT_DONE ||
+            slot->outcome != REDLOCK_MASTER_OK ||
+            slot->conn_seq == slot->master->restart.conn_seq ||
+            !slot_restart_exclude(slot, now))
+            continue;
+        t->ok--;
+        t->restarted++;
         if (t->need_fence && slot->counter >= 0)
             t->fenced_ok--;
     }
@@ -459,7 +608,6 @@ static rl_round *round_start(redlock_client *client, rl_round_kind kind, const r
     round->kind = kind;
     round->script = cmd->script;
     round->urgent_by_us = cmd->urgent_by_us;
-    round->lock_tag = cmd->lock_tag;
     if (kind == RL_ROUND_ACQUIRE || kind == RL_ROUND_EXTEND)
         round->holders = rl_holders_new(); /* NULL when out of memory: none known */
     round->refs = 1;
@@ -475,6 +623,10 @@ static rl_round *round_start(redlock_client *client, rl_round_kind kind, const r
     ev_set_priority(&round->timer, RL_DEADLINE_PRIORITY);
     round->timer.data = round;
 
+    rl_request_class queue_class = kind == RL_ROUND_EXTEND    ? RL_REQUEST_EXTENSION
+                                   : kind == RL_ROUND_RELEASE ? RL_REQUEST_RELEASE
+                                                              : RL_REQUEST_OTHER;
+    const rl_script *batch_script = rl_round_batch_script(kind, cmd->script);
     for (size_t i = 0; i < n; i++) {
         rl_slot *slot = &round->slots[i];
         slot->round = round;
@@ -482,15 +634,23 @@ static rl_round *round_start(redlock_client *client, rl_round_kind kind, const r
         slot->latency_us = -1;
         slot->pttl_ms = -2;
         slot->counter = -1;
-        rl_list_init(&slot->link);
+        slot->req.ops = &slot_ops;
+        slot->req.batch_script = batch_script;
+        slot->req.queue_class = queue_class;
+        slot->req.sets_lock = kind == RL_ROUND_ACQUIRE;
+        slot->req.lock_tag = cmd->lock_tag;
+        slot->req.urgent_by_us = cmd->urgent_by_us;
+        rl_list_init(&slot->req.link);
         if (target == NULL || target[i]) {
             round->tally.pending++;
             slot_write_own(slot, cmd, db);
         }
+        slot_set_command(slot);
     }
 
     /* Elapsed time, and so validity, counts from before the first send. */
     round->t0_us = rl_now_us();
+    round_note_suspects(round, target);
     for (size_t i = 0; i < n; i++) {
         rl_slot *slot = &round->slots[i];
         if (target != NULL && !target[i])
@@ -498,7 +658,7 @@ static rl_round *round_start(redlock_client *client, rl_round_kind kind, const r
         slot->sent_us = round->t0_us;
         slot->deadline_us = rl_master_reply_deadline(slot->master, round->t0_us);
         round_ref(round); /* held until hiredis or the queue gives the slot back */
-        int outcome = rl_master_submit(slot->master, slot);
+        int outcome = slot_submit(slot);
         if (outcome >= 0) {
             const char *why = rl_master_failure(slot->master);
             slot_count(slot, outcome, why, strlen(why));
@@ -599,7 +759,9 @@ static int slot_resend_with_eval(rl_slot *slot)
         round->eval_len = (size_t)len;
     }
     slot->use_eval = true;
-    return rl_master_submit(slot->master, slot);
+    slot->req.batch_script = NULL; /* EVAL goes alone */
+    slot_set_command(slot);
+    return slot_submit(slot);
 }
 
 /* A fenced acquire's OK from a master whose counter is not in use in its
@@ -610,7 +772,8 @@ static void slot_notice_unfenced(const rl_slot *slot, int outcome)
     const rl_round *round = slot->round;
     if (round->script == &rl_fenced_acquire_script && outcome == REDLOCK_MASTER_OK &&
         slot->counter < 0 && slot->run_id[0] != '\0')
-        rl_fence_seed_notice(round->client, (size_t)(slot - round->slots), slot->run_id);
+        round->client->hooks->fence_seed_notice(round->client, (size_t)(slot - round->slots),
+                                                slot->run_id);
 }
 
 /* A reply for a slot counted at its deadline: the result shows what the
@@ -650,8 +813,9 @@ static void slot_settle(rl_slot *slot, int outcome, rl_slot_state final, const c
     rl_round_unref(round);
 }
 
-void rl_slot_on_reply(rl_slot *slot, const redisReply *reply, const char *lost_reason)
+static void slot_on_reply(rl_request *req, const redisReply *reply, const char *lost_reason)
 {
+    rl_slot *slot = rl_slot_of(req);
     rl_round *round = slot->round;
     const char *detail = NULL;
     size_t detail_len = 0;
@@ -674,17 +838,18 @@ void rl_slot_on_reply(rl_slot *slot, const redisReply *reply, const char *lost_r
             final = RL_SLOT_LATE;
         slot_notice_unfenced(slot, outcome);
         if (final == RL_SLOT_DONE && outcome == REDLOCK_MASTER_OK && round_counts_clock(round) &&
-            rl_clock_probe_await(slot->master, &slot->link, slot->sent_us)) {
+            rl_clock_probe_await(slot->master, &slot->req, slot->sent_us)) {
             slot_describe(slot, outcome, detail, detail_len);
             slot->awaiting_clock = true;
-            return; /* counted by rl_slot_on_clock_checked() */
+            return; /* counted by slot_on_clock_checked() */
         }
     }
     slot_settle(slot, outcome, final, detail, detail_len);
 }
 
-void rl_slot_on_clock_checked(rl_slot *slot)
+static void slot_on_clock_checked(rl_request *req)
 {
+    rl_slot *slot = rl_slot_of(req);
     slot->awaiting_clock = false;
     char *detail = slot->detail; /* slot_count() replaces it */
     slot->detail = NULL;
@@ -693,13 +858,14 @@ void rl_slot_on_clock_checked(rl_slot *slot)
     free(detail);
 }
 
-void rl_slot_on_failure(rl_slot *slot, int outcome, const char *detail)
+static void slot_on_failure(rl_request *req, int outcome, const char *detail)
 {
-    slot_settle(slot, outcome, RL_SLOT_DONE, detail, detail ? strlen(detail) : 0);
+    slot_settle(rl_slot_of(req), outcome, RL_SLOT_DONE, detail, detail ? strlen(detail) : 0);
 }
 
-void rl_slot_on_sent(rl_slot *slot, int64_t now_us, int64_t deadline_us)
+static void slot_on_sent(rl_request *req, int64_t now_us, int64_t deadline_us)
 {
+    rl_slot *slot = rl_slot_of(req);
     rl_round *round = slot->round;
     bool sooner = deadline_us < slot->deadline_us;
     slot->state = RL_SLOT_SENT;

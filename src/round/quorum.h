@@ -20,15 +20,31 @@
  * sample's reply is in (or the connection is gone): then it is counted
  * with the master's clock verdict as of its own round, not an older one.
  *
- * WAITING is the wait for a connection's handshake, in order; QUEUED the
- * wait for room in the window of requests in flight to a ready master
- * (master.h), by priority (send_queue.h), or an extension's moment there
- * for others to join its batch (batch.h). A batched request is SENT like
+ * A slot's request is an rl_request (master/request.h): the master it is
+ * submitted to queues and sends it, and tells the slot what became of it
+ * through slot_ops (quorum.c), never knowing the round. WAITING is the
+ * wait for a connection's handshake, in order; QUEUED the wait for room
+ * in the window of requests in flight to a ready master (master.h), by
+ * priority (send_queue.h), or an extension's moment there for others to
+ * join its batch (batch.h): what rl_master_submit() answered. A batched request is SENT like
  * any other: its slots go SENT together and each hears its own part of
  * the batch's reply. A request's deadline starts when
  * it is sent: one command timeout from then. A queued request's is the
  * time it may wait: an extension until its lock runs out, anything else
  * one command timeout from its submission.
+ *
+ * An acquire's or fence's request to a master not answering as it is
+ * submitted (rl_master_suspect: connecting again after a loss, or silent
+ * past a command timeout with requests in flight) is not waited for: once
+ * the other masters have answered, the round decides as if it could not
+ * make the quorum, though an OK from it in time counts as usual. Decided
+ * without it, the result shows it pending; the request goes on as any
+ * other, and its lock's cleanup releases what it may have set. Otherwise
+ * a contested attempt would sit on the answering masters with its keys
+ * for the silent one's deadline, and the contenders after it, refused
+ * there, would wait on it in turn. Only while the masters answering could
+ * make a quorum by themselves: a majority not answering (reconnecting
+ * after an outage) is waited for as before, as nothing else can grant.
  *
  * A slot is counted in the tally once: by its reply, its failure, or its
  * deadline (TIMEOUT while SENT or QUEUED, NOT_CONNECTED while WAITING). A
@@ -48,6 +64,7 @@
 #define REDLOCK_QUORUM_H
 
 #include "wire/command.h"
+#include "master/request.h"
 #include "util/list.h"
 #include "redlock/redlock.h"
 
@@ -68,9 +85,14 @@ typedef struct rl_tally {
     unsigned unsent;        /* waited for room in a window until their deadline */
     unsigned not_connected;
     unsigned auth_failed;
+    unsigned perm_refused;  /* NOPERM: the ACL user may not (permanent) */
     unsigned error;         /* error replies */
     unsigned pending;       /* asked, not counted yet */
+    unsigned pending_suspect; /* of those, at masters not answering when asked
+                                 (rl_master_suspect): not waited for */
     unsigned clock;         /* did it on a master whose clock is proven fast */
+    unsigned restarted;     /* did it on a master whose run began less than
+                               max_ttl_ms ago (master/restart.h) */
     /* A fenced acquire's round 1 (docs/fencing.md) is decided by the OK
      * replies that carry a counter: a quorum of them, or too few left. */
     bool need_fence;
@@ -84,7 +106,10 @@ typedef enum rl_verdict { RL_UNDECIDED, RL_QUORUM, RL_NO_QUORUM } rl_verdict;
 unsigned rl_quorum_of(unsigned n);
 /* QUORUM when ok reached quorum, NO_QUORUM when ok + pending cannot. With
  * need_fence, QUORUM takes a quorum of fenced_ok, and NO_QUORUM is also a
- * quorum of ok that too few fenced_ok (with pending) can match. */
+ * quorum of ok that too few fenced_ok (with pending) can match. Once only
+ * requests at masters not answering are pending (pending_suspect), they
+ * are not waited for: NO_QUORUM short of a quorum. Their OK still counts
+ * when it comes before the decision. */
 rl_verdict rl_tally_verdict(const rl_tally *t);
 /*
  * The status of a round that cannot reach quorum. refused_status (e.g.
@@ -92,10 +117,17 @@ rl_verdict rl_tally_verdict(const rl_tally *t);
  * quorum was possible even had all the others said yes. ENOFENCE when
  * need_fence and a quorum said yes (too few with a counter). Otherwise the most
  * common reason among the other failures: EOVERLOAD (not sent for want of
- * room), EAUTH, EREPLY or ENOQUORUM (timeouts, no connection; also ties).
- * Masters with no answer yet are not counted as a reason.
+ * room), EPERM (NOPERM replies), EAUTH, EREPLY or ENOQUORUM (timeouts, no connection; also ties).
+ * Masters with no answer yet are not counted as a reason. A round decided
+ * without the masters not answering (pending_suspect) gets the status it
+ * would have had waiting for them to time out.
  */
 int rl_tally_failure_status(const rl_tally *t, int refused_status);
+
+/* The shortest round trip an attempt is assumed to take: a TTL leaving
+ * less than 1 ms of validity after it and the drift allowance can never
+ * be granted, and acquire refuses it up front (REDLOCK_EINVAL). */
+#define RL_MIN_ROUND_TRIP_US 1000
 
 /* How long the holder may act, in microseconds, after elapsed_us since the
  * attempt started: ttl - elapsed - (ttl * drift_factor + 2 ms). */
@@ -122,16 +154,18 @@ typedef struct rl_owed_release rl_owed_release;
 typedef struct rl_slot {
     rl_round *round;
     rl_master *master;
-    rl_link link;           /* in master->waiting while WAITING; in a FIFO of
-                               master->queue while QUEUED */
-    size_t queue_index;     /* QUEUED extension: its place in the queue's heap */
-    uint64_t queue_seq;     /* QUEUED: order of arrival in the queue */
-    int64_t queued_us;      /* QUEUED: when it began to wait for room */
+    rl_request req;         /* what the master queues and sends; its link is in
+                               the master's lists while WAITING or QUEUED, in its
+                               clock probe's while awaiting_clock */
     rl_slot_state state;
     bool counted;           /* in the tally (outcome may be a later, LATE reply) */
     bool awaiting_clock;    /* SENT, answered OK: waits for the clock sample
                                behind it (link in the probe's list) */
-    bool use_eval;          /* NOSCRIPT seen: resend with EVAL */
+    bool use_eval;          /* NOSCRIPT seen: resend with EVAL (req.cmd), alone */
+    bool suspect;           /* its master was not answering when it was submitted:
+                               in tally.pending_suspect until counted */
+    unsigned conn_seq;      /* counted OK: its master's connection then
+                               (restart.h); checked again at the decision */
     int outcome;            /* redlock_master_outcome, once counted; LATE: the reply */
     int64_t deadline_us;
     int64_t sent_us;
@@ -165,7 +199,6 @@ struct rl_round {
                                goes out, not even an EVAL after NOSCRIPT */
     int64_t t0_us;          /* before the first send */
     int64_t urgent_by_us;   /* an extension: when its lock runs out; 0 otherwise */
-    uint64_t lock_tag;      /* the lock its request is for (command.h); 0: none */
     int64_t decided_us;
     rl_round_decided_fn on_decided; /* NULL once detached */
     void *owner;
@@ -219,19 +252,13 @@ int64_t rl_round_quorum_sent_us(const rl_round *round);
  * (in time or late). */
 bool rl_slot_may_have_acted(const rl_slot *slot);
 
-/* Called by master.c: a reply (NULL when the connection was lost, with
- * lost_reason) for a SENT slot. */
-void rl_slot_on_reply(rl_slot *slot, const struct redisReply *reply, const char *lost_reason);
-/* Called by clock_probe.c: the clock sample an awaiting_clock slot waited
- * for is in, or its connection is gone. */
-void rl_slot_on_clock_checked(rl_slot *slot);
-/* Called by master.c: a WAITING or QUEUED slot failed before it could be
- * sent. */
-void rl_slot_on_failure(rl_slot *slot, int outcome, const char *detail);
-/* Called by master.c: slot's request went out at now_us, to be answered by
- * deadline_us. */
-void rl_slot_on_sent(rl_slot *slot, int64_t now_us, int64_t deadline_us);
-/* The bytes to send for slot (EVALSHA, or EVAL after NOSCRIPT). */
-const char *rl_slot_command(const rl_slot *slot, size_t *len);
+/* The slot whose request req is (its master hands it back). */
+static inline rl_slot *rl_slot_of(rl_request *req)
+{
+    return rl_container_of(req, rl_slot, req);
+}
+/* The batch script (batch.h) a request of a round of kind running script
+ * may join, or NULL: it goes alone. Extensions and releases batch. */
+const rl_script *rl_round_batch_script(rl_round_kind kind, const rl_script *script);
 
 #endif

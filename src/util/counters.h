@@ -23,6 +23,16 @@ typedef struct rl_master_counters {
     _Atomic uint64_t latency_sum_us;
     _Atomic uint64_t in_flight; /* gauges, set by master.c */
     _Atomic uint64_t queued;
+    /* The restart rule's view (master/restart.c publishes it): a
+     * redlock_restart_state, and for EXCLUDED when it counts from and the
+     * bound on its run's start (rl_now_us() time; 0: none). */
+    _Atomic int restart_state;
+    _Atomic int64_t restart_votes_from_us;
+    _Atomic int64_t restart_run_start_us;
+    /* The clock check's verdict (master/clock_probe.c publishes it): a
+     * redlock_clock_state, and whether it was proven slow. */
+    _Atomic int clock_state;
+    _Atomic int clock_slow;
 } rl_master_counters;
 
 typedef struct rl_client_counters {

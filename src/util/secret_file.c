@@ -119,6 +119,8 @@ int rl_secret_file_read(const char *path, size_t max_bytes, char **text, size_t 
         rl_secret_file_free(buf, used);
         return rc;
     }
+    if (buf != NULL) /* it is: read_all() allocates first */
+        buf[used] = '\0'; /* the end was confirmed by a read into room past it */
     *text = buf;
     *len = used;
     return REDLOCK_OK;

@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 /*
- * Reads the file at path into *text (*len bytes; free it with
+ * Reads the file at path into *text (*len bytes, then a NUL; free it with
  * rl_secret_file_free()), refusing more than max_bytes. On failure *text is
  * NULL and problem holds one line without the path, e.g. "cannot open: No
  * such file or directory". Returns REDLOCK_OK, REDLOCK_ECONFIG, or

@@ -163,8 +163,12 @@ static int read_fence_seed(const redisReply *reply, rl_reply_meaning *out)
 {
     if (reply->type != REDIS_REPLY_INTEGER)
         return -1;
-    if (reply->integer == 0 || reply->integer == 1)
+    if (reply->integer == 0 || reply->integer == 1) {
+        /* Which, for fencing-init to say (redlock.h, detail). */
+        out->detail = reply->integer == 1 ? REDLOCK_FENCING_INITIALIZED : "in use already";
+        out->detail_len = strlen(out->detail);
         return REDLOCK_MASTER_OK;
+    }
     if (reply->integer == -1) {
         out->detail = "the master restarted since";
         out->detail_len = strlen(out->detail);
@@ -217,6 +221,8 @@ void rl_reply_read(rl_round_kind kind, const redisReply *reply, rl_reply_meaning
         out->outcome = RL_REPLY_NOSCRIPT;
     else if (rl_reply_starts_with(reply, "NOAUTH") || rl_reply_starts_with(reply, "WRONGPASS"))
         out->outcome = REDLOCK_MASTER_AUTH_FAILED;
+    else if (rl_reply_starts_with(reply, "NOPERM"))
+        out->outcome = REDLOCK_MASTER_REFUSED; /* answered: a permission, not the network */
     else
         out->outcome = REDLOCK_MASTER_ERROR;
 }
@@ -345,4 +351,22 @@ void rl_reply_run_id(const redisReply *reply, char run_id[RL_RUN_ID_SIZE])
         return;
     memcpy(run_id, at + field_len, id_len);
     run_id[id_len] = '\0';
+}
+
+int64_t rl_reply_uptime_s(const redisReply *reply)
+{
+    static const char field[] = "\nuptime_in_seconds:";
+    const size_t field_len = sizeof(field) - 1;
+    if (reply->type != REDIS_REPLY_STRING && reply->type != REDIS_REPLY_STATUS)
+        return -1;
+    const char *at = memmem(reply->str, reply->len, field, field_len);
+    if (at == NULL)
+        return -1;
+    const char *p = at + field_len;
+    const char *end = reply->str + reply->len;
+    int64_t seconds = 0;
+    int digits = 0;
+    for (; p < end && *p >= '0' && *p <= '9' && digits < 12; p++, digits++)
+        seconds = seconds * 10 + (*p - '0');
+    return digits > 0 ? seconds : -1;
 }

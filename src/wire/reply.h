@@ -93,5 +93,7 @@ rl_handshake_verdict rl_reply_handshake(rl_handshake_step step, const struct red
 /* The run_id in an INFO server reply ("...\r\nrun_id:<40 hex>\r\n..."),
  * into run_id; "" when there is none. */
 void rl_reply_run_id(const struct redisReply *reply, char run_id[RL_RUN_ID_SIZE]);
+/* The uptime_in_seconds of an INFO server reply; -1 when there is none. */
+int64_t rl_reply_uptime_s(const struct redisReply *reply);
 
 #endif

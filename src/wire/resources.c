@@ -2,6 +2,7 @@
 /* A lock's resources, one or a sorted set. See resources.h. */
 #include "wire/resources.h"
 #include "redlock/redlock.h"
+#include "wire/scripts.h"
 #include "util/message_buffer.h"
 
 #include <stdlib.h>
@@ -9,15 +10,21 @@
 
 #define RL_KEY_HEADER 4 /* a set's length prefix per resource */
 
-/* The fencing counter's key and the tokens' keys are the library's own,
- * never a lock's. */
+static bool begins_with(const void *resource, size_t len, const char *prefix)
+{
+    size_t prefix_len = strlen(prefix);
+    return len >= prefix_len && memcmp(resource, prefix, prefix_len) == 0;
+}
+
+/* The fencing counter's key, the tokens' keys and the restart marker's
+ * keys are the library's own, never a lock's. */
 bool rl_resource_valid(const void *resource, size_t len)
 {
-    static const size_t prefix_len = sizeof(REDLOCK_FENCING_TOKEN_PREFIX) - 1;
     return resource != NULL && len > 0 && len <= REDLOCK_MAX_RESOURCE_LEN &&
            !(len == sizeof(REDLOCK_FENCING_KEY) - 1 &&
              memcmp(resource, REDLOCK_FENCING_KEY, len) == 0) &&
-           !(len >= prefix_len && memcmp(resource, REDLOCK_FENCING_TOKEN_PREFIX, prefix_len) == 0);
+           !begins_with(resource, len, REDLOCK_FENCING_TOKEN_PREFIX) &&
+           !begins_with(resource, len, RL_RESTART_KEY_PREFIX);
 }
 
 rl_keys rl_keys_one(const void *resource, size_t len)

@@ -474,6 +474,25 @@ const rl_script rl_inspect_script = {
     "81b29696a0d1cfdd576e3793b9ab393bb9c5d434",
 };
 
+/* A restart without persistence loses the marker; the guard, written with
+ * it, is there for max_ttl_ms after: while it is, the run may have begun
+ * after keys it forgot were set (its PTTL says when it was written). Only
+ * GET, SET and PTTL, so that a narrow ACL may allow it. */
+const rl_script rl_restart_marker_script = {
+    "restart marker",
+    "if not redis.call('GET', KEYS[1]) then\n"
+    "  redis.call('SET', KEYS[1], 'libredlock: lost when the server loses its keys')\n"
+    "  redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[1])\n"
+    "  return {0}\n"
+    "end\n"
+    "local p = redis.call('PTTL', KEYS[2])\n"
+    "if p == -2 then\n"
+    "  return {2}\n"
+    "end\n"
+    "return {1, p, redis.call('GET', KEYS[2])}\n",
+    "7d189dca41ed84fb8c0014bd8ac5cf004fff626b",
+};
+
 long rl_evalsha_to_eval(const char *cmd, size_t len, const rl_script *script, char **out)
 {
     /* An EVALSHA request is "*<argc>\r\n$7\r\nEVALSHA\r\n$40\r\n<sha>\r\n"

@@ -54,6 +54,17 @@ extern const rl_script rl_release_batch_script;
  * they differ. */
 extern const rl_script rl_inspect_script;
 
+/* The restart marker (master/restart.h, for a master that answers no
+ * run_id): KEYS[1] the marker, KEYS[2] the guard, ARGV[1] max_ttl_ms.
+ * The marker missing: writes it (no TTL) and the guard (ARGV[1], PX
+ * ARGV[1]), returns {0}. There with the guard: {1, the guard's PTTL, its
+ * value}. There without: {2}. */
+extern const rl_script rl_restart_marker_script;
+/* Its keys: the library's own, never a lock's (rl_resource_valid()). */
+#define RL_RESTART_KEY_PREFIX "redlock:restart:"
+#define RL_RESTART_MARKER_KEY RL_RESTART_KEY_PREFIX "marker"
+#define RL_RESTART_GUARD_KEY RL_RESTART_KEY_PREFIX "guard"
+
 /* Tokens and counters are compared by Lua as doubles: exactly only below
  * 2^53. A counter there gives no further token. */
 #define RL_TOKEN_LIMIT (UINT64_C(1) << 53)

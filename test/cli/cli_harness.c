@@ -162,6 +162,19 @@ static void check_plain(const char *what, const char *s)
                   "test %s must be [A-Za-z0-9_.-]", what);
 }
 
+const char *const *cli_env_durable(const char *const env[])
+{
+    size_t n = 0;
+    while (env != NULL && env[n] != NULL)
+        n++;
+    const char **out = cli_own(calloc(n + 2, sizeof(char *)));
+    cr_assert_not_null(out);
+    for (size_t i = 0; i < n; i++)
+        out[i] = env[i];
+    out[n] = cli_format("REDLOCK_CONFIG=%s", cli_write_config("durable.yaml", NULL));
+    return out;
+}
+
 const char *cli_write_config(const char *name, const cli_config_options *o)
 {
     static const cli_config_options defaults = {0};
@@ -181,6 +194,10 @@ const char *cli_write_config(const char *name, const cli_config_options *o)
     fprintf(m, "retry_jitter_ms: %ld\n", o->retry_jitter_ms ? o->retry_jitter_ms : 20);
     if (o->ttl_ms != 0)
         fprintf(m, "ttl_ms: %ld\n", o->ttl_ms);
+    /* Masters started moments ago look restarted: declared durable, they
+     * count at once (docs/safety.md, "Masters restarted empty"). */
+    if (o->extra == NULL || strstr(o->extra, "durable:") == NULL)
+        fprintf(m, "durable: true\n");
     if (o->extra != NULL)
         fprintf(m, "%s\n", o->extra);
     fprintf(m, "nodes:\n");
@@ -194,6 +211,8 @@ const char *cli_write_config(const char *name, const cli_config_options *o)
         }
         if (o->password_env != NULL)
             fprintf(m, "    password_env: %s\n", o->password_env);
+        if (o->password_file != NULL)
+            fprintf(m, "    password_file: %s\n", o->password_file);
     }
     cr_assert_eq(fclose(m), 0);
     cli_own(text);
@@ -294,6 +313,14 @@ void cli_expect_one_error_line(const cli_result *r)
 const char *cli_first_line(const char *s)
 {
     return cli_own(strndup(s, strcspn(s, "\n")));
+}
+
+bool cli_is_run_value(const char *s)
+{
+    size_t n = 0;
+    while (isxdigit((unsigned char)s[n]))
+        n++;
+    return n == 32 && strncmp(s + n, ";h=", 3) == 0;
 }
 
 bool cli_is_value(const char *s)

@@ -77,6 +77,7 @@ void cli_teardown(void);
 typedef struct cli_config_options {
     const char *password;     /* written as `password:` on every node */
     const char *password_env; /* written as `password_env:` on every node */
+    const char *password_file; /* written as `password_file:` on every node */
     long ttl_ms;              /* 0: left out (the library's default) */
     long connect_timeout_ms;  /* 0: 500 (times the fleet's time scale) */
     long command_timeout_ms;  /* 0: 500 (generous: a loaded machine; scaled too) */
@@ -90,6 +91,12 @@ typedef struct cli_config_options {
 
 /* Write a config to DIR/name (o NULL: defaults); returns its path. */
 const char *cli_write_config(const char *name, const cli_config_options *o);
+/* env (may be NULL) with REDLOCK_CONFIG naming a config that declares
+ * the masters durable: for runs that give their masters with --node
+ * alone, which the tool reads with that config's settings. The fleet's
+ * masters, started moments ago, would else look restarted and not count
+ * (docs/safety.md, "Masters restarted empty"). */
+const char *const *cli_env_durable(const char *const env[]);
 /* Write text to DIR/name with the given mode; returns its path. */
 const char *cli_write_file(const char *name, const char *text, int mode);
 /* DIR/name (nothing is created). */
@@ -141,6 +148,8 @@ void cli_expect_one_error_line(const cli_result *r);
 const char *cli_first_line(const char *s);
 /* Whether s is exactly 32 lowercase or uppercase hex digits. */
 bool cli_is_value(const char *s);
+/* A value `run` writes: 32 hex digits, then its holder metadata (";h=..."). */
+bool cli_is_run_value(const char *s);
 
 /* ---- Other processes --------------------------------------------------- */
 

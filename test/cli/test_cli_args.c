@@ -28,8 +28,8 @@ Test(cli_args, ttl_takes_units_and_decimals)
     static const struct {
         const char *arg;
         long long ms;
-    } cases[] = {{"1500", 1500}, {"1500ms", 1500}, {"2s", 2000},  {"1m", 60000},
-                 {"1.5s", 1500}, {"0.5m", 30000},  {"1h", 3600000}};
+    } cases[] = {{"2", 2000},    {"1500ms", 1500}, {"2s", 2000},      {"1m", 60000},
+                 {"1.5s", 1500}, {"0.5m", 30000},  {"1m30s", 90000}, {"1h", 3600000}};
     for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
         const char *value = cli_acquire(cases[k].arg, cases[k].arg); /* resource = the TIME */
         /* Read right after the acquire: within 500 ms of the TTL. */
@@ -57,8 +57,8 @@ static void expect_time_error(const char *option, const char *value, const char 
 
 Test(cli_args, bad_times_exit_64)
 {
-    const char *bad[] = {"0",   "-5", "5d", "abc", "", "1.5.s", "10 s", "99999999999999999999999",
-                         "ms", "forever"};
+    const char *bad[] = {"0",  "-5", "5x", "abc", "", "1.5.s", "1m30", "99999999999999999999999",
+                         "ms", "forever", "500us"};
     for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
         expect_usage_error(
             cli_run(CLI_ARGS("--config", cli.config, "acquire", "--ttl", bad[k], "job"), NULL, T));
@@ -67,15 +67,17 @@ Test(cli_args, bad_times_exit_64)
                      "0123456789abcdef0123456789abcdef"),
             NULL, T));
     }
-    const char *bad_wait[] = {"-1", "abc", "5d", "", "never"};
+    const char *bad_wait[] = {"-1", "abc", "5x", "", "never", "500us"};
     for (size_t k = 0; k < sizeof(bad_wait) / sizeof(bad_wait[0]); k++)
         expect_usage_error(cli_run(
             CLI_ARGS("--config", cli.config, "acquire", "--wait", bad_wait[k], "job"), NULL, T));
 
     /* Out of range is not "not a TIME". */
     expect_time_error("--ttl", "0", "--ttl 0: out of range");
-    expect_time_error("-t", "0.4ms", "--ttl 0.4ms: out of range");
-    expect_time_error("--ttl", "25d", "--ttl 25d: expected");
+    expect_time_error("-t", "0.4ms", "--ttl 0.4ms: below 1 ms");
+    expect_time_error("-w", "500us", "--wait 500us: below 1 ms");
+    expect_time_error("--ttl", "25x", "--ttl 25x: expected");
+    expect_time_error("--ttl", "25d", "--ttl 25d: out of range");
     expect_time_error("--ttl", "600h", "--ttl 600h: out of range");
     expect_time_error("-w", "99999999999999999999999", "--wait 99999999999999999999999: out of range");
     expect_time_error("--wait", "abc", "--wait abc: expected");

@@ -104,13 +104,27 @@ Test(cli_config, nodes_on_the_command_line_need_no_config)
         n[i] = cli_node(i);
     const cli_result *r = cli_run(CLI_ARGS("--node", n[0], "--node", n[1], "-n", n[2], "-n",
                                            n[3], "--node", n[4], "ping"),
-                                  NULL, T);
+                                  cli_env_durable(NULL), T);
     cli_expect_exit(r, 0);
     expect_every_node_listed(r);
 
+    /* Masters started moments ago, not declared durable (the defaults):
+     * not counted for max_ttl_ms; ping and the acquire say so. */
+    r = cli_run(CLI_ARGS("--node", n[0], "--node", n[1], "-n", n[2], "-n", n[3], "--node", n[4],
+                         "ping"),
+                NULL, T);
+    cli_expect_exit(r, 69);
+    expect_every_node_listed(r);
+    cr_assert_not_null(strstr(r->out, "not counted for"), "stdout:\n%s", r->out);
+    r = cli_run(CLI_ARGS("--node", n[0], "--node", n[1], "-n", n[2], "-n", n[3], "--node", n[4],
+                         "acquire", "--wait", "0", "job"),
+                NULL, T);
+    cli_expect_exit(r, 69);
+    cr_assert_not_null(strstr(r->err, "not counted for"), "stderr:\n%s", r->err);
+
     r = cli_run(CLI_ARGS("--node", n[0], "--node", n[1], "-n", n[2], "-n", n[3], "--node", n[4],
                          "acquire", "job"),
-                NULL, T);
+                cli_env_durable(NULL), T);
     cli_expect_exit(r, 0);
     const char *value = cli_first_line(r->out);
     cr_assert(cli_is_value(value), "%s: line 1 \"%s\"", r->cmdline, value);

@@ -154,6 +154,25 @@ Test(cli_fencing, fencing_init_takes_a_floor_and_leaves_counters_in_use_alone)
         cr_assert_eq(fleet_fencing_counter(cli.fleet, i), 0, "a counter in use was changed");
 }
 
+/* Each master's line says whether fencing-init put its counter in use or
+ * found it in use already (both read "in use" before). */
+Test(cli_fencing, fencing_init_says_which_counters_it_initialized)
+{
+    cr_assert_eq(fleet_del(cli.fleet, 1, REDLOCK_FENCING_KEY, strlen(REDLOCK_FENCING_KEY)), 1);
+    const cli_result *r = cli_run(CLI_ARGS("--config", cli.config, "fencing-init"), NULL, T);
+    cli_expect_exit(r, 0);
+    for (size_t i = 0; i < CLI_MASTERS; i++) {
+        const char *line = cli_format("%s  %s\n", cli_node(i),
+                                      i == 1 ? "initialized" : "in use already");
+        cr_assert_not_null(strstr(r->out, line), "master %zu: \"%s\" not in:\n%s", i, line,
+                           r->out);
+    }
+    r = cli_run(CLI_ARGS("--config", cli.config, "fencing-init", "--json"), NULL, T);
+    cli_expect_exit(r, 0);
+    cr_assert_null(strstr(r->out, "\"initialized\":true"), "%s", r->out);
+    cr_assert_not_null(strstr(r->out, "\"initialized\":false"), "%s", r->out);
+}
+
 /* status shows a fenced lock's token, the one its holder was given, on
  * every master that holds it; an unfenced lock shows none. */
 Test(cli_fencing, status_shows_the_token_the_holder_was_given)

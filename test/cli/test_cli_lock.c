@@ -122,7 +122,7 @@ static lost_run lose_the_lock(bool cmd_ignores_term, const char *kill_after)
     args[n++] = cli_lost_config();
     args[n++] = "run";
     args[n++] = "--ttl";
-    args[n++] = cli_format("%d", CLI_LOST_TTL_MS);
+    args[n++] = cli_format("%dms", CLI_LOST_TTL_MS);
     if (kill_after != NULL) {
         args[n++] = "--kill-after";
         args[n++] = kill_after;
@@ -214,7 +214,7 @@ Test(cli_lock, killing_redlock_kills_cmd_and_the_lock_expires_after_its_ttl)
 {
     const char *file = cli_path("signals");
     cli_proc *p = cli_spawn(
-        CLI_ARGS("--config", cli.config, "run", "--ttl", "3000", "crash", "--", SIGWATCH, file),
+        CLI_ARGS("--config", cli.config, "run", "--ttl", "3s", "crash", "--", SIGWATCH, file),
         NULL);
     cr_assert(cli_wait_until(sigwatch_started, (void *)file, 10000), "CMD did not start");
     int cmd_fd = cli_track(cli_sigwatch_pid(file));
@@ -251,8 +251,8 @@ Test(cli_lock, killing_redlock_kills_cmd_and_the_lock_expires_after_its_ttl)
 Test(cli_lock, killing_redlock_with_a_lock_delay_keeps_the_lock_for_ttl_plus_delay)
 {
     const char *file = cli_path("signals");
-    cli_proc *p = cli_spawn(CLI_ARGS("--config", cli.config, "run", "--ttl", "3000",
-                                     "--lock-delay", "2000", "delayed", "--", SIGWATCH, file),
+    cli_proc *p = cli_spawn(CLI_ARGS("--config", cli.config, "run", "--ttl", "3s",
+                                     "--lock-delay", "2s", "delayed", "--", SIGWATCH, file),
                             NULL);
     cr_assert(cli_wait_until(sigwatch_started, (void *)file, 10000), "CMD did not start");
     cr_assert_eq(kill(cli_proc_pid(p), SIGKILL), 0);
@@ -271,4 +271,16 @@ Test(cli_lock, killing_redlock_with_a_lock_delay_keeps_the_lock_for_ttl_plus_del
     cli_expect_exit(
         cli_run(CLI_ARGS("--config", cli.config, "acquire", "--wait", "0", "delayed"), NULL, T),
         0);
+}
+
+/* A --ttl over max_ttl_ms, with masters not durable, is refused at once
+ * (a usage error), saying why; within it, the lock is taken. */
+Test(cli_lock, a_ttl_over_max_ttl_is_refused)
+{
+    cli_config_options o = {.ttl_ms = 1000, .extra = "durable: false\nmax_ttl_ms: 1000"};
+    const char *config = cli_write_config("maxttl.yaml", &o);
+    const cli_result *r = cli_run(CLI_ARGS("-c", config, "acquire", "--ttl", "5s", "job"), NULL,
+                                  CLI_RUN_TIMEOUT_MS);
+    cli_expect_exit(r, 64);
+    cr_assert_not_null(strstr(r->err, redlock_strerror(REDLOCK_EMAXTTL)), "stderr:\n%s", r->err);
 }

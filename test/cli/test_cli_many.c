@@ -192,14 +192,14 @@ Test(cli_many, run_holds_every_resource_while_cmd_runs)
                             NULL);
     cr_assert(cli_wait_until(cli_file_exists, (void *)env_file, 10000), "CMD did not start in 10 s");
     char resource[64] = "";
-    char value[64] = "";
+    char value[REDLOCK_MAX_VALUE_LEN + 1] = "";
     FILE *f = fopen(env_file, "re");
     cr_assert_not_null(f);
-    int fields = fscanf(f, "%63s %63s", resource, value);
+    int fields = fscanf(f, "%63s %1024s", resource, value);
     fclose(f);
     cr_assert_eq(fields, 2, "REDLOCK_* variables missing: %s", cli_read_file(env_file));
     cr_assert_str_eq(resource, "b", "REDLOCK_RESOURCE is not the first resource given");
-    cr_assert(cli_is_value(value), "REDLOCK_VALUE \"%s\"", value);
+    cr_assert(cli_is_run_value(value), "REDLOCK_VALUE \"%s\"", value);
     cr_assert_geq(cli_masters_holding("a", value), 3, "%s", cli_describe_key("a"));
     cr_assert_geq(cli_masters_holding("b", value), 3, "%s", cli_describe_key("b"));
 

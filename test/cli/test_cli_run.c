@@ -4,6 +4,9 @@
 #include "cli_harness.h"
 
 #include <criterion/criterion.h>
+#include <dirent.h>
+#include <hiredis/hiredis.h>
+#include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,15 +74,15 @@ Test(cli_run, cmd_environment_describes_the_lock_it_holds)
     cr_assert(cli_wait_until(cli_file_exists, (void *)env_file, 10000), "CMD did not start in 10 s");
 
     char resource[64] = "";
-    char value[64] = "";
+    char value[REDLOCK_MAX_VALUE_LEN + 1] = "";
     long long validity = -1;
     FILE *f = fopen(env_file, "re");
     cr_assert_not_null(f);
-    int fields = fscanf(f, "%63s %63s %lld", resource, value, &validity);
+    int fields = fscanf(f, "%63s %1024s %lld", resource, value, &validity);
     fclose(f);
     cr_assert_eq(fields, 3, "REDLOCK_* variables missing: %s", cli_read_file(env_file));
     cr_assert_str_eq(resource, "job");
-    cr_assert(cli_is_value(value), "REDLOCK_VALUE \"%s\"", value);
+    cr_assert(cli_is_run_value(value), "REDLOCK_VALUE \"%s\"", value);
     cr_assert(validity > 5000 && validity <= 10000, "REDLOCK_VALIDITY_MS %lld", validity);
     /* While CMD runs, the masters hold that very value. */
     cr_assert_geq(cli_masters_holding("job", value), 3, "REDLOCK_VALUE is not the lock's value");
@@ -130,6 +133,28 @@ Test(cli_run, wait_on_a_held_resource_exits_75_without_running_cmd)
 
     cr_assert_neq(access(marker, F_OK), 0, "CMD ran without the lock");
     cr_assert_geq(cli_masters_holding("job", holder), 3, "the holder's lock was touched");
+}
+
+/* A TTL the auto-extension cycle can never keep (an extension every ttl/3,
+ * lost ttl/6 before the validity ends) is an impossible argument: refused
+ * with 64 before anything is acquired or run, saying the smallest that
+ * works; it used to run CMD and exit 80 "lost". */
+Test(cli_run, ttl_too_short_to_keep_extended_is_refused_before_cmd_runs)
+{
+    const char *marker = cli_path("ran");
+    static const char *const ttls[] = {"5ms", "10ms"};
+    for (size_t k = 0; k < sizeof(ttls) / sizeof(ttls[0]); k++) {
+        const cli_result *r = RUN("-t", ttls[k], "job", "--", "touch", marker);
+        cli_expect_exit(r, 64);
+        cli_expect_one_error_line(r);
+        cr_assert_not_null(strstr(r->err, "the smallest TTL that works is "), "%s: %s",
+                           r->cmdline, r->err);
+        cr_assert_neq(access(marker, F_OK), 0, "%s: CMD ran", r->cmdline);
+        cr_assert_eq(cli_masters_with_key("job"), 0, "%s: the lock was taken", r->cmdline);
+    }
+    const cli_result *r = RUN("-t", "100ms", "job", "--", "touch", marker);
+    cli_expect_exit(r, 0);
+    cr_assert_eq(access(marker, F_OK), 0, "%s: CMD did not run", r->cmdline);
 }
 
 Test(cli_run, run_gets_the_lock_once_the_holder_releases_it)
@@ -236,4 +261,157 @@ Test(cli_run, verbose_lines_say_when_what_and_on_which_resource)
                       t[24] == ' ',
                   "no timestamp: %.*s", (int)(end - line), line);
     }
+}
+
+/* The holder `status` names for a run: this host, the redlock process's
+ * pid, when, and CMD's name (never its arguments: they may hold a
+ * secret); in text and in JSON. CMD asks while it holds the lock. */
+Test(cli_run, status_names_the_host_pid_and_command_of_a_run_holder)
+{
+    const char *script = "\"$0\" --config \"$1\" status job && \"$0\" --config \"$1\" status "
+                         "--json job";
+    cli_proc *p = cli_spawn(CLI_ARGS("--config", cli.config, "run", "job", "--", "/bin/sh", "-c",
+                                     script, REDLOCK_TOOL, cli.config),
+                            NULL);
+    long long pid = (long long)cli_proc_pid(p);
+    const cli_result *r = cli_wait(p, T);
+    cli_expect_exit(r, 0);
+    char host[REDLOCK_MAX_HOST_LEN + 2] = "";
+    gethostname(host, sizeof(host) - 1);
+    const char *label = "sh"; /* CMD's name only */
+    char text[1024];
+    snprintf(text, sizeof(text), "  holder %s pid %lld since ", host, pid);
+    unsigned named = 0;
+    for (const char *at = strstr(r->out, text); at != NULL; at = strstr(at + 1, text)) {
+        const char *l = strstr(at, " label ");
+        cr_assert_not_null(l, "%s", r->out);
+        cr_assert_eq(strncmp(l + 7, label, strlen(label)), 0, "%s\nlabel: %s", r->out, label);
+        cr_assert_eq(l[7 + strlen(label)], '\n', "%s", r->out);
+        named++;
+    }
+    cr_assert_geq(named, 3, "%s\nexpected \"%s\"", r->out, text);
+
+    const char *json = strstr(r->out, "{");
+    cr_assert_not_null(json, "%s", r->out);
+    json_t *doc = json_loads(json, 0, NULL);
+    cr_assert_not_null(doc, "%s", json);
+    json_t *masters = json_object_get(doc, "masters");
+    unsigned in_json = 0;
+    for (size_t i = 0; i < json_array_size(masters); i++) {
+        json_t *holder = json_object_get(json_array_get(masters, i), "holder");
+        if (!json_is_object(holder))
+            continue;
+        cr_assert_str_eq(json_string_value(json_object_get(holder, "host")), host);
+        cr_assert_eq(json_integer_value(json_object_get(holder, "pid")), pid);
+        cr_assert_str_eq(json_string_value(json_object_get(holder, "label")), label);
+        cr_assert_gt(json_integer_value(json_object_get(holder, "since_ms")), 0);
+        cr_assert_not_null(json_string_value(json_object_get(holder, "since")));
+        in_json++;
+    }
+    cr_assert_geq(in_json, 3, "%s", json);
+    json_decref(doc);
+    expect_released(r, "job");
+}
+
+/* --label TEXT: the holder label status shows, for run (instead of CMD's
+ * name) and acquire (which records no holder without it). */
+Test(cli_run, label_names_the_holder_for_run_and_acquire)
+{
+    const cli_result *r = RUN("--label", "nightly backup #7", "job", "--", "/bin/sh", "-c",
+                              "\"$0\" --config \"$1\" status job", REDLOCK_TOOL, cli.config);
+    cli_expect_exit(r, 0);
+    cr_assert_not_null(strstr(r->out, " label nightly backup #7\n"), "%s", r->out);
+    cr_assert_null(strstr(r->out, " label sh\n"), "%s", r->out);
+    expect_released(r, "job");
+
+    r = cli_run(CLI_ARGS("--config", cli.config, "acquire", "--label", "deploy-42", "held"), NULL,
+                T);
+    cli_expect_exit(r, 0);
+    r = cli_run(CLI_ARGS("--config", cli.config, "status", "held"), NULL, T);
+    cli_expect_exit(r, 0);
+    cr_assert_not_null(strstr(r->out, " label deploy-42\n"), "%s", r->out);
+}
+
+/* A label the value cannot carry is a usage error: nothing taken or run. */
+Test(cli_run, label_the_value_cannot_carry_exits_64)
+{
+    char long_label[REDLOCK_MAX_LABEL_LEN + 2];
+    memset(long_label, 'x', sizeof(long_label) - 1);
+    long_label[sizeof(long_label) - 1] = '\0';
+    const char *marker = cli_path("ran");
+    const char *const bad[] = {"", long_label, "tab\there", "caf\xc3\xa9", "line\nbreak"};
+    for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+        const cli_result *r = RUN("--label", bad[k], "job", "--", "touch", marker);
+        cli_expect_exit(r, 64);
+        cr_assert_not_null(strstr(r->err, "--label: TEXT must be 1 to 128 printable ASCII"),
+                           "%s: %s", r->cmdline, r->err);
+        r = cli_run(CLI_ARGS("--config", cli.config, "acquire", "--label", bad[k], "job"), NULL,
+                    T);
+        cli_expect_exit(r, 64);
+    }
+    long_label[REDLOCK_MAX_LABEL_LEN] = '\0'; /* 128: the most */
+    const cli_result *r = RUN("--label", long_label, "job", "--", "touch", marker);
+    cli_expect_exit(r, 0);
+    cr_assert_eq(cli_keys_total(), 0);
+}
+
+/* A value an earlier version wrote (no holder in it) is shown held by an
+ * unknown holder (JSON: holder null), and released by value as ever. */
+Test(cli_run, status_of_a_value_without_metadata_shows_an_unknown_holder)
+{
+    const char *old = "0123456789abcdef0123456789abcdef";
+    for (size_t i = 0; i < 5; i++)
+        freeReplyObject(fleet_command(cli.fleet, i, "SET job %s PX 10000", old));
+    const cli_result *r = cli_run(CLI_ARGS("--config", cli.config, "status", "job"), NULL, T);
+    cli_expect_exit(r, 0);
+    unsigned unknown = 0;
+    for (const char *at = strstr(r->out, "  unknown holder\n"); at != NULL;
+         at = strstr(at + 1, "  unknown holder\n"))
+        unknown++;
+    cr_assert_eq(unknown, 5, "%s", r->out);
+    r = cli_run(CLI_ARGS("--config", cli.config, "status", "--json", "job"), NULL, T);
+    cli_expect_exit(r, 0);
+    unsigned nulls = 0;
+    for (const char *at = strstr(r->out, "\"holder\":null"); at != NULL;
+         at = strstr(at + 1, "\"holder\":null"))
+        nulls++;
+    cr_assert_eq(nulls, 5, "%s", r->out);
+    r = cli_run(CLI_ARGS("--config", cli.config, "release", "job", old), NULL, T);
+    cli_expect_exit(r, 0);
+    expect_released(r, "job");
+}
+
+/* --metrics-file: written before CMD runs (the lock held) and at the end
+ * (released), in the Prometheus text format, renamed into place with no
+ * temporary file left beside it; a directory that is not there is said
+ * once and the run goes on. */
+Test(cli_run, metrics_file_is_written_while_cmd_runs_and_at_the_end)
+{
+    const char *prom = cli_path("redlock.prom");
+    const cli_result *r = RUN("--metrics-file", prom, "job", "--", "sh", "-c",
+                              "grep -qx 'redlock_locks_held 1' \"$1\"", "sh", prom);
+    cli_expect_exit(r, 0);
+    const char *text = cli_read_file(prom);
+    cr_assert_not_null(text);
+    cr_expect_not_null(strstr(text, "\nredlock_releases_total 1\n"), "%s", text);
+    cr_expect_not_null(strstr(text, "\nredlock_locks_held 0\n"), "%s", text);
+    cr_expect_not_null(strstr(text, "\nredlock_acquires_total{status=\"ok\"} 1\n"), "%s", text);
+    cr_expect_not_null(strstr(text, cli_format("\nredlock_master_up{master=\"%s\"} 1\n", cli_node(0))),
+                       "%s", text);
+    char dir[512];
+    snprintf(dir, sizeof(dir), "%s", prom);
+    *strrchr(dir, '/') = '\0';
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d);
+    for (struct dirent *e = readdir(d); e != NULL; e = readdir(d))
+        cr_expect_neq(strncmp(e->d_name, ".redlock.prom.", 14), 0, "a temporary file left: %s",
+                      e->d_name);
+    closedir(d);
+
+    r = RUN("--metrics-file", "/nonexistent-redlock-dir/x.prom", "job", "true");
+    cli_expect_exit(r, 0);
+    const char *said = "--metrics-file /nonexistent-redlock-dir/x.prom: No such file or directory";
+    const char *first = strstr(r->err, said);
+    cr_expect_not_null(first, "%s", r->err);
+    cr_expect(first == NULL || strstr(first + 1, said) == NULL, "said twice: %s", r->err);
 }

@@ -14,10 +14,13 @@
 
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
+#include <ctype.h>
+#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define T CLI_RUN_TIMEOUT_MS
 #define MAX_TREE 4 /* processes of a script, the shell included */
@@ -189,7 +192,7 @@ static double expect_tree_gone(const tree *t, int timeout_ms, const char *when)
  * (sleep dies of SIGTERM); redlock exits with 80. */
 static void lose_the_lock_under(const shape *s)
 {
-    tree t = start_tree(cli_lost_config(), CLI_ARGS("--ttl", cli_format("%d", CLI_LOST_TTL_MS)),
+    tree t = start_tree(cli_lost_config(), CLI_ARGS("--ttl", cli_format("%dms", CLI_LOST_TTL_MS)),
                         s, false);
     cr_assert(cli_wait_extended("tree", 5000), "no extension seen in 5 s");
     double paused_ms = 0;
@@ -236,7 +239,7 @@ Test(cli_tree, a_lost_lock_stops_a_process_in_a_new_group)
  * lock expires. */
 static void kill_redlock_under(const shape *s, bool whole_group)
 {
-    tree t = start_tree(cli.config, CLI_ARGS("--ttl", "3000"), s, false);
+    tree t = start_tree(cli.config, CLI_ARGS("--ttl", "3s"), s, false);
     pid_t pid = cli_proc_pid(t.redlock);
     cr_assert_eq(kill(whole_group ? -pid : pid, SIGKILL), 0);
     double killed_ms = tc_now_ms();
@@ -288,6 +291,68 @@ Test(cli_tree, killing_the_guardian_makes_redlock_kill_what_it_left)
     cli_expect_exit(r, 70);
     expect_tree_gone(&t, 0, "when redlock exited");
     cli_expect_key_gone("tree", r->cmdline);
+}
+
+/* The children of parent, up to max, from /proc. */
+static size_t children_of(pid_t parent, pid_t *out, size_t max)
+{
+    size_t n = 0;
+    DIR *d = opendir("/proc");
+    cr_assert_not_null(d);
+    const struct dirent *e;
+    while (n < max && (e = readdir(d)) != NULL) {
+        cli_stat st;
+        if (isdigit((unsigned char)e->d_name[0]) && cli_proc_stat((pid_t)atol(e->d_name), &st) &&
+            st.ppid == parent && st.state != 'Z')
+            out[n++] = (pid_t)atol(e->d_name);
+    }
+    closedir(d);
+    return n;
+}
+
+typedef struct guardian_wait {
+    pid_t redlock;
+    pid_t guardian;
+} guardian_wait;
+
+static bool has_guardian(void *arg)
+{
+    guardian_wait *w = arg;
+    return children_of(w->redlock, &w->guardian, 1) == 1;
+}
+
+/* Killed while it waits for the lock: its guardian, and CMD's process that
+ * the guardian forks in advance, are gone at once, and CMD never runs,
+ * not even once the lock is free. */
+Test(cli_tree, killing_redlock_while_it_waits_leaves_no_process_and_runs_nothing)
+{
+    const char *holder = cli_acquire("waited", "30s");
+    const char *marker = cli_path("ran");
+    cli_proc *p = cli_spawn(
+        CLI_ARGS("--config", cli.config, "run", "--wait", "20s", "waited", "--", "touch", marker),
+        NULL);
+    guardian_wait w = {cli_proc_pid(p), 0};
+    cr_assert(cli_wait_until(has_guardian, &w, 5000), "no guardian in 5 s");
+    usleep(300 * 1000); /* its own child forked, and the acquire waiting */
+    pid_t pids[MAX_TREE] = {w.guardian};
+    size_t count = 1 + children_of(w.guardian, pids + 1, MAX_TREE - 1);
+    int fds[MAX_TREE];
+    for (size_t i = 0; i < count; i++) {
+        fds[i] = cli_track(pids[i]);
+        cr_assert_geq(fds[i], 0, "process %d exited before redlock was killed", (int)pids[i]);
+    }
+    cr_log_info("%zu processes under redlock while it waits", count);
+    cr_assert_eq(kill(w.redlock, SIGKILL), 0);
+    for (size_t i = 0; i < count; i++)
+        cr_assert(cli_wait_gone(fds[i], 3000, NULL),
+                  "process %d (of %zu under redlock) still runs 3 s after redlock was killed",
+                  (int)pids[i], count);
+    const cli_result *r = cli_wait(p, T);
+    cr_assert_eq(r->signal, SIGKILL, "%s: not killed by SIGKILL", r->cmdline);
+    cli_expect_exit(cli_run(CLI_ARGS("--config", cli.config, "release", "waited", holder), NULL, T),
+                    0);
+    usleep(300 * 1000);
+    cr_assert_neq(access(marker, F_OK), 0, "CMD ran though redlock was killed before the lock");
 }
 
 /* ---- (c) CMD exits, leaving processes behind -------------------------------------- */

@@ -22,7 +22,7 @@ TestSuite(cli_urls, .init = one_master_with_a_socket, .fini = cli_teardown, .tim
 
 static const cli_result *run_ok(const char *const args[])
 {
-    const cli_result *r = cli_run(args, NULL, T);
+    const cli_result *r = cli_run(args, cli_env_durable(NULL), T);
     cli_expect_exit(r, 0);
     return r;
 }

@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Documentation coverage: every public function has its page, every status
 # and per-master outcome is in docs/errors.md, every config key is in
-# docs/config.md, and no page describes a function that is gone.
+# docs/config.md and has a row in docs/cli.md's Configuration, and no page
+# describes a function that is gone; a status docs/errors.md says `redlock`
+# exits N for is named in docs/cli.md's exit status row for N
+# (man/redlock.1 is generated from the same tables).
 #
 #   test/docs/check_docs.sh [SOURCE_DIR]
 #
@@ -25,11 +28,12 @@ config_yaml=$root/src/config/config_yaml.c
 api=$root/docs/api
 errors_md=$root/docs/errors.md
 config_md=$root/docs/config.md
+cli_md=$root/docs/cli.md
 
 problems=()
 problem() { problems+=("$*"); }
 
-for f in "$header" "$config_yaml" "$errors_md" "$config_md" \
+for f in "$header" "$config_yaml" "$errors_md" "$config_md" "$cli_md" \
          "$api/README.md"; do
     [ -f "$f" ] || problem "missing file: ${f#"$root"/}"
 done
@@ -173,12 +177,35 @@ while IFS= read -r name; do
     grep -qF "\`$name\`" "$errors_md" || problem "docs/errors.md: per-master outcome $name is missing"
 done <<<"$outcomes"
 
+# A status's exit status, as docs/errors.md gives it ("`redlock` exits N"
+# in its section), is where docs/cli.md's table of exit statuses names it.
+exits=$(awk '/^## `REDLOCK_[A-Z]*`/ { name = $2; gsub("`", "", name) }
+             name != "" && match($0, /`redlock` exits [0-9]+/) {
+                 n = substr($0, RSTART, RLENGTH); sub(/.* /, "", n); print name, n }' "$errors_md")
+[ -n "$exits" ] || problem "docs/errors.md: no status says which exit status \`redlock\` gives"
+while read -r name code; do
+    [ -n "$name" ] || continue
+    row=$(grep -E "^\| \`$code\` \|" "$cli_md")
+    [ -n "$row" ] || { problem "docs/cli.md: no exit status row for $code ($name)"; continue; }
+    grep -qF "\`$name\`" <<<"$row" ||
+        problem "docs/cli.md: exit status $code does not name $name, which docs/errors.md says exits $code"
+done <<<"$exits"
+
 # --- Config keys ---------------------------------------------------------
 
 while IFS= read -r key; do
     [ -n "$key" ] || continue
     grep -qE "^\| *\`$key\` *\|" "$config_md" ||
         problem "docs/config.md: config key $key has no row in a key table"
+done <<<"$(printf '%s\n%s\n%s\n' "$setting_keys" "$top_keys" "$node_keys")"
+
+# docs/cli.md (and so man/redlock.1, from the same tables) lists every key
+# in its Configuration section, each on a row of its own.
+cli_config=$(awk '/^## / { on = ($0 == "## Configuration") } on' "$cli_md")
+while IFS= read -r key; do
+    [ -n "$key" ] || continue
+    grep -qE "^\| *\`$key\`( *\||,)" <<<"$cli_config" ||
+        problem "docs/cli.md: config key $key has no row in the Configuration section"
 done <<<"$(printf '%s\n%s\n%s\n' "$setting_keys" "$top_keys" "$node_keys")"
 
 # --- Verdict -------------------------------------------------------------

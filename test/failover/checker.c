@@ -28,6 +28,10 @@ typedef struct replay {
     size_t open_count;
     bool majority_up;
     int64_t idle_since; /* lock free with a majority up since, or -1 */
+    const flog_event *events; /* the whole log, in time order */
+    size_t at;                /* the event being replayed */
+    size_t idle_from;         /* the first event of the idle stretch */
+    int64_t first_t;          /* the first event's time */
     int64_t measure_end;
     int64_t *latencies;
     size_t latency_count, latency_cap;
@@ -49,6 +53,51 @@ static int compare_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* What happened from the idle stretch's first event to the current one,
+ * for the report of the longest: each fault and master count with its
+ * time into the stretch, then the failed attempts by reason. */
+static void tell_gap(replay *rp)
+{
+    char *out = rp->r->longest_gap_story;
+    size_t cap = sizeof(rp->r->longest_gap_story);
+    size_t used = 0;
+    struct {
+        const char *reason;
+        unsigned long count;
+    } failed[CHECKER_MAX_REASONS] = {{0}};
+    out[0] = '\0';
+    for (size_t i = rp->idle_from; i < rp->at && used < cap; i++) {
+        const flog_event *ev = &rp->events[i];
+        double into = (double)(ev->t - rp->idle_since) / 1e9;
+        int n = 0;
+        if (ev->type == 'F')
+            n = snprintf(out + used, cap - used, "%s+%.2f s %s m%ld", used ? ", " : "", into,
+                         ev->text, ev->pid);
+        else if (ev->type == 'U')
+            n = snprintf(out + used, cap - used, "%s+%.2f s %lld up", used ? ", " : "", into,
+                         (long long)ev->a);
+        else if (ev->type == 'C' || ev->type == 'K')
+            n = snprintf(out + used, cap - used, "%s+%.2f s %s", used ? ", " : "", into,
+                         ev->type == 'C' ? "container-kill" : "client-kill");
+        else if (ev->type == 'N')
+            for (size_t k = 0; k < CHECKER_MAX_REASONS; k++)
+                if (failed[k].reason == NULL || strcmp(failed[k].reason, ev->text) == 0) {
+                    failed[k].reason = ev->text;
+                    failed[k].count++;
+                    break;
+                }
+        if (n > 0)
+            used += (size_t)n < cap - used ? (size_t)n : cap - used - 1;
+    }
+    for (size_t k = 0; k < CHECKER_MAX_REASONS && failed[k].reason != NULL && used < cap; k++) {
+        int n = snprintf(out + used, cap - used, "%s%s %lu",
+                         k ? ", " : used ? "; attempts failed: " : "attempts failed: ",
+                         failed[k].reason, failed[k].count);
+        if (n > 0)
+            used += (size_t)n < cap - used ? (size_t)n : cap - used - 1;
+    }
+}
+
 /* Liveness: the lock stood free while a majority was up (clients always
  * want it here) from idle_since until `until`. */
 static void end_idle(replay *rp, int64_t until)
@@ -57,15 +106,20 @@ static void end_idle(replay *rp, int64_t until)
         return;
     if (until > rp->measure_end)
         until = rp->measure_end;
-    if (until - rp->idle_since > rp->r->longest_gap_ns)
+    if (until - rp->idle_since > rp->r->longest_gap_ns) {
         rp->r->longest_gap_ns = until - rp->idle_since;
+        rp->r->longest_gap_from_s = (double)(rp->idle_since - rp->first_t) / 1e9;
+        tell_gap(rp);
+    }
     rp->idle_since = -1;
 }
 
 static void maybe_start_idle(replay *rp, int64_t t)
 {
-    if (rp->majority_up && rp->open_count == 0 && rp->idle_since < 0)
+    if (rp->majority_up && rp->open_count == 0 && rp->idle_since < 0) {
         rp->idle_since = t;
+        rp->idle_from = rp->at;
+    }
 }
 
 static void close_section(replay *rp, size_t i, int64_t end)
@@ -197,7 +251,7 @@ static void on_fault(replay *rp, const flog_event *ev)
         r->kills_delayed++;
     else if (strcmp(ev->text, "kill-aof") == 0)
         r->kills_aof++;
-    else if (strcmp(ev->text, "kill-unsafe") == 0)
+    else if (strcmp(ev->text, "kill-unsafe") == 0 || strcmp(ev->text, "kill-empty") == 0)
         r->kills_unsafe++;
     else if (strcmp(ev->text, "restart") == 0)
         r->restarts++;
@@ -318,8 +372,11 @@ int checker_run_files(const char *const *paths, size_t count, unsigned quorum,
         if (events[i].type == 'Z')
             rp.measure_end = events[i].t;
     int64_t first = n ? events[0].t : 0;
+    rp.events = events;
+    rp.first_t = first;
     for (size_t i = 0; i < n; i++) {
         const flog_event *ev = &events[i];
+        rp.at = i;
         switch (ev->type) {
         case 'S':
             on_start(&rp, ev);
@@ -351,6 +408,7 @@ int checker_run_files(const char *const *paths, size_t count, unsigned quorum,
             break;
         }
     }
+    rp.at = n;
     if (rp.measure_end != INT64_MAX)
         end_idle(&rp, rp.measure_end);
     out->unterminated = rp.open_count;
@@ -396,8 +454,13 @@ void checker_print(FILE *out, const checker_report *r)
     if (r->unterminated)
         fprintf(out, "unterminated:      %lu (sections that never ended)\n", r->unterminated);
     fprintf(out, "liveness:          longest stretch with a majority up and the lock free: "
-                 "%.2f s\n",
+                 "%.2f s",
             (double)r->longest_gap_ns / 1e9);
+    if (r->longest_gap_ns > 0)
+        fprintf(out, ", from %.2f s into the log", r->longest_gap_from_s);
+    fprintf(out, "\n");
+    if (r->longest_gap_story[0] != '\0')
+        fprintf(out, "  during it:       %s\n", r->longest_gap_story);
     fprintf(out, "acquire latency:   p50 %.2f ms, p99 %.2f ms, worst %.2f ms (%lu acquires, "
                  "last attempt)\n",
             (double)r->latency_p50_us / 1000, (double)r->latency_p99_us / 1000,

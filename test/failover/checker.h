@@ -37,6 +37,9 @@ typedef struct checker_report {
     char first_token_violation[256];
     int64_t longest_gap_ns;         /* the lock free (no section running) while
                                        a majority was up and clients wanted it */
+    double longest_gap_from_s;      /* when it began, from the first event */
+    char longest_gap_story[512];    /* what happened during it: faults, and
+                                       attempts that failed, by reason */
     int64_t latency_p50_us, latency_p99_us, latency_max_us; /* one attempt */
     unsigned long latency_samples;
     double measured_s;

@@ -10,8 +10,15 @@
  * lock. Every client logs the start and end of its critical sections; the
  * checker then replays the log and fails the run on any overlap.
  *
- *   redlock-failover [--seconds N] [--seed S] [--unsafe] [--fast-clocks] [--aof]
- *                    [--no-fencing] [--json]
+ *   redlock-failover [--seconds N] [--seed S] [--unsafe] [--empty-restarts]
+ *                    [--fast-clocks] [--aof] [--no-fencing] [--json]
+ *                      --unsafe: masters without persistence, restarted at
+ *                      once, falsely declared durable (the rule for masters
+ *                      restarted empty off): overlaps are expected
+ *                      --empty-restarts: masters without persistence, killed
+ *                      and restarted at once (no delay), not declared
+ *                      durable: the rule must keep the lock exclusive (with
+ *                      --unsafe: the same restarts, the rule off)
  *                      --fast-clocks: masters 0 and 1 on wall clocks three
  *                      times fast (their keys lapse early): the clients'
  *                      clock check must keep the lock exclusive
@@ -53,6 +60,20 @@
 #define MAX_CLIENTS (LIB_PROCESSES + RUNNERS)
 #define TICK_MS 10
 #define STOP_GRACE_MS 10000
+/* Every client's max_ttl_ms: the longest TTL they ask. A master the clients
+ * do not take for durable is left out that long (and its drift allowance)
+ * after it restarts. */
+#define MAX_TTL_MS (RUN_TTL_MS > LIB_TTL_MS ? RUN_TTL_MS : LIB_TTL_MS)
+#define DRIFT_ALLOWANCE_MS(ttl) ((ttl) / 100 + 2) /* the default drift_factor, 0.01 */
+/* A client counts a master from its first connection to it only once the
+ * master's uptime (whole seconds, less one: master/restart.c) covers
+ * max_ttl_ms: fresh masters are waited out that long before the clients
+ * start. */
+#define FRESH_WAIT_MS (MAX_TTL_MS + DRIFT_ALLOWANCE_MS(MAX_TTL_MS) + 2500)
+/* How long after a restart the clients leave a master out, as the injector
+ * reckons it: max_ttl_ms and its drift allowance from their reconnection
+ * (reconnect_max_ms below), and a margin for a slow machine. */
+#define EXCLUSION_MS (MAX_TTL_MS + DRIFT_ALLOWANCE_MS(MAX_TTL_MS) + 300 + 500)
 
 typedef enum client_kind { CLIENT_LIB, CLIENT_RUN } client_kind;
 
@@ -66,6 +87,7 @@ typedef struct options {
     uint64_t seed;
     bool seed_given;
     bool unsafe;
+    bool empty_restarts; /* restarted at once, no delay, without persistence */
     bool fast_clocks;
     bool aof;          /* every master on AOF, restarted at once */
     bool no_fencing;
@@ -86,8 +108,8 @@ static void on_interrupt(int sig)
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: redlock-failover [--seconds N] [--seed S] [--unsafe] [--fast-clocks] [--aof]\n"
-            "                        [--no-fencing] [--json] [--log FILE]\n"
+            "usage: redlock-failover [--seconds N] [--seed S] [--unsafe] [--empty-restarts]\n"
+            "                        [--fast-clocks] [--aof] [--no-fencing] [--json] [--log FILE]\n"
             "       redlock-failover --config FILE [--seconds N] [--log FILE | --log-dir DIR]\n"
             "       redlock-failover --check [--unsafe] [--json] LOG...\n"
             "       redlock-failover --mark LOG EVENT [ARG...]\n");
@@ -111,6 +133,8 @@ static int parse_options(int argc, char **argv, options *o)
             o->log_dir = v, i++;
         } else if (strcmp(a, "--unsafe") == 0) {
             o->unsafe = true;
+        } else if (strcmp(a, "--empty-restarts") == 0) {
+            o->empty_restarts = true;
         } else if (strcmp(a, "--fast-clocks") == 0) {
             o->fast_clocks = true;
         } else if (strcmp(a, "--aof") == 0) {
@@ -124,7 +148,8 @@ static int parse_options(int argc, char **argv, options *o)
             return -1;
         }
     }
-    if (o->seconds < 0 || (o->seconds == 0 && o->config == NULL) || (o->aof && o->unsafe) ||
+    if (o->seconds < 0 || (o->seconds == 0 && o->config == NULL) ||
+        (o->aof && (o->unsafe || o->empty_restarts)) ||
         (o->log_dir != NULL && (o->config == NULL || o->log != NULL))) {
         usage();
         return -1;
@@ -166,7 +191,7 @@ static void start_client(world *w, client *c)
     char run_ttl[16];
     snprintf(threads, sizeof(threads), "%d", LIB_THREADS);
     snprintf(ttl, sizeof(ttl), "%d", LIB_TTL_MS);
-    snprintf(run_ttl, sizeof(run_ttl), "%d", RUN_TTL_MS);
+    snprintf(run_ttl, sizeof(run_ttl), "%dms", RUN_TTL_MS); /* a bare TIME is seconds */
     if (c->kind == CLIENT_LIB) {
         char *argv[] = {FAILOVER_WORKER, "lib",        "--config",   (char *)w->config,
                         "--log",         (char *)w->log_path,        "--threads",
@@ -300,7 +325,9 @@ static pid_t holding_client(const world *w, const log_tail *t)
 
 /* ---- Setup ------------------------------------------------------------------ */
 
-static const char *write_config(fleet *f)
+/* durable: which masters the clients are told keep their keys across a
+ * restart (those on AOF always; in unsafe mode, falsely, all of them). */
+static const char *write_config(fleet *f, const bool *durable)
 {
     static char path[PATH_MAX];
     snprintf(path, sizeof(path), "%s/failover.yaml", fleet_dir(f));
@@ -309,9 +336,11 @@ static const char *write_config(fleet *f)
         return NULL;
     fprintf(out, "connect_timeout_ms: 300\ncommand_timeout_ms: 100\n"
                  "reconnect_min_ms: 20\nreconnect_max_ms: 300\n"
-                 "retry_delay_ms: 20\nretry_jitter_ms: 30\nnodes:\n");
+                 "retry_delay_ms: 20\nretry_jitter_ms: 30\nmax_ttl_ms: %d\nttl_ms: %d\nnodes:\n",
+                 MAX_TTL_MS, MAX_TTL_MS); /* every client gives its TTL; the default within */
     for (size_t i = 0; i < fleet_size(f); i++)
-        fprintf(out, "  - host: 127.0.0.1\n    port: %d\n", fleet_port(f, i));
+        fprintf(out, "  - host: 127.0.0.1\n    port: %d\n    durable: %s\n", fleet_port(f, i),
+                durable[i] ? "true" : "false");
     fclose(out);
     return path;
 }
@@ -473,17 +502,28 @@ int main(int argc, char **argv)
     fleet *f = NULL;
     world w = {.config = o.config, .fencing = !o.no_fencing};
     char log_path[PATH_MAX];
+    bool at_once = o.unsafe || o.empty_restarts; /* without persistence, restarted at once */
+    bool any_excluded = false; /* a master the clients do not take for durable */
     if (o.config == NULL) {
+        bool durable[MASTERS] = {false};
         if (!o.seed_given)
             o.seed = fresh_seed();
         printf("failover: %s mode, seed %llu (replay the fault schedule with --seed %llu), "
                "%ld s\n",
-               o.unsafe ? "UNSAFE" : "safe", (unsigned long long)o.seed,
+               o.unsafe ? "UNSAFE" : o.empty_restarts ? "empty-restarts" : "safe",
+               (unsigned long long)o.seed,
                (unsigned long long)o.seed, o.seconds);
         /* --aof starts as a new deployment: the first fenced acquire puts
          * the counters in use. */
-        if ((f = start_masters(o.unsafe, o.aof, fast, aof)) == NULL ||
-            (w.config = write_config(f)) == NULL || (!o.aof && !init_fencing(w.config))) {
+        if ((f = start_masters(at_once, o.aof, fast, aof)) != NULL) {
+            /* Unsafe: falsely, as an operator who took them for durable. */
+            for (size_t i = 0; i < MASTERS; i++) {
+                durable[i] = o.unsafe || aof[i];
+                any_excluded |= !durable[i];
+            }
+        }
+        if (f == NULL || (w.config = write_config(f, durable)) == NULL ||
+            (!o.aof && !init_fencing(w.config))) {
             fprintf(stderr, "failover: cannot start the masters\n");
             fleet_stop(f);
             return 70;
@@ -491,9 +531,16 @@ int main(int argc, char **argv)
         if (o.aof)
             printf("failover: masters 0-4 with AOF always, restarted at once; no fencing "
                    "counter in use at the start, faults not waiting for them\n");
+        else if (o.empty_restarts)
+            printf("failover: masters 0-4 without persistence, killed and restarted at once "
+                   "(no delay), %s\n",
+                   o.unsafe ? "declared durable: the rule off, UNSAFE"
+                            : "not declared durable: the clients leave them out for "
+                              "max_ttl_ms after a restart");
         else
             printf("failover: masters 0-2 without persistence (%s), 3-4 %s\n",
-                   o.unsafe ? "restarted at once: UNSAFE" : "restarted after the longest TTL",
+                   o.unsafe ? "restarted at once, declared durable: UNSAFE"
+                            : "restarted after the longest TTL",
                    o.unsafe ? "without persistence too" : "with AOF always (restarted at once)");
         if (o.no_fencing)
             printf("failover: clients lock without fencing tokens\n");
@@ -518,6 +565,14 @@ int main(int argc, char **argv)
     }
     if (f == NULL)
         printf("failover: event log %s\n", log_path);
+    if (any_excluded) {
+        /* The clients leave masters that started less than max_ttl_ms ago
+         * out: a new deployment waits that out once, before its clients. */
+        int wait_ms = FRESH_WAIT_MS;
+        printf("failover: waiting %.1f s for the new masters to count (max_ttl_ms %d)\n",
+               (double)wait_ms / 1000.0, MAX_TTL_MS);
+        tc_sleep_ms(wait_ms);
+    }
     for (size_t i = 0; i < MAX_CLIENTS; i++) {
         w.clients[i].kind = i < LIB_PROCESSES ? CLIENT_LIB : CLIENT_RUN;
         start_client(&w, &w.clients[i]);
@@ -529,9 +584,11 @@ int main(int argc, char **argv)
     int64_t end_ns = o.seconds ? tc_now_ns() + (int64_t)o.seconds * 1000000000 : 0;
     if (f != NULL) {
         injector inj;
-        injector_init(&inj, f, w.log, o.seed, o.unsafe, aof, fast,
+        injector_init(&inj, f, w.log, o.seed, at_once, aof, fast,
                       RUN_TTL_MS > LIB_TTL_MS ? RUN_TTL_MS : LIB_TTL_MS);
         inj.wait_for_seeding = !o.aof && !o.no_fencing;
+        inj.no_delay = o.empty_restarts;
+        inj.exclusion_ns = any_excluded ? EXCLUSION_MS * 1000000LL : 0;
         run_loop(&w, f, &inj, end_ns);
         flog_write(w.log, "Z %lld", (long long)tc_now_ns());
         stop_clients(&w, f);

@@ -13,7 +13,9 @@
  *   E t holder value            it ends
  *   A t pid elapsed_us total_us an acquire succeeded (its last attempt's
  *                               time, and the whole call's)
- *   N t pid reason              an acquire gave up (status name)
+ *   N t pid reason [outcomes]   an acquire gave up (status name; a library
+ *                               client adds its last attempt's outcome on
+ *                               each master, comma-separated, unread here)
  *   K t pid                     the injector killed a client (kill -9)
  *   X t pid                     a client process ended (reaped)
  *   C t                         every client logging to this file is gone

@@ -34,11 +34,18 @@ unsigned injector_available(const injector *inj)
     return up;
 }
 
+/* Restarted lately, and not counted by the clients yet. */
+static bool excluded(const injector *inj, size_t i)
+{
+    return inj->masters[i].excluded_until_ns != 0;
+}
+
 unsigned injector_counted(const injector *inj)
 {
     unsigned up = 0;
     for (size_t i = 0; i < inj->n; i++)
-        up += !inj->masters[i].down && !inj->masters[i].paused && !inj->fast[i];
+        up += !inj->masters[i].down && !inj->masters[i].paused && !inj->fast[i] &&
+              !excluded(inj, i);
     return up;
 }
 
@@ -84,6 +91,9 @@ static void bring_back(injector *inj, size_t i)
         if (fleet_restart(inj->fleet, i) == 0) {
             m->down = false;
             m->seeding = true; /* a new run: its fencing counter is not in use */
+            /* Not durable to the clients: a new run they leave out. */
+            if (inj->exclusion_ns > 0 && !inj->aof[i])
+                m->excluded_until_ns = tc_now_ns() + inj->exclusion_ns;
             log_fault(inj, "restart", i);
         } else {
             m->back_at_ns = tc_now_ns() + 100000000; /* try again shortly */
@@ -98,9 +108,16 @@ static void kill_master(injector *inj, size_t i, int64_t now)
     m->down = true;
     /* Persistence decides when it may come back (see injector.h). */
     bool at_once = inj->unsafe || inj->aof[i];
-    m->back_at_ns = now + (at_once ? random_between(inj, 0, QUICK_RESTART_MAX_MS) * 1000000
-                                   : inj->delayed_restart_ns);
-    log_fault(inj, inj->aof[i] ? "kill-aof" : inj->unsafe ? "kill-unsafe" : "kill-delayed", i);
+    if (inj->no_delay && !inj->aof[i])
+        m->back_at_ns = now; /* back on the next tick, empty */
+    else
+        m->back_at_ns = now + (at_once ? random_between(inj, 0, QUICK_RESTART_MAX_MS) * 1000000
+                                       : inj->delayed_restart_ns);
+    const char *kind = inj->aof[i]              ? "kill-aof"
+                       : !inj->unsafe            ? "kill-delayed"
+                       : inj->exclusion_ns > 0   ? "kill-empty" /* the rule on */
+                                                 : "kill-unsafe";
+    log_fault(inj, kind, i);
 }
 
 static void stop_master(injector *inj, size_t i, int64_t now)
@@ -118,6 +135,10 @@ pid_t injector_tick(injector *inj, int64_t now, pid_t holder)
         injector_master *m = &inj->masters[i];
         if ((m->down || m->paused) && now >= m->back_at_ns)
             bring_back(inj, i);
+        if (excluded(inj, i) && now >= m->excluded_until_ns) {
+            m->excluded_until_ns = 0;
+            flog_write(inj->log, "U %lld %u", (long long)now, injector_counted(inj));
+        }
     }
     if (now < inj->next_fault_ns)
         return 0;
@@ -133,7 +154,8 @@ pid_t injector_tick(injector *inj, int64_t now, pid_t holder)
         injector_master *m = &inj->masters[i];
         if (m->seeding && !m->down && fleet_fencing_counter(inj->fleet, i) >= 0)
             m->seeding = false;
-        seeding += inj->wait_for_seeding && m->seeding && !m->down && !m->paused;
+        seeding += ((inj->wait_for_seeding && m->seeding) || excluded(inj, i)) && !m->down &&
+                   !m->paused;
     }
     unsigned unavailable = (unsigned)inj->n - injector_available(inj) + seeding;
     unsigned roll = (unsigned)(next_random(inj) % 100);

@@ -8,7 +8,13 @@
  * that was killed comes back only after the longest TTL has passed
  * (delayed restart); a master with AOF (appendfsync always) comes back at
  * once. Unsafe mode restarts every killed master at once, without
- * persistence.
+ * persistence, and so does empty-restarts mode, at once (no delay).
+ *
+ * A master the clients do not take for durable is not counted for
+ * max_ttl_ms after a restart (docs/safety.md, "Masters restarted empty"):
+ * the injector counts it as unavailable until then, as it does one whose
+ * fencing counter is being seeded, so that the U lines (what a quorum can
+ * be made of) and the faults still keep a majority that counts.
  */
 #ifndef REDLOCK_FAILOVER_INJECTOR_H
 #define REDLOCK_FAILOVER_INJECTOR_H
@@ -26,13 +32,17 @@ typedef struct injector_master {
     bool paused;        /* SIGSTOPped */
     int64_t back_at_ns; /* when to restart or SIGCONT it */
     bool seeding;       /* restarted, its fencing counter not in use yet */
+    int64_t excluded_until_ns; /* restarted, not counted by the clients until then */
 } injector_master;
 
 typedef struct injector {
     fleet *fleet;
     int log;
     uint64_t rng;
-    bool unsafe;
+    bool unsafe;                /* masters without persistence restarted at once */
+    bool no_delay;              /* ... with no delay at all */
+    int64_t exclusion_ns;       /* how long the clients leave a restarted master out
+                                   (0: declared durable, or the rule off) */
     int64_t delayed_restart_ns; /* longest TTL plus a margin */
     int64_t next_fault_ns;
     size_t n;
@@ -53,8 +63,9 @@ pid_t injector_tick(injector *inj, int64_t now_ns, pid_t holder);
 void injector_heal(injector *inj);
 /* Masters running and not stopped. */
 unsigned injector_available(const injector *inj);
-/* Of those, the ones whose clocks are true: what a quorum can be made of
- * (the log's U lines, for the liveness check). */
+/* Of those, the ones whose clocks are true and that the clients count (not
+ * restarted lately): what a quorum can be made of (the log's U lines, for
+ * the liveness check). */
 unsigned injector_counted(const injector *inj);
 
 #endif

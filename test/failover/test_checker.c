@@ -156,6 +156,21 @@ Test(checker, the_lock_free_too_long_with_a_majority_up_fails)
     cr_assert_eq(verdict(&r, false), 1, "7.8 s free is over the 6.5 s bound");
 }
 
+/* The longest free stretch tells when it began and what happened in it. */
+Test(checker, the_longest_free_stretch_is_told)
+{
+    const char *const a[] = {"U @0 5",           "S @100 7 0 v1 1",   "E @1000 7 v1",
+                             "F @1500 partition 4", "U @1500 4",      "N @2000 8 REDLOCK_ECONFLICT",
+                             "N @2500 8 REDLOCK_ECONFLICT", "S @4000 8 0 v2 2", "E @4100 8 v2",
+                             "Z @4200", NULL};
+    const char *const *logs[] = {a};
+    checker_report r = check(logs, 1);
+    cr_assert_eq(r.longest_gap_ns, 3000 * 1000000LL, "%lld", (long long)r.longest_gap_ns);
+    cr_assert_float_eq(r.longest_gap_from_s, 1.0, 1e-9);
+    cr_assert_str_eq(r.longest_gap_story,
+                     "+0.50 s partition m4, +0.50 s 4 up; attempts failed: REDLOCK_ECONFLICT 2");
+}
+
 Test(checker, faults_are_counted_by_kind)
 {
     const char *const a[] = {"U @0 5",          "F @10 partition 2", "U @10 4",

@@ -125,8 +125,18 @@ static void *lib_thread(void *arg)
         redlock_result *r = NULL;
         int rc = redlock_sync_acquire(w->client, w->resource, len, &o, &lock, &r);
         if (rc != REDLOCK_OK) {
-            flog_write(w->log, "N %lld %ld %s", (long long)tc_now_ns(), pid,
-                       redlock_status_name(rc));
+            /* The last attempt's outcome on each master, after the reason
+             * (the checker reads the reason only): why a free lock was not
+             * taken, read from the drill's kept logs. */
+            char outcomes[160] = "";
+            size_t used = 0;
+            for (unsigned i = 0; r != NULL && i < r->master_count && used < sizeof(outcomes); i++) {
+                int n = snprintf(outcomes + used, sizeof(outcomes) - used, "%s%s", i ? "," : "",
+                                 redlock_master_outcome_name(r->masters[i].outcome));
+                used += n > 0 ? (size_t)n : 0;
+            }
+            flog_write(w->log, "N %lld %ld %s %s", (long long)tc_now_ns(), pid,
+                       redlock_status_name(rc), outcomes[0] ? outcomes : "-");
             redlock_result_free(r);
             continue;
         }

@@ -22,7 +22,13 @@ static void check_duration(const char *text, int64_t min, int64_t max)
 {
     int64_t ms = 0;
     int rc = cli_parse_duration(text, min, max, &ms);
-    FUZZ_CHECK(rc == 0 || rc == CLI_TIME_INVALID || rc == CLI_TIME_RANGE);
+    FUZZ_CHECK(rc == 0 || rc == CLI_TIME_INVALID || rc == CLI_TIME_RANGE ||
+               rc == CLI_TIME_TOO_FINE);
+    /* Too fine: above zero but below the millisecond, whatever the range. */
+    if (rc == CLI_TIME_TOO_FINE) {
+        int64_t any = -1;
+        FUZZ_CHECK(cli_parse_duration(text, 0, INT64_MAX, &any) == CLI_TIME_TOO_FINE);
+    }
     /* Out of range only for a TIME that is well formed: then it is out of
      * the widest range too, or in it. */
     if (rc == CLI_TIME_RANGE) {

@@ -11,8 +11,8 @@
  *   the seeding it may start, its release, and the initialization of the
  *   fencing counters, in that order) on a client with as many masters
  *   as there are replies (1 to 7). Each request an operation sends, to any
- *   master, gets the next reply through rl_slot_on_reply(), the call master.c
- *   makes when hiredis hands it one; requests left when the replies run out
+ *   master, gets the next reply through its on_reply (master/request.h), the
+ *   call master.c makes when hiredis hands it one; requests left when the replies run out
  *   lose their connection. So the engine's whole reply path runs: reading
  *   the reply, NOSCRIPT and the EVAL resend, the tally, the decision, the
  *   release after a failed attempt, late replies, the result and the
@@ -33,7 +33,7 @@
  * never holds the password.
  */
 #include "fuzz.h"
-#include "client/client.h"
+#include "context/context.h"
 #include "config/config_internal.h"
 #include "lock/lock.h"
 #include "master/master.h"
@@ -159,6 +159,7 @@ static bool status_documented(rl_round_kind kind, int status)
     case REDLOCK_OK:
     case REDLOCK_ENOQUORUM:
     case REDLOCK_EAUTH:
+    case REDLOCK_EPERM:
     case REDLOCK_EREPLY:
         return true;
     case REDLOCK_ECONFLICT:
@@ -166,9 +167,13 @@ static bool status_documented(rl_round_kind kind, int status)
     case REDLOCK_ENOFENCE:
         return kind == RL_ROUND_FENCE;
     case REDLOCK_EEXPIRED:
+    /* The rounds that set or extend a lock count only the masters whose
+     * run is old enough (master/restart.h). */
+    case REDLOCK_ERESTARTED:
         return kind == RL_ROUND_ACQUIRE || kind == RL_ROUND_EXTEND || kind == RL_ROUND_FENCE;
     case REDLOCK_ENOTOWNER:
         return kind == RL_ROUND_EXTEND || kind == RL_ROUND_RELEASE;
+    case REDLOCK_ELOST: /* a scoped call's, after the caller's function: no round's */
     default:
         return false;
     }
@@ -202,11 +207,17 @@ static void check_result(const op_end *end, const redlock_result *r)
     /* No retries; a fenced acquire refused for counters not in use tries
      * once more after the seeding its attempt started (acquire.c). */
     FUZZ_CHECK(r->attempts == 1 || (kind == RL_ROUND_FENCE && r->attempts == 2));
-    unsigned count[REDLOCK_MASTER_PENDING + 1] = {0};
+    unsigned count[REDLOCK_MASTER_REFUSED + 1] = {0};
     for (unsigned i = 0; i < r->master_count; i++) {
         const redlock_master_result *m = &r->masters[i];
         FUZZ_CHECK(m->name != NULL);
-        FUZZ_CHECK(m->outcome >= REDLOCK_MASTER_OK && m->outcome <= REDLOCK_MASTER_PENDING);
+        FUZZ_CHECK(m->outcome >= REDLOCK_MASTER_OK && m->outcome <= REDLOCK_MASTER_REFUSED);
+        /* Not counted, on a master that does not count yet: only where a
+         * lock is set or extended, and said why. */
+        if (m->outcome == REDLOCK_MASTER_CLOCK)
+            FUZZ_CHECK((kind == RL_ROUND_ACQUIRE || kind == RL_ROUND_EXTEND ||
+                        kind == RL_ROUND_FENCE) &&
+                       m->detail != NULL);
         /* A late reply shows what the master said; it counted as a timeout. */
         if (m->late)
             FUZZ_CHECK(m->detail != NULL &&
@@ -270,11 +281,20 @@ static void check_result(const op_end *end, const redlock_result *r)
     case REDLOCK_EREPLY:
         FUZZ_CHECK(second_round || (ok < q && count[REDLOCK_MASTER_ERROR] > 0));
         break;
+    case REDLOCK_EPERM: /* a NOPERM: the ACL user may not */
+        FUZZ_CHECK(second_round || (ok < q && count[REDLOCK_MASTER_REFUSED] > 0));
+        break;
     case REDLOCK_ENOQUORUM:
         FUZZ_CHECK(second_round || ok < q);
         break;
     case REDLOCK_ENOFENCE:
         FUZZ_CHECK(ok + pending >= q); /* a quorum said yes, or still could */
+        break;
+    case REDLOCK_ERESTARTED:
+        /* Enough said yes, or still could, but too few on masters that
+         * count. */
+        FUZZ_CHECK(second_round || (ok < q && count[REDLOCK_MASTER_CLOCK] > 0 &&
+                                    ok + count[REDLOCK_MASTER_CLOCK] + pending >= q));
         break;
     }
     if (status != REDLOCK_OK)
@@ -320,6 +340,12 @@ static redlock_client *client_open(struct ev_loop *loop, size_t n)
         snprintf(path, sizeof(path), "/dev/null/redlock-fuzz-%zu.sock", i);
         redlock_config_add_unix_node(cfg, path, NULL);
         redlock_config_node_set_auth(cfg, i, NULL, PASSWORD);
+        /* No handshake runs, so no master's run is known: only those
+         * declared durable count (master/restart.h). A quorum of them, so
+         * that a round may still be won, and the others, so that it may be
+         * lost for want of masters that count (REDLOCK_ERESTARTED). */
+        if (i < rl_quorum_of((unsigned)n))
+            redlock_config_node_set_durable(cfg, i, 1);
     }
     redlock_config_set(cfg, REDLOCK_RETRY_COUNT, 0);
     /* The loop never runs: an acquire must not wait for the masters'
@@ -349,7 +375,7 @@ static void send_queued(harness *h)
         wire *w = &h->wires[i];
         rl_link *link;
         while ((link = rl_list_pop_front(&m->waiting)) != NULL) {
-            rl_slot *slot = rl_container_of(link, rl_slot, link);
+            rl_slot *slot = rl_slot_of(rl_container_of(link, rl_request, link));
             FUZZ_CHECK(slot->state == RL_SLOT_WAITING && slot->master == m);
             FUZZ_CHECK(w->count < WIRE_MAX);
             slot->state = RL_SLOT_SENT;
@@ -375,7 +401,8 @@ static void deliver_all(harness *h)
             FUZZ_CHECK(slot->state == RL_SLOT_SENT);
             reply_feed *feed = h->feed;
             const redisReply *reply = feed->next < feed->count ? feed->replies[feed->next++] : NULL;
-            rl_slot_on_reply(slot, reply, reply ? NULL : "connection lost: no more replies");
+            slot->req.ops->on_reply(&slot->req, reply,
+                                    reply ? NULL : "connection lost: no more replies");
             send_queued(h); /* an EVAL resend goes out at once, as on a READY master */
             any = true;
         }
@@ -394,7 +421,7 @@ static void expire_queued(harness *h)
 {
     rl_master *m = &h->client->masters[0];
     if (!rl_list_empty(&m->waiting))
-        expire(h, rl_container_of(m->waiting.next, rl_slot, link));
+        expire(h, rl_slot_of(rl_container_of(m->waiting.next, rl_request, link)));
 }
 
 /* The odd masters time out after their request went out: their replies

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The least-privilege ACL user of docs/operations.md: every operation
  * works with it, the clock check and fencing included, and nothing is
- * refused along the way. */
+ * refused along the way but the optional CONFIG GET, without a word in
+ * the log. */
 #include "harness.h"
 
 #include <criterion/criterion.h>
@@ -28,6 +29,21 @@ static void on_lost(int status, redlock_lock *lock, void *arg)
 {
     (void)lock;
     *(int *)arg = status;
+}
+
+/* An ACL LOG entry for CONFIG GET: the durable check, which the user may
+ * be refused (docs/operations.md), silently. */
+static bool refused_config_get(const redisReply *entry)
+{
+    if (entry->type != REDIS_REPLY_ARRAY)
+        return false;
+    for (size_t k = 0; k + 1 < entry->elements; k += 2) {
+        const redisReply *name = entry->element[k];
+        const redisReply *value = entry->element[k + 1];
+        if (name->type == REDIS_REPLY_STRING && strcmp(name->str, "object") == 0)
+            return value->type == REDIS_REPLY_STRING && strcmp(value->str, "config|get") == 0;
+    }
+    return false;
 }
 
 Test(acl, the_least_privilege_user_runs_every_operation, .fini = stop, .timeout = 60)
@@ -82,7 +98,9 @@ Test(acl, the_least_privilege_user_runs_every_operation, .fini = stop, .timeout 
         freeReplyObject(keys);
         redisReply *log = fleet_command(h.fleet, i, "ACL LOG");
         cr_assert(log != NULL && log->type == REDIS_REPLY_ARRAY);
-        cr_expect_eq(log->elements, 0, "master %zu: the ACL refused something", i);
+        for (size_t e = 0; e < log->elements; e++)
+            cr_expect(refused_config_get(log->element[e]),
+                      "master %zu: the ACL refused something besides CONFIG GET", i);
         freeReplyObject(log);
     }
 }

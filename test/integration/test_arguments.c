@@ -197,6 +197,12 @@ static size_t record_count;
 static void record_log(int level, const char *message, void *arg)
 {
     (void)arg;
+    /* The fixture declares its fresh masters durable (harness.c: no wait
+     * for their young runs) though they run without AOF; the library's
+     * CONFIG check rightly says so, once per master. Not what is counted
+     * here. */
+    if (strstr(message, "declared durable, but its CONFIG says") != NULL)
+        return;
     if (record_count < sizeof(records) / sizeof(records[0])) {
         records[record_count].level = level;
         snprintf(records[record_count].message, sizeof(records[0].message), "%s", message);

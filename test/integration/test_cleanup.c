@@ -213,8 +213,10 @@ static void record_status(int status, const redlock_result *r, void *arg)
 /*
  * A lock taken while C was still in its handshake: its SET waits for C. The
  * release, started and at once canceled by freeing the client (as a
- * command-line tool does), queues behind that SET: it must go out after it,
- * not be withdrawn while the SET still goes.
+ * command-line tool does), queues behind that SET: it must never be
+ * withdrawn while the SET still goes. (C was never ready, so neither goes
+ * out: the free does not wait for it. A master ready before, connecting
+ * again, gets both: test_connection.c.)
  */
 Test(cleanup, a_release_queued_behind_a_set_survives_freeing_the_client)
 {

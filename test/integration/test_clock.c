@@ -95,6 +95,13 @@ Test(clock, an_ok_from_a_fast_master_does_not_count_toward_the_quorum, .fini = s
                   "master %zu: rate at most %f", i, r->masters[i].clock_rate_hi);
     }
     redlock_result_free(r);
+    /* The stats show the verdicts too, for an exporter. */
+    static redlock_stats st;
+    st.size = sizeof(st);
+    cr_assert_eq(redlock_client_stats(h.client, &st), REDLOCK_OK);
+    for (size_t i = 0; i < 5; i++)
+        cr_expect_eq(st.clocks[i].state, i < 3 ? REDLOCK_CLOCK_TRUSTED : REDLOCK_CLOCK_FAST,
+                     "master %zu: %s in the stats", i, redlock_clock_state_name(st.clocks[i].state));
     cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
     redlock_lock_free(lock);
 

@@ -47,7 +47,9 @@ static const char *write_config(int64_t ttl_ms)
     snprintf(path, sizeof(path), "%s/fenced.yaml", fleet_dir(h.fleet));
     FILE *out = fopen(path, "w");
     cr_assert_not_null(out);
-    fprintf(out, "ttl_ms: %lld\nretry_count: 0\nnodes:\n", (long long)ttl_ms);
+    /* durable: the masters started moments ago would else look restarted
+     * and not count (docs/safety.md, "Masters restarted empty"). */
+    fprintf(out, "ttl_ms: %lld\nretry_count: 0\ndurable: true\nnodes:\n", (long long)ttl_ms);
     for (size_t i = 0; i < fleet_size(h.fleet); i++)
         fprintf(out, "  - host: 127.0.0.1\n    port: %d\n", fleet_port(h.fleet, i));
     fclose(out);

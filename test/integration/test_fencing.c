@@ -58,10 +58,10 @@ static void init_counters(uint64_t floor)
     redlock_result_free(r);
 }
 
-/* A fenced acquire and release of resource: its token. */
-static uint64_t token_of_a_lock(const char *resource)
+/* A fenced acquire of ttl_ms and release of resource: its token. */
+static uint64_t token_of_a_lock_within(const char *resource, int64_t ttl_ms)
 {
-    redlock_acquire_options o = fenced(10000, 0);
+    redlock_acquire_options o = fenced(ttl_ms, 0);
     redlock_lock *lock = NULL;
     redlock_result *r = NULL;
     int rc = harness_acquire(&h, resource, strlen(resource), &o, &lock, &r);
@@ -72,6 +72,11 @@ static uint64_t token_of_a_lock(const char *resource)
     cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
     redlock_lock_free(lock);
     return token;
+}
+
+static uint64_t token_of_a_lock(const char *resource)
+{
+    return token_of_a_lock_within(resource, 10000);
 }
 
 /* Microseconds since the epoch: the clock floor's unit. */
@@ -476,4 +481,96 @@ Test(fencing, every_script_is_named_by_the_sha_its_master_computes)
         cr_assert_str_eq(r->str, scripts[i]->sha, "%s", scripts[i]->name);
         freeReplyObject(r);
     }
+}
+
+/* Whether h's client has the restart state want (a redlock_restart_state)
+ * for masters 0 to 2. */
+static bool first_three_are(harness *hh, void *arg)
+{
+    static redlock_stats s;
+    s.size = sizeof(s);
+    if (redlock_client_stats(hh->client, &s) != REDLOCK_OK)
+        return false;
+    for (size_t i = 0; i < 3; i++)
+        if (s.restarts[i].state != *(const int *)arg)
+            return false;
+    return true;
+}
+
+/* The rule for masters restarted empty on (docs/safety.md): clients that
+ * do not declare the masters durable, max_ttl_ms 500. Tokens above the
+ * clock, then three of five masters killed -9 and restarted without their
+ * data. An acquire that cannot wait is refused with REDLOCK_ERESTARTED;
+ * one that can waits the exclusion out and is granted a token above every
+ * token handed out before: the counters are seeded again from what the
+ * two survivors hold, not from the clock alone, which is below them. */
+Test(fencing, a_majority_restarted_empty_under_the_restart_rule_is_waited_out_and_seeded)
+{
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_DURABLE, 0), REDLOCK_OK);
+    /* 500 ms, stretched with the fleet's timeouts (valgrind). */
+    const int64_t max_ttl = fleet_scaled_ms(500);
+    const int wait_ms = (int)fleet_scaled_ms(3000);
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_MAX_TTL_MS, max_ttl), REDLOCK_OK);
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_TTL_MS, max_ttl), REDLOCK_OK);
+    harness_connect(&h);
+    int counts = REDLOCK_RESTART_COUNTS;
+    int excluded = REDLOCK_RESTART_EXCLUDED;
+    /* Masters started moments ago: waited out first. */
+    cr_assert(harness_wait_until(&h, first_three_are, &counts, 2 * wait_ms), "fresh masters never count");
+    harness_run_for(&h, 100); /* the last two too */
+    init_counters((uint64_t)wall_us() + UINT64_C(1000000000000)); /* some 11 days ahead */
+    uint64_t before = 0;
+    for (int i = 0; i < 3; i++) {
+        redlock_acquire_options o = fenced(max_ttl, 0);
+        o.wait_ms = wait_ms;
+        redlock_lock *lock = NULL;
+        cr_assert_eq(harness_acquire(&h, "reseed", 6, &o, &lock, NULL), REDLOCK_OK);
+        uint64_t token = redlock_lock_fencing_token(lock);
+        cr_assert_gt(token, before);
+        before = token;
+        cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
+        redlock_lock_free(lock);
+    }
+    for (size_t i = 0; i < 3; i++) {
+        cr_assert_eq(fleet_kill(h.fleet, i), 0);
+        cr_assert_eq(fleet_restart(h.fleet, i), 0);
+        cr_assert_eq(counter_in_use(i), -1, "master %zu kept its counter", i);
+    }
+    cr_assert(harness_wait_until(&h, first_three_are, &excluded, 2 * wait_ms),
+              "the restarted masters were never excluded");
+
+    redlock_acquire_options now = fenced(max_ttl, 0);
+    now.wait_ms = 0;
+    redlock_result *r = NULL;
+    int rc = harness_acquire(&h, "reseed", 6, &now, NULL, &r);
+    cr_assert_eq(rc, REDLOCK_ERESTARTED, "%s", redlock_status_name(rc));
+    cr_assert(result_detail_contains(r, "not counted for"), "no detail says why");
+    redlock_result_free(r);
+
+    redlock_acquire_options o = fenced(max_ttl, 0);
+    o.wait_ms = wait_ms;
+    redlock_lock *lock = NULL;
+    long long t0 = mono_us();
+    rc = harness_acquire(&h, "reseed", 6, &o, &lock, &r);
+    long long waited_ms = (mono_us() - t0) / 1000;
+    cr_assert_eq(rc, REDLOCK_OK, "%s after %lld ms", redlock_status_name(rc), waited_ms);
+    redlock_result_free(r);
+    uint64_t after = redlock_lock_fencing_token(lock);
+    cr_assert_gt(after, before, "token %llu after the restart, %llu before",
+                 (unsigned long long)after, (unsigned long long)before);
+    cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
+    redlock_lock_free(lock);
+    /* Seeding runs beside the acquires: each restarted master's counter
+     * is put in use again at no less than the survivors' tokens. */
+    uint64_t last = after;
+    for (int i = 0; i < 50 && masters_at_least((long long)before) < 5; i++) {
+        uint64_t token = token_of_a_lock_within("reseed", max_ttl);
+        cr_assert_gt(token, last);
+        last = token;
+        harness_run_for(&h, 20);
+    }
+    for (size_t i = 0; i < 3; i++)
+        cr_assert_geq(counter_in_use(i), (long long)before,
+                      "master %zu not seeded again at %llu or more (now %lld)", i,
+                      (unsigned long long)before, counter_in_use(i));
 }

@@ -13,7 +13,7 @@
  * checked as well; under valgrind, every fourth run's.
  */
 #include "harness.h"
-#include "client/client.h"
+#include "context/context.h"
 #include "lock/lock.h"
 
 #include <criterion/criterion.h>

@@ -400,16 +400,24 @@ Test(lock, wait_ms_bounds_the_retries)
     redlock_result_free(r);
 }
 
-Test(lock, a_ttl_shorter_than_the_drift_allowance_expires_during_acquisition)
+/* 2 ms is less than the drift allowance alone: no attempt could ever get
+ * validity from it, so it is refused before anything is sent; 5 ms leaves
+ * more than a millisecond after a 1 ms round trip. */
+Test(lock, a_ttl_shorter_than_the_drift_allowance_is_refused_before_sending)
 {
     harness_connect(&h);
     redlock_acquire_options o = fleet_acquire_options(2, 0);
     redlock_lock *lock = NULL;
     redlock_result *r = NULL;
-    cr_assert_eq(harness_acquire(&h, "tiny", 4, &o, &lock, &r), REDLOCK_EEXPIRED);
+    cr_assert_eq(harness_acquire(&h, "tiny", 4, &o, &lock, &r), REDLOCK_EINVAL);
     cr_assert_null(lock);
-    cr_assert_eq(r->validity_ms, 0);
-    cr_assert_geq(r->masters_locked, 3, "a quorum said OK, yet no validity remained");
+    redlock_result_free(r);
+    for (size_t i = 0; i < 5; i++)
+        cr_assert_eq(fleet_pttl(h.fleet, i, "tiny", 4), -2, "master %zu got the key", i);
+    o = fleet_acquire_options(5, 0);
+    r = NULL;
+    cr_assert_neq(harness_acquire(&h, "tiny", 4, &o, &lock, &r), REDLOCK_EINVAL);
+    redlock_lock_free(lock);
     redlock_result_free(r);
 }
 

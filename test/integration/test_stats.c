@@ -5,6 +5,7 @@
 #include "harness.h"
 
 #include <criterion/criterion.h>
+#include <stddef.h>
 #include <string.h>
 
 static harness h;
@@ -51,7 +52,8 @@ static uint64_t replied(const redlock_master_stats *m)
 Test(stats, refuses_what_it_cannot_fill)
 {
     harness_connect(&h);
-    redlock_stats s = {.size = sizeof(s) - 1};
+    /* The first version's struct ended with masters[]. */
+    redlock_stats s = {.size = offsetof(redlock_stats, restarts) - 1};
     cr_assert_eq(redlock_client_stats(h.client, &s), REDLOCK_EINVAL);
     s.size = sizeof(s);
     cr_assert_eq(redlock_client_stats(NULL, &s), REDLOCK_EINVAL);
@@ -59,6 +61,22 @@ Test(stats, refuses_what_it_cannot_fill)
     cr_assert_eq(redlock_sync_stats(NULL, &s), REDLOCK_EINVAL);
     cr_assert_str_eq(redlock_connection_state_name(REDLOCK_CONNECTION_READY), "ready");
     cr_assert_str_eq(redlock_connection_state_name(42), "unknown");
+}
+
+/* redlock_stats_init(): a struct the stats calls take as it is, every
+ * byte zero but the size. */
+Test(stats, the_initialiser_sets_the_size_and_zeroes_the_rest)
+{
+    harness_connect(&h);
+    static redlock_stats s;
+    memset(&s, 0xab, sizeof(s));
+    redlock_stats_init(&s);
+    cr_assert_eq(s.size, sizeof(s));
+    const unsigned char *bytes = (const unsigned char *)&s;
+    for (size_t i = sizeof(s.size); i < sizeof(s); i++)
+        cr_assert_eq(bytes[i], 0, "byte %zu not zeroed", i);
+    cr_assert_eq(redlock_client_stats(h.client, &s), REDLOCK_OK);
+    cr_assert_eq(s.master_count, 5);
 }
 
 Test(stats, count_what_the_client_did)
@@ -173,4 +191,54 @@ Test(stats, a_master_down_and_back_and_a_lock_lost)
     cr_assert_eq(snapshot()->locks_held, 1);
     redlock_lock_free(lock);
     cr_assert_eq(snapshot()->locks_held, 0);
+}
+
+static bool restarts_known(harness *hh, void *arg)
+{
+    (void)arg;
+    static redlock_stats s;
+    s.size = sizeof(s);
+    if (redlock_client_stats(hh->client, &s) != REDLOCK_OK)
+        return false;
+    for (unsigned i = 0; i < s.master_count; i++)
+        if (s.restarts[i].state == REDLOCK_RESTART_UNKNOWN)
+            return false;
+    return true;
+}
+
+/* Each master's restart state (docs/safety.md, "Masters restarted
+ * empty"): masters started moments ago are excluded for a client that does
+ * not declare them durable, with the time left; one declared durable
+ * counts. A caller with the first version's size gets restarts[] left
+ * alone. */
+Test(stats, each_masters_restart_state)
+{
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_DURABLE, 0), REDLOCK_OK);
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_MAX_TTL_MS, 30000), REDLOCK_OK);
+    cr_assert_eq(redlock_config_set(h.cfg, REDLOCK_TTL_MS, 10000), REDLOCK_OK);
+    cr_assert_eq(redlock_config_node_set_durable(h.cfg, 0, 1), REDLOCK_OK);
+    harness_connect(&h);
+    cr_assert(harness_wait_until(&h, restarts_known, NULL, 5000), "a master's run never read");
+    const redlock_stats *s = snapshot();
+    cr_assert_eq(s->restarts[0].state, REDLOCK_RESTART_COUNTS);
+    cr_assert_eq(s->restarts[0].excluded_ms, 0);
+    cr_assert_eq(s->restarts[0].age_ms, -1);
+    for (unsigned i = 1; i < 5; i++) {
+        const redlock_master_restart *r = &s->restarts[i];
+        cr_assert_eq(r->state, REDLOCK_RESTART_EXCLUDED, "master %u: %d", i, r->state);
+        /* 30 s and the drift allowance from a start moments ago. */
+        cr_assert(r->excluded_ms > 20000 && r->excluded_ms <= 31000, "master %u: %lld ms", i,
+                  (long long)r->excluded_ms);
+        cr_assert(r->age_ms >= 0 && r->age_ms < 10000, "master %u: age %lld ms", i,
+                  (long long)r->age_ms);
+    }
+
+    static redlock_stats old;
+    memset(&old, 0xab, sizeof(old));
+    old.size = offsetof(redlock_stats, restarts);
+    cr_assert_eq(redlock_client_stats(h.client, &old), REDLOCK_OK);
+    cr_assert_eq(old.master_count, 5);
+    const unsigned char *tail = (const unsigned char *)&old.restarts;
+    for (size_t i = 0; i < sizeof(old.restarts); i++)
+        cr_assert_eq(tail[i], 0xab, "byte %zu past the size given was written", i);
 }

@@ -8,7 +8,7 @@
  * answered, the same: a window's worth waits to go out with it. Once it
  * answers again, requests go out to it again. */
 #include "harness.h"
-#include "client/client.h"
+#include "context/context.h"
 #include "lock/lock.h"
 #include "master/master.h"
 

@@ -393,3 +393,38 @@ Test(watchdog, max_hold_stops_the_extension_and_tells_the_holder)
     cr_assert_eq(redlock_lock_state(lock), REDLOCK_LOCK_LOST);
     redlock_lock_free(lock);
 }
+
+/* The log line of each automatic extension names the lock's resource. */
+Test(watchdog, the_auto_extension_log_line_names_the_resource)
+{
+    harness_connect(&h);
+    redlock_lock *lock = acquire("named-job", 600);
+    lost_record rec = {0};
+    cr_assert_eq(redlock_auto_extend_async(h.client, lock, record_loss, &rec), REDLOCK_OK);
+    harness_run_for(&h, 700); /* more than one extension */
+    cr_assert_eq(rec.calls, 0);
+    cr_assert_not_null(strstr(h.log, "lock named-job auto-extended: "), "%s", h.log);
+    cr_assert_null(strstr(h.log, "lock auto-extended:"), "%s", h.log);
+    cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
+    redlock_lock_free(lock);
+}
+
+/* A TTL the extension cycle can never keep (an extension a third of it
+ * after the last, the lock lost a sixth of it before the validity ends)
+ * is refused as an invalid argument, the reason and the smallest TTL that
+ * works in the log; the lock is left as it was. */
+Test(watchdog, a_ttl_too_short_to_keep_extended_is_refused)
+{
+    harness_connect(&h);
+    redlock_lock *lock = NULL;
+    redlock_acquire_options o = fleet_acquire_options(10, 5);
+    cr_assert_eq(harness_acquire(&h, "brief", 5, &o, &lock, NULL), REDLOCK_OK);
+    lost_record rec = {0};
+    cr_assert_eq(redlock_auto_extend_async(h.client, lock, record_loss, &rec), REDLOCK_EINVAL);
+    cr_assert_not_null(strstr(h.log, "auto-extend brief: a TTL of 10 ms is too short to keep "
+                                     "extended; the smallest that works is "),
+                       "%s", h.log);
+    cr_assert_eq(rec.calls, 0);
+    cr_assert_neq(redlock_lock_state(lock), REDLOCK_LOCK_LOST);
+    redlock_lock_free(lock);
+}

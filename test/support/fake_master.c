@@ -111,7 +111,7 @@ static bool is_handshake(const redisReply *cmd)
 {
     return arg_is(cmd, 0, "AUTH") || arg_is(cmd, 0, "SELECT") ||
            (arg_is(cmd, 0, "SCRIPT") && arg_is(cmd, 1, "LOAD")) || arg_is(cmd, 0, "INFO") ||
-           is_probe(cmd);
+           (arg_is(cmd, 0, "CONFIG") && arg_is(cmd, 1, "GET")) || is_probe(cmd);
 }
 
 /* Answer a handshake command as Redis would. */
@@ -137,8 +137,12 @@ static void answer_handshake(const fake_master *fm, int fd, const redisReply *cm
         send_text(fd, "-ERR this fake knows only the library's scripts\r\n");
         return;
     }
-    if (arg_is(cmd, 0, "PTTL")) { /* the probe, set at PX 600000 a moment ago */
-        send_text(fd, ":599999\r\n");
+    if (arg_is(cmd, 0, "CONFIG")) { /* the durable check: a fake has no AOF settings */
+        send_text(fd, "*0\r\n");
+        return;
+    }
+    if (arg_is(cmd, 0, "PTTL")) { /* the probe, set at PX 10000 a moment ago */
+        send_text(fd, ":9999\r\n");
         return;
     }
     if (arg_is(cmd, 0, "DEL")) {

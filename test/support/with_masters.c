@@ -39,7 +39,9 @@ static int write_config(const fleet *f, const char *path)
         fprintf(stderr, "with-masters: %s: %s\n", path, strerror(errno));
         return -1;
     }
-    fputs("# Written by with-masters: local masters for one run.\nnodes:\n", out);
+    /* Started moments ago, they would look restarted: declared durable,
+     * they count at once. */
+    fputs("# Written by with-masters: local masters for one run.\ndurable: true\nnodes:\n", out);
     for (size_t i = 0; i < fleet_size(f); i++)
         fprintf(out, "  - host: 127.0.0.1\n    port: %d\n", fleet_port(f, i));
     if (fclose(out) != 0) {

@@ -23,6 +23,7 @@ static const scenario scenarios[] = {
     {"handles_freed_while_client_freed", scenario_handles_freed_while_client_freed, 5, false},
     {"cancel_blocked_callers", scenario_cancel_blocked_callers, 5, false},
     {"loop_runners", scenario_loop_runners, 5, false},
+    {"cancel_fd_shared", scenario_cancel_fd_shared, 5, false},
 };
 #define SCENARIO_COUNT (sizeof(scenarios) / sizeof(scenarios[0]))
 

@@ -46,6 +46,7 @@ scenario_fn scenario_free_while_threads_wait;
 scenario_fn scenario_handles_freed_while_client_freed;
 scenario_fn scenario_cancel_blocked_callers;
 scenario_fn scenario_loop_runners;
+scenario_fn scenario_cancel_fd_shared;
 
 /* ---- Checks ------------------------------------------------------------ */
 

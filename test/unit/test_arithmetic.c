@@ -191,6 +191,84 @@ Test(arithmetic, a_fenced_round_names_the_same_reason_in_any_order)
     }
 }
 
+/* A round of five whose master 4 was not answering when asked (suspect),
+ * the other four answering in the given order: F OK with a counter, O OK,
+ * C OK on a master whose clock is proven fast, R held elsewhere, T timed
+ * out. With wait, the round waits for master 4 to time out (after the
+ * others) as it did before masters not answering were known; without, it
+ * decides once the others have answered, or sooner if they allow. */
+static int suspect_round_status(const char *answers, const unsigned order[4], bool wait)
+{
+    rl_tally t = {.quorum = 3, .pending = 5, .need_fence = strchr(answers, 'F') != NULL};
+    if (!wait)
+        t.pending_suspect = 1;
+    for (size_t i = 0; i < 5; i++) {
+        rl_verdict v = rl_tally_verdict(&t);
+        if (v == RL_QUORUM)
+            return REDLOCK_OK;
+        if (v == RL_NO_QUORUM)
+            return rl_tally_failure_status(&t, REDLOCK_ECONFLICT);
+        t.pending--;
+        switch (i < 4 ? answers[order[i]] : 'T') {
+        case 'F': t.ok++; t.fenced_ok++; break;
+        case 'O': t.ok++; break;
+        case 'C': t.clock++; break;
+        case 'R': t.refused++; break;
+        case 'E': t.error++; break;
+        case 'A': t.auth_failed++; break;
+        default:
+            t.timeout++;
+            if (i == 4 && !wait)
+                t.pending_suspect--;
+            break;
+        }
+    }
+    rl_verdict v = rl_tally_verdict(&t);
+    return v == RL_QUORUM ? REDLOCK_OK : rl_tally_failure_status(&t, REDLOCK_ECONFLICT);
+}
+
+Test(arithmetic, a_round_decided_without_a_master_not_answering_keeps_the_status_of_waiting)
+{
+    static const char *const cases[] = {"OORR", "ORRR", "OOOR", "OOCR", "OCCR", "OCRR",
+                                        "OOTR", "FFOR", "FFFR", "FORR", "OOCC", "RRRR",
+                                        "OOEA", "OEEA", "OEAT", "OOEE", "FOOR", "FFOC"};
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        /* Every order of the four answers (4! = 24, by index). */
+        for (unsigned perm = 0; perm < 24; perm++) {
+            unsigned order[4];
+            unsigned left[4] = {0, 1, 2, 3};
+            unsigned k = perm;
+            for (unsigned i = 0, n = 4; i < 4; i++, n--) {
+                unsigned f = 1;
+                for (unsigned j = 2; j < n; j++)
+                    f *= j;
+                unsigned pick = k / f;
+                k %= f;
+                order[i] = left[pick];
+                for (unsigned j = pick; j + 1 < n; j++)
+                    left[j] = left[j + 1];
+            }
+            int waited = suspect_round_status(cases[c], order, true);
+            int early = suspect_round_status(cases[c], order, false);
+            cr_assert_eq(early, waited, "%s in order %u%u%u%u: %s, waiting %s", cases[c],
+                         order[0], order[1], order[2], order[3], redlock_strerror(early),
+                         redlock_strerror(waited));
+        }
+    }
+    /* Two said yes, two refused: only the silent master could have made a
+     * quorum. Decided at once, for want of masters, not a conflict. */
+    rl_tally t = {.quorum = 3, .ok = 2, .refused = 2, .pending = 1, .pending_suspect = 1};
+    cr_assert_eq(rl_tally_verdict(&t), RL_NO_QUORUM);
+    cr_assert_eq(rl_tally_failure_status(&t, REDLOCK_ECONFLICT), REDLOCK_ENOQUORUM);
+    /* Its OK, in time, still counts. */
+    rl_tally u = {.quorum = 3, .ok = 2, .pending = 3, .pending_suspect = 1};
+    cr_assert_eq(rl_tally_verdict(&u), RL_UNDECIDED);
+    u.ok++;
+    u.pending--;
+    u.pending_suspect--;
+    cr_assert_eq(rl_tally_verdict(&u), RL_QUORUM);
+}
+
 /* A round of five whose slots were sent at sent[i] (-1: not OK). */
 static int64_t quorum_sent(const int64_t sent[5])
 {

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Batched requests without a server: the one request written from the
- * slots' own, checked byte for byte against hiredis's formatter, and what
- * each slot is told of the batch's reply. */
+ * requests' own, checked byte for byte against hiredis's formatter, which
+ * requests a round lets batch, and what each request is told of the
+ * batch's reply. */
 #include "batch.h"
 #include "command.h"
+#include "master/request.h"
 #include "round/quorum.h"
 #include "reply.h"
 #include "resources.h"
@@ -13,26 +15,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A round of kind with one slot, whose request is cmd. */
-static rl_slot *request(rl_round_kind kind, const rl_command *cmd)
+/* A request whose bytes are cmd's. */
+static rl_request *request(const rl_command *cmd)
 {
     size_t len = rl_command_size(cmd);
-    rl_round *round = calloc(1, sizeof(*round) + sizeof(rl_slot) + len + 1);
-    cr_assert_not_null(round);
-    round->kind = kind;
-    round->script = cmd->script;
-    round->n = 1;
-    round->cmd = (char *)&round->slots[1];
-    round->cmd_len = len;
-    rl_command_write(cmd, round->cmd);
-    round->slots[0].round = round;
-    return &round->slots[0];
+    rl_request *req = calloc(1, sizeof(*req) + len + 1);
+    cr_assert_not_null(req);
+    char *bytes = (char *)(req + 1);
+    rl_command_write(cmd, bytes);
+    req->cmd = bytes;
+    req->cmd_len = len;
+    return req;
 }
 
-static void drop(rl_slot *slot)
+static void drop(rl_request *req)
 {
-    free(slot->own_cmd);
-    free(slot->round);
+    free(req);
 }
 
 static void assert_same(const char *ours, size_t len, const char *expected, int expected_len)
@@ -51,16 +49,16 @@ Test(batch, extensions_are_one_evalsha_with_each_locks_keys_and_arguments)
     rl_keys res = rl_keys_one("res", 3);
     rl_command cmd;
     rl_command_extend(&cmd, &one, "v1", 2, 5000, false);
-    rl_slot *a = request(RL_ROUND_EXTEND, &cmd);
+    rl_request *a = request(&cmd);
+    cr_assert_eq(rl_round_batch_script(RL_ROUND_EXTEND, cmd.script), &rl_extend_batch_script);
     /* Fenced: its token key, and a third argument. */
     rl_command_extend(&cmd, &res, "value-2", 7, 1234567890, true);
-    rl_slot *b = request(RL_ROUND_EXTEND, &cmd);
-    cr_assert_eq(rl_batch_script(a), &rl_extend_batch_script);
-    cr_assert_eq(rl_batch_script(b), &rl_extend_batch_script);
+    rl_request *b = request(&cmd);
+    cr_assert_eq(rl_round_batch_script(RL_ROUND_EXTEND, cmd.script), &rl_extend_batch_script);
 
-    rl_slot *slots[] = {a, b};
+    rl_request *reqs[] = {a, b};
     size_t len = 0;
-    char *ours = rl_batch_command(&rl_extend_batch_script, slots, 2, &len);
+    char *ours = rl_batch_command(&rl_extend_batch_script, reqs, 2, &len);
     char *expected = NULL;
     int expected_len = redisFormatCommand(
         &expected, "EVALSHA %s 3 %b res redlock:fence:res 2 1 2 v1 5000 2 3 value-2 1234567890 1",
@@ -78,19 +76,16 @@ Test(batch, releases_keep_each_masters_own_request)
     rl_keys y = rl_keys_one("y", 1);
     rl_command cmd;
     rl_command_release(&cmd, &x, "vx", 2, false);
-    rl_slot *a = request(RL_ROUND_RELEASE, &cmd);
+    rl_request *a = request(&cmd);
+    cr_assert_eq(rl_round_batch_script(RL_ROUND_RELEASE, cmd.script), &rl_release_batch_script);
     rl_command_release(&cmd, &y, "vy", 2, false);
-    rl_slot *b = request(RL_ROUND_RELEASE, &cmd);
     /* b's master is in database 3: its own request, its own channel. */
     rl_command_set_db(&cmd, 3);
-    b->own_len = rl_command_size(&cmd);
-    b->own_cmd = malloc(b->own_len + 1);
-    rl_command_write(&cmd, b->own_cmd);
-    cr_assert_eq(rl_batch_script(a), &rl_release_batch_script);
+    rl_request *b = request(&cmd);
 
-    rl_slot *slots[] = {a, b};
+    rl_request *reqs[] = {a, b};
     size_t len = 0;
-    char *ours = rl_batch_command(&rl_release_batch_script, slots, 2, &len);
+    char *ours = rl_batch_command(&rl_release_batch_script, reqs, 2, &len);
     char *expected = NULL;
     int expected_len = redisFormatCommand(
         &expected, "EVALSHA %s 2 x y p vx redlock:released:0: vy redlock:released:3:",
@@ -106,17 +101,17 @@ Test(batch, releases_keep_each_masters_own_request)
  * flag) or plain like the others, taken apart by hiredis's reader. */
 static redisReply *full_batch(bool first_fenced)
 {
-    rl_slot *slots[RL_BATCH_MAX];
+    rl_request *reqs[RL_BATCH_MAX];
     char names[RL_BATCH_MAX][8];
     rl_command cmd;
     for (size_t i = 0; i < RL_BATCH_MAX; i++) {
         snprintf(names[i], sizeof(names[i]), "k%zu", i);
         rl_keys k = rl_keys_one(names[i], strlen(names[i]));
         rl_command_extend(&cmd, &k, "v", 1, 10, i == 0 && first_fenced);
-        slots[i] = request(RL_ROUND_EXTEND, &cmd);
+        reqs[i] = request(&cmd);
     }
     size_t len = 0;
-    char *ours = rl_batch_command(&rl_extend_batch_script, slots, RL_BATCH_MAX, &len);
+    char *ours = rl_batch_command(&rl_extend_batch_script, reqs, RL_BATCH_MAX, &len);
     cr_assert_not_null(ours);
     redisReader *reader = redisReaderCreate();
     cr_assert_eq(redisReaderFeed(reader, ours, len), REDIS_OK);
@@ -126,7 +121,7 @@ static redisReply *full_batch(bool first_fenced)
     redisReaderFree(reader);
     free(ours);
     for (size_t i = 0; i < RL_BATCH_MAX; i++)
-        drop(slots[i]);
+        drop(reqs[i]);
     return parsed;
 }
 
@@ -157,23 +152,21 @@ Test(batch, only_extensions_and_releases_by_evalsha_batch)
     rl_keys r = rl_keys_one("r", 1);
     rl_command cmd;
     rl_command_acquire(&cmd, &r, "v", 1, 10, NULL, 0);
-    rl_slot *set = request(RL_ROUND_ACQUIRE, &cmd);
-    cr_assert_null(rl_batch_script(set));
+    rl_request *set = request(&cmd);
+    cr_assert_null(rl_round_batch_script(RL_ROUND_ACQUIRE, cmd.script));
     rl_command_inspect(&cmd, &r);
-    rl_slot *inspect = request(RL_ROUND_INSPECT, &cmd);
-    cr_assert_null(rl_batch_script(inspect));
+    rl_request *inspect = request(&cmd);
+    cr_assert_null(rl_round_batch_script(RL_ROUND_INSPECT, cmd.script));
+    /* The extend script in a round of another kind does not batch. */
     rl_command_extend(&cmd, &r, "v", 1, 10, false);
-    rl_slot *ext = request(RL_ROUND_EXTEND, &cmd);
-    ext->use_eval = true; /* NOSCRIPT seen: goes alone, with EVAL */
-    cr_assert_null(rl_batch_script(ext));
+    cr_assert_null(rl_round_batch_script(RL_ROUND_FENCE, cmd.script));
     /* A request that is not the batched script's EVALSHA is refused. */
-    rl_slot *slots[] = {set, inspect};
+    rl_request *reqs[] = {set, inspect};
     size_t len = 0;
-    cr_assert_null(rl_batch_command(&rl_extend_batch_script, slots, 2, &len));
-    cr_assert_null(rl_batch_command(&rl_inspect_script, slots, 2, &len));
+    cr_assert_null(rl_batch_command(&rl_extend_batch_script, reqs, 2, &len));
+    cr_assert_null(rl_batch_command(&rl_inspect_script, reqs, 2, &len));
     drop(set);
     drop(inspect);
-    drop(ext);
 }
 
 /* reply as hiredis reads resp. */
@@ -203,7 +196,7 @@ Test(batch, each_slot_hears_its_element_or_the_whole_calls_error)
     rl_reply_read(RL_ROUND_EXTEND, rl_batch_reply_for(array, 3, 2), &meaning);
     cr_assert_eq(meaning.outcome, REDLOCK_MASTER_ERROR);
     cr_assert_eq(strncmp(meaning.detail, "WRONGTYPE", 9), 0);
-    /* Not one element per slot: an error for each, never a shifted answer. */
+    /* Not one element per request: an error for each, never a shifted answer. */
     const redisReply *short_one = rl_batch_reply_for(array, 4, 0);
     cr_assert_eq(short_one->type, REDIS_REPLY_ERROR);
     cr_assert(strstr(short_one->str, "batch") != NULL);

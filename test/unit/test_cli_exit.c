@@ -70,3 +70,19 @@ Test(cli_exit, the_rest)
     cr_assert_eq(cli_exit_for_acquire(REDLOCK_EINVAL, NULL, 3), 64);
     cr_assert_eq(cli_exit_for_acquire(REDLOCK_ECANCELED, NULL, 3), 70);
 }
+
+/* The rule for masters restarted empty: a TTL over max_ttl_ms is a usage
+ * error, a quorum refused for restarts (or clocks) is no quorum; docs/cli.md
+ * names both where it lists the exit statuses (test/docs/check_docs.sh). */
+Test(cli_exit, a_ttl_over_max_ttl_is_64_and_masters_not_counted_69)
+{
+    redlock_master_result m[5];
+    const int excluded[5] = {REDLOCK_MASTER_CLOCK, REDLOCK_MASTER_CLOCK, REDLOCK_MASTER_CLOCK,
+                             REDLOCK_MASTER_OK, REDLOCK_MASTER_OK};
+    redlock_result r = five(m, excluded);
+    cr_assert_eq(cli_exit_for_acquire(REDLOCK_EMAXTTL, NULL, 3), 64);
+    cr_assert_eq(cli_exit_for(REDLOCK_EMAXTTL, NULL), 64);
+    cr_assert_eq(cli_exit_for_acquire(REDLOCK_ERESTARTED, &r, 3), 69);
+    cr_assert_eq(cli_exit_for(REDLOCK_ERESTARTED, &r), 69);
+    cr_assert_eq(cli_exit_for(REDLOCK_ECLOCK, &r), 69);
+}

@@ -159,6 +159,42 @@ Test(config_check, drift_allowance_not_below_the_ttl)
     redlock_config_free(cfg);
 }
 
+/* A default TTL over a non-zero max_ttl_ms, with a master not durable:
+ * every acquire with the default TTL would be refused (REDLOCK_EMAXTTL),
+ * so the config is, at load and at redlock_client_new(). With every
+ * master durable there is no bound; max_ttl_ms 0 is ttl_ms itself. */
+Test(config_check, default_ttl_over_max_ttl)
+{
+    static const char text[] =
+        "ttl_ms: 5000\nmax_ttl_ms: 1000\nnodes:\n  - host: 127.0.0.1\n    port: 7001\n";
+    static const char refused[] =
+        "ttl_ms (5000) is more than max_ttl_ms (1000) with a master not durable: an acquire "
+        "with the default TTL would be refused (REDLOCK_EMAXTTL)";
+    redlock_config *cfg = config_with_nodes(3);
+    set(cfg, REDLOCK_TTL_MS, 5000);
+    expect_fine(cfg); /* max_ttl_ms 0: ttl_ms */
+    set(cfg, REDLOCK_MAX_TTL_MS, 5000);
+    expect_fine(cfg);
+    set(cfg, REDLOCK_MAX_TTL_MS, 1000);
+    expect_problem(cfg, refused, REDLOCK_MAX_TTL_MS, REDLOCK_TTL_MS);
+    set(cfg, REDLOCK_DURABLE, 1);
+    expect_fine(cfg);
+    cr_assert_eq(redlock_config_node_set_durable(cfg, 2, 0), REDLOCK_OK);
+    expect_problem(cfg, refused, REDLOCK_MAX_TTL_MS, REDLOCK_TTL_MS);
+    redlock_config_free(cfg);
+
+    /* Loaded from a file: at the max_ttl_ms line. */
+    char err[512] = "";
+    redlock_config *loaded = NULL;
+    cr_assert_eq(redlock_config_load_string(&loaded, text, strlen(text), "c.yaml", err,
+                                            sizeof(err)),
+                 REDLOCK_ECONFIG);
+    cr_assert_null(loaded);
+    char expected[512];
+    snprintf(expected, sizeof(expected), "c.yaml:2:1: %s", refused);
+    cr_assert_str_eq(err, expected);
+}
+
 /* ---- Warnings ----------------------------------------------------------- */
 
 static char logged[2048];

@@ -6,12 +6,14 @@
 #include <criterion/criterion.h>
 
 #include "config_internal.h"
+#include "log.h"
 #include "redlock/redlock.h"
 
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* A complete, valid node list, for tests about other keys. */
@@ -221,6 +223,119 @@ Test(config_yaml, password_env_is_read_at_load_time)
     redlock_config_free(cfg);
 }
 
+/* password_file: the file's content, less a trailing newline; a relative
+ * path in $CREDENTIALS_DIRECTORY (systemd's LoadCredential=). */
+Test(config_yaml, password_file_is_read_at_load_time)
+{
+    char *path = write_temp_file("from-file\n");
+    char text[512];
+    snprintf(text, sizeof(text), "nodes:\n  - host: a\n    username: u\n    password_file: %s\n",
+             path);
+    unsetenv("CREDENTIALS_DIRECTORY");
+    redlock_config *cfg = load_ok(text);
+    cr_assert_str_eq(cfg->nodes[0].password, "from-file");
+    cr_assert_str_eq(cfg->nodes[0].username, "u");
+    redlock_config_free(cfg);
+
+    /* Relative: in $CREDENTIALS_DIRECTORY; no newline at the end is kept
+     * as it is, \r\n is stripped too. */
+    char *dir = strdup(path);
+    char *slash = strrchr(dir, '/');
+    *slash = '\0';
+    setenv("CREDENTIALS_DIRECTORY", dir, 1);
+    static const char *const contents[] = {"p4ss", "p4ss\r\n"};
+    for (size_t k = 0; k < 2; k++) {
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f);
+        fputs(contents[k], f);
+        fclose(f);
+        snprintf(text, sizeof(text), "nodes:\n  - host: a\n    password_file: %s\n", slash + 1);
+        cfg = load_ok(text);
+        cr_assert_str_eq(cfg->nodes[0].password, "p4ss", "content %zu", k);
+        redlock_config_free(cfg);
+    }
+    unsetenv("CREDENTIALS_DIRECTORY");
+    unlink(path);
+    free(dir);
+    free(path);
+}
+
+/* The config-wide password_file: the password of every node that gives
+ * none of its own, wherever the key is in the file. */
+Test(config_yaml, a_config_wide_password_file_is_each_nodes_without_one)
+{
+    unsetenv("CREDENTIALS_DIRECTORY");
+    char *path = write_temp_file("shared\n");
+    char text[512];
+    snprintf(text, sizeof(text),
+             "nodes:\n  - host: a\n  - host: b\n    password: own\n  - host: c\n"
+             "    username: u\n  - url: redis://v@d\npassword_file: %s\n",
+             path);
+    redlock_config *cfg = load_ok(text);
+    cr_assert_str_eq(cfg->nodes[0].password, "shared");
+    cr_assert_str_eq(cfg->nodes[1].password, "own");
+    cr_assert_str_eq(cfg->nodes[2].password, "shared");
+    cr_assert_str_eq(cfg->nodes[2].username, "u");
+    cr_assert_str_eq(cfg->nodes[3].password, "shared");
+    cr_assert_str_eq(cfg->nodes[3].username, "v");
+    redlock_config_free(cfg);
+    snprintf(text, sizeof(text), "password_file: %s\npassword_file: %s\n" ONE_NODE, path, path);
+    expect_error(text, "c.yaml:2:1: password_file: duplicate key (first at line 1)");
+    unlink(path);
+    free(path);
+
+    expect_error("password_file: /nonexistent/redlock-pass\n" ONE_NODE,
+                 "c.yaml:1:16: password_file: /nonexistent/redlock-pass: cannot open: No such "
+                 "file or directory");
+}
+
+/* Errors name the key, its line and the file, never what it holds. */
+Test(config_yaml, password_file_errors_name_the_path_never_the_content)
+{
+    unsetenv("CREDENTIALS_DIRECTORY");
+    expect_error("nodes:\n  - host: a\n    password: p\n    password_file: /x\n",
+                 "c.yaml:4:5: nodes[0].password_file: password and password_file are mutually "
+                 "exclusive");
+    expect_error("nodes:\n  - host: a\n    password_file: /x\n    password: p\n",
+                 "c.yaml:4:5: nodes[0].password: password and password_file are mutually "
+                 "exclusive");
+    expect_error("nodes:\n  - host: a\n    password_env: E\n    password_file: /x\n",
+                 "c.yaml:4:5: nodes[0].password_file: password_env and password_file are "
+                 "mutually exclusive");
+    expect_error("nodes:\n  - url: redis://:urlSecret@a\n    password_file: /x\n",
+                 "c.yaml:3:5: nodes[0].password_file: the url gives a password already");
+    expect_error("nodes:\n  - host: a\n    password_file: /nonexistent/redlock-pass\n",
+                 "c.yaml:3:20: nodes[0].password_file: /nonexistent/redlock-pass: cannot open: "
+                 "No such file or directory");
+
+    char *path = write_temp_file("s3cret-in-file\n");
+    chmod(path, 0);
+    char text[512];
+    char message[REDLOCK_ERRBUF_SIZE];
+    snprintf(text, sizeof(text), "nodes:\n  - host: a\n    password_file: %s\n", path);
+    if (geteuid() != 0) { /* root reads it all the same */
+        snprintf(message, sizeof(message),
+                 "c.yaml:3:20: nodes[0].password_file: %s: cannot open: Permission denied", path);
+        expect_error(text, message);
+    }
+    chmod(path, 0600);
+    static const char *const bad[] = {"\n", "", "a\0b\n"};
+    static const size_t bad_len[] = {1, 0, 4};
+    static const char *const why[] = {"holds no password (it is empty)",
+                                      "holds no password (it is empty)", "holds a NUL byte"};
+    for (size_t k = 0; k < 3; k++) {
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f);
+        cr_assert_eq(fwrite(bad[k], 1, bad_len[k], f), bad_len[k]);
+        fclose(f);
+        snprintf(message, sizeof(message), "c.yaml:3:20: nodes[0].password_file: %s %s", path,
+                 why[k]);
+        expect_error(text, message);
+    }
+    unlink(path);
+    free(path);
+}
+
 Test(config_yaml, comments_and_flow_style)
 {
     redlock_config *cfg = load_ok("# locks\n"
@@ -404,20 +519,21 @@ Test(config_yaml, unknown_node_key)
                  "    db: 0\n"
                  "    prot: 2\n",
                  "c.yaml:5:5: nodes[0].prot: unknown key (expected host, port, socket, "
-                 "url, password, password_env, username, db, connect_timeout_ms, "
-                 "command_timeout_ms, tls, tls_ca_file, tls_ca_dir, tls_cert_file, tls_key_file, "
+                 "url, password, password_env, password_file, username, db, "
+                 "connect_timeout_ms, command_timeout_ms, durable, tls, tls_ca_file, tls_ca_dir, tls_cert_file, tls_key_file, "
                  "tls_server_name)");
 }
 
 Test(config_yaml, unknown_top_level_key)
 {
-    expect_error(ONE_NODE "ttl: 5\n",
-                 "c.yaml:4:1: ttl: unknown key (expected connect_timeout_ms, command_timeout_ms, "
+    expect_error(ONE_NODE "tll: 5\n",
+                 "c.yaml:4:1: tll: unknown key (expected connect_timeout_ms, command_timeout_ms, "
                  "ttl_ms, retry_count, retry_delay_ms, retry_jitter_ms, reconnect_min_ms, "
                  "reconnect_max_ms, wait_by_notification, max_hold_ms, lock_delay_ms, "
                  "fencing, max_in_flight, clock_check, clock_warmup_ms, clock_probe_ms, "
-                 "clock_quarantine_ms, drift_factor, nodes, "
-                 "tls, tls_ca_file, tls_ca_dir, tls_cert_file, tls_key_file, tls_server_name)");
+                 "clock_quarantine_ms, max_ttl_ms, durable, drift_factor, nodes, password_file, "
+                 "tls, tls_ca_file, tls_ca_dir, tls_cert_file, tls_key_file, tls_server_name; "
+                 "or a `_ms` key without `_ms`, as a duration)");
 }
 
 Test(config_yaml, keys_are_case_sensitive)
@@ -427,8 +543,9 @@ Test(config_yaml, keys_are_case_sensitive)
                  "command_timeout_ms, ttl_ms, retry_count, retry_delay_ms, retry_jitter_ms, "
                  "reconnect_min_ms, reconnect_max_ms, wait_by_notification, max_hold_ms, "
                  "lock_delay_ms, fencing, max_in_flight, clock_check, clock_warmup_ms, "
-                 "clock_probe_ms, clock_quarantine_ms, drift_factor, nodes, "
-                 "tls, tls_ca_file, tls_ca_dir, tls_cert_file, tls_key_file, tls_server_name)");
+                 "clock_probe_ms, clock_quarantine_ms, max_ttl_ms, durable, drift_factor, nodes, password_file, "
+                 "tls, tls_ca_file, tls_ca_dir, tls_cert_file, tls_key_file, tls_server_name; "
+                 "or a `_ms` key without `_ms`, as a duration)");
 }
 
 Test(config_yaml, duplicate_top_level_key)
@@ -458,20 +575,22 @@ Test(config_yaml, unknown_key_is_escaped_and_truncated)
                  "command_timeout_ms, ttl_ms, retry_count, retry_delay_ms, retry_jitter_ms, "
                  "reconnect_min_ms, reconnect_max_ms, wait_by_notification, max_hold_ms, "
                  "lock_delay_ms, fencing, max_in_flight, clock_check, clock_warmup_ms, "
-                 "clock_probe_ms, clock_quarantine_ms, drift_factor, nodes, "
-                 "tls, tls_ca_file, tls_ca_dir, tls_cert_file, tls_key_file, tls_server_name)");
+                 "clock_probe_ms, clock_quarantine_ms, max_ttl_ms, durable, drift_factor, nodes, password_file, "
+                 "tls, tls_ca_file, tls_ca_dir, tls_cert_file, tls_key_file, tls_server_name; "
+                 "or a `_ms` key without `_ms`, as a duration)");
     expect_error("nodes:\n  - kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk: 1\n",
                  "c.yaml:2:5: nodes[0].kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk...: unknown key "
-                 "(expected host, port, socket, url, password, password_env, username, db, "
-                 "connect_timeout_ms, command_timeout_ms, tls, tls_ca_file, tls_ca_dir, tls_cert_file, "
+                 "(expected host, port, socket, url, password, password_env, password_file, "
+                 "username, db, connect_timeout_ms, command_timeout_ms, durable, tls, tls_ca_file, tls_ca_dir, tls_cert_file, "
                  "tls_key_file, tls_server_name)");
     expect_error("\"\": 1\n",
                  "c.yaml:1:1: \"\": unknown key (expected connect_timeout_ms, "
                  "command_timeout_ms, ttl_ms, retry_count, retry_delay_ms, retry_jitter_ms, "
                  "reconnect_min_ms, reconnect_max_ms, wait_by_notification, max_hold_ms, "
                  "lock_delay_ms, fencing, max_in_flight, clock_check, clock_warmup_ms, "
-                 "clock_probe_ms, clock_quarantine_ms, drift_factor, nodes, "
-                 "tls, tls_ca_file, tls_ca_dir, tls_cert_file, tls_key_file, tls_server_name)");
+                 "clock_probe_ms, clock_quarantine_ms, max_ttl_ms, durable, drift_factor, nodes, password_file, "
+                 "tls, tls_ca_file, tls_ca_dir, tls_cert_file, tls_key_file, tls_server_name; "
+                 "or a `_ms` key without `_ms`, as a duration)");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -609,9 +728,9 @@ Test(config_yaml, a_thousand_nodes_are_refused_at_the_first_one_too_many)
 Test(config_yaml, username_needs_a_password)
 {
     expect_error("nodes:\n  - host: a\n    username: u\n",
-                 "c.yaml:3:5: nodes[0].username: needs password or password_env");
+                 "c.yaml:3:5: nodes[0].username: needs password, password_env or password_file");
     expect_error("nodes:\n  - host: a\n    username: u\n    password: ~\n",
-                 "c.yaml:3:5: nodes[0].username: needs password or password_env");
+                 "c.yaml:3:5: nodes[0].username: needs password, password_env or password_file");
 }
 
 Test(config_yaml, password_and_password_env_are_exclusive)
@@ -1094,10 +1213,10 @@ Test(config_yaml, url_conflicts_name_the_key)
         {"nodes:\n  - url: redis://u:urlSecret@a\n    username: v\n",
          "c.yaml:3:5: nodes[0].username: the url gives a user already"},
         {"nodes:\n  - url: redis://urlSecret@a\n",
-         "c.yaml:2:10: nodes[0].url: its user needs a password (in the url, password or "
-         "password_env)"},
+         "c.yaml:2:10: nodes[0].url: its user needs a password (in the url, password, "
+         "password_env or password_file)"},
         {"nodes:\n  - url: redis://a\n    username: u\n",
-         "c.yaml:3:5: nodes[0].username: needs password or password_env"},
+         "c.yaml:3:5: nodes[0].username: needs password, password_env or password_file"},
         {"nodes:\n  - url: redis://:urlSecret@a:7001\n  - host: a\n    port: 7001\n",
          "c.yaml:3:5: nodes[1]: duplicate node a:7001 (first at line 2)"},
         {"nodes:\n  - host: a\n  - url: redis://:urlSecret@A:6379/1\n",
@@ -1174,4 +1293,152 @@ Test(config_yaml, url_passwords_are_never_in_messages)
                      REDLOCK_ECONFIG, "%s", texts[i]);
         cr_assert_null(strstr(err, "urlSecret"), "%s", err);
     }
+}
+
+/* Every `_ms` setting also as a duration, as the tool's TIME: a bare number
+ * is seconds; the `_ms` keys still read milliseconds. */
+Test(config_yaml, durations_beside_the_ms_keys)
+{
+    redlock_config *cfg = load_ok("ttl: 30s\n"
+                                  "retry_delay: 250ms\n"
+                                  "max_hold: 1h 30min\n"
+                                  "connect_timeout: 1.5\n"
+                                  "command_timeout: 2\n"
+                                  "lock_delay: 0\n"
+                                  "retry_jitter_ms: 7\n" ONE_NODE);
+    cr_assert_eq(setting(cfg, REDLOCK_TTL_MS), 30000);
+    cr_assert_eq(setting(cfg, REDLOCK_RETRY_DELAY_MS), 250);
+    cr_assert_eq(setting(cfg, REDLOCK_MAX_HOLD_MS), 5400000);
+    cr_assert_eq(setting(cfg, REDLOCK_CONNECT_TIMEOUT_MS), 1500);
+    cr_assert_eq(setting(cfg, REDLOCK_COMMAND_TIMEOUT_MS), 2000);
+    cr_assert_eq(setting(cfg, REDLOCK_LOCK_DELAY_MS), 0);
+    cr_assert_eq(setting(cfg, REDLOCK_RETRY_JITTER_MS), 7, "an _ms key is milliseconds");
+    redlock_config_free(cfg);
+}
+
+Test(config_yaml, bad_durations)
+{
+    expect_error("ttl: 30 seconds\n" ONE_NODE,
+                 "c.yaml:1:6: ttl: expected a duration (30s, 1m30s, 250ms; a bare number is "
+                 "seconds) from 1 ms to 2147483647 ms, got \"30 seconds\"");
+    expect_error("retry_delay: 500us\n" ONE_NODE,
+                 "c.yaml:1:14: retry_delay: below 1 ms, the finest duration it takes, got "
+                 "\"500us\"");
+    expect_error("ttl: [1]\n" ONE_NODE,
+                 "c.yaml:1:6: ttl: expected a duration (30s, 1m30s, 250ms; a bare number is "
+                 "seconds) from 1 ms to 2147483647 ms, got a sequence");
+    /* No duration form for a key without _ms. */
+    expect_error("retry: 3\n" ONE_NODE,
+                 "c.yaml:1:1: retry: unknown key (expected connect_timeout_ms, command_timeout_ms, "
+                 "ttl_ms, retry_count, retry_delay_ms, retry_jitter_ms, reconnect_min_ms, "
+                 "reconnect_max_ms, wait_by_notification, max_hold_ms, lock_delay_ms, "
+                 "fencing, max_in_flight, clock_check, clock_warmup_ms, clock_probe_ms, "
+                 "clock_quarantine_ms, max_ttl_ms, durable, drift_factor, nodes, password_file, "
+                 "tls, tls_ca_file, tls_ca_dir, tls_cert_file, tls_key_file, tls_server_name; "
+                 "or a `_ms` key without `_ms`, as a duration)");
+}
+
+/* Both forms of one setting: refused at the second, naming both lines. */
+Test(config_yaml, a_setting_given_both_ways)
+{
+    expect_error("ttl_ms: 30000\n" ONE_NODE "ttl: 30s\n",
+                 "c.yaml:5:1: ttl (line 5) and ttl_ms (line 1) set the same setting: give one");
+    expect_error("max_hold: 1m\nmax_hold_ms: 60000\n" ONE_NODE,
+                 "c.yaml:2:1: max_hold (line 1) and max_hold_ms (line 2) set the same setting: "
+                 "give one");
+}
+
+/* ------------------------------------------------------------------------ */
+/* A password others may read                                                */
+
+static char warned[1024];
+
+static void capture_warning(int level, const char *message, void *arg)
+{
+    (void)arg;
+    size_t used = strlen(warned);
+    snprintf(warned + used, sizeof(warned) - used, "%d %s\n", level, message);
+}
+
+/* Loads text from a file of that mode; returns what
+ * redlock_config_password_exposed() says (a copy, or NULL) and what a
+ * client started with it would warn, in warned. */
+static char *exposed_with_mode(const char *text, mode_t mode, char **path_out)
+{
+    char *path = write_temp_file(text);
+    cr_assert_eq(chmod(path, mode), 0);
+    char err[REDLOCK_ERRBUF_SIZE];
+    redlock_config *cfg = NULL;
+    cr_assert_eq(redlock_config_load_file(&cfg, path, err, sizeof(err)), REDLOCK_OK, "%s", err);
+    const char *exposed = redlock_config_password_exposed(cfg);
+    char *copy = exposed != NULL ? strdup(exposed) : NULL;
+    warned[0] = '\0';
+    rl_logger log = {capture_warning, NULL, REDLOCK_LOG_DEBUG};
+    rl_config_warn(cfg, &log);
+    redlock_config *dup = NULL;
+    cr_assert_eq(redlock_config_copy(cfg, &dup), REDLOCK_OK);
+    if (copy != NULL)
+        cr_assert_str_eq(redlock_config_password_exposed(dup), copy, "the copy keeps it");
+    redlock_config_free(dup);
+    redlock_config_free(cfg);
+    *path_out = path;
+    return copy;
+}
+
+Test(config_yaml, a_password_readable_by_others_is_warned_about)
+{
+    char *path = NULL;
+    char *exposed = exposed_with_mode(ONE_NODE "    password: hunter2\n", 0644, &path);
+    cr_assert_not_null(exposed);
+    cr_assert_str_eq(exposed, path);
+    char line[512];
+    snprintf(line, sizeof(line),
+             "%d %s holds a password and is readable by others (chmod o-r %s)\n",
+             REDLOCK_LOG_WARN, path, path);
+    cr_assert_str_eq(warned, line);
+    cr_assert_null(strstr(warned, "hunter2"));
+    unlink(path);
+    free(path);
+    free(exposed);
+
+    /* A url with a password is inline too. */
+    exposed = exposed_with_mode("nodes:\n  - url: redis://:hunter2@a\n", 0604, &path);
+    cr_assert_str_eq(exposed, path);
+    unlink(path);
+    free(path);
+    free(exposed);
+}
+
+Test(config_yaml, no_warning_without_a_password_others_may_read)
+{
+    static const struct {
+        const char *text;
+        mode_t mode;
+    } cases[] = {
+        {ONE_NODE "    password: hunter2\n", 0600},
+        {ONE_NODE "    password: hunter2\n", 0640}, /* a service's group */
+        {ONE_NODE, 0644},
+        {ONE_NODE "    password_env: RL_TEST_PASSWORD\n", 0644},
+    };
+    setenv("RL_TEST_PASSWORD", "from-env", 1);
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        char *path = NULL;
+        char *exposed = exposed_with_mode(cases[k].text, cases[k].mode, &path);
+        cr_assert_null(exposed, "case %zu", k);
+        cr_assert_str_eq(warned, "", "case %zu", k);
+        unlink(path);
+        free(path);
+    }
+    /* password_file: the config holds no password, whoever may read it. */
+    char *secret = write_temp_file("hunter2\n");
+    char text[512];
+    snprintf(text, sizeof(text), ONE_NODE "    password_file: %s\n", secret);
+    char *path = NULL;
+    char *exposed = exposed_with_mode(text, 0644, &path);
+    cr_assert_null(exposed);
+    cr_assert_str_eq(warned, "");
+    unlink(path);
+    unlink(secret);
+    free(path);
+    free(secret);
 }

@@ -5,7 +5,7 @@
  * cancels the release, is tested against real masters in
  * test/integration/test_cleanup.c.) The master is played by hand, no
  * server: it is kept CONNECTING, and its queue is read directly. */
-#include "client/client.h"
+#include "context/context.h"
 #include "config/config_internal.h"
 #include "lock/lock.h"
 #include "master/master.h"
@@ -48,9 +48,10 @@ static void close_client(void)
 {
     rl_master *m = &client->masters[0];
     rl_link *link;
-    while ((link = rl_list_pop_front(&m->waiting)) != NULL)
-        rl_slot_on_failure(rl_container_of(link, rl_slot, link), REDLOCK_MASTER_NOT_CONNECTED,
-                           "handshake failed");
+    while ((link = rl_list_pop_front(&m->waiting)) != NULL) {
+        rl_request *req = rl_container_of(link, rl_request, link);
+        req->ops->on_failure(req, REDLOCK_MASTER_NOT_CONNECTED, "handshake failed");
+    }
     m->state = RL_MASTER_IDLE;
     redlock_client_free(client);
     while (ev_run(loop, EVRUN_NOWAIT))
@@ -65,7 +66,7 @@ static rl_slot *queued(size_t n)
     rl_link *link = m->waiting.next;
     for (size_t i = 0; i < n && link != &m->waiting; i++)
         link = link->next;
-    return link == &m->waiting ? NULL : rl_container_of(link, rl_slot, link);
+    return link == &m->waiting ? NULL : rl_slot_of(rl_container_of(link, rl_request, link));
 }
 
 static void record(int status, const redlock_result *r, void *arg)

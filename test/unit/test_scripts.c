@@ -335,6 +335,18 @@ Test(scripts, a_set_refuses_duplicates_too_many_and_too_much)
     cr_assert_eq(rl_keys_check(huge, huge_lens, 2, &block_len), REDLOCK_OK);
 }
 
+/* The library's own keys are never a lock's. */
+Test(scripts, the_librarys_own_keys_are_not_resources)
+{
+    const char *own[] = {"redlock:fence", "redlock:fence:x", RL_RESTART_MARKER_KEY,
+                         RL_RESTART_GUARD_KEY, "redlock:restart:other"};
+    for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+        cr_expect_not(rl_resource_valid(own[i], strlen(own[i])), "%s", own[i]);
+    const char *users[] = {"redlock:fencex", "redlock:restart", "locks:redlock:restart:marker"};
+    for (size_t i = 0; i < sizeof(users) / sizeof(users[0]); i++)
+        cr_expect(rl_resource_valid(users[i], strlen(users[i])), "%s", users[i]);
+}
+
 Test(scripts, shas_are_40_hex_digits)
 {
     cr_assert_eq(strlen(rl_release_script.sha), 40);
@@ -407,7 +419,7 @@ Test(scripts, each_sha_is_the_sha1_of_its_source)
         &rl_acquire_script,      &rl_fenced_acquire_script, &rl_fence_confirm_script,
         &rl_fence_read_script,   &rl_fence_seed_script,     &rl_release_script,
         &rl_extend_script,       &rl_inspect_script,        &rl_extend_batch_script,
-        &rl_release_batch_script};
+        &rl_release_batch_script, &rl_restart_marker_script};
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
         sha1_hex(all[i]->source, strlen(all[i]->source), hex);
         cr_assert_str_eq(hex, all[i]->sha, "script %s", all[i]->name);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* A master's send queue, as pure data: the order requests leave it in. */
-#include "round/quorum.h"
+#include "master/request.h"
 #include "util/list.h"
 #include "send_queue.h"
 
@@ -8,24 +8,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A round of kind with one slot, for lock tag, urgent by urgent_by_us. */
-static rl_slot *request(rl_round_kind kind, uint64_t tag, int64_t urgent_by_us)
+/* A request of class cls, for lock tag, urgent by urgent_by_us. */
+static rl_request *request(rl_request_class cls, uint64_t tag, int64_t urgent_by_us)
 {
-    rl_round *round = calloc(1, sizeof(*round) + sizeof(rl_slot));
-    cr_assert_not_null(round);
-    round->kind = kind;
-    round->lock_tag = tag;
-    round->urgent_by_us = urgent_by_us;
-    round->n = 1;
-    rl_slot *slot = &round->slots[0];
-    slot->round = round;
-    rl_list_init(&slot->link);
-    return slot;
+    rl_request *req = calloc(1, sizeof(*req));
+    cr_assert_not_null(req);
+    req->queue_class = cls;
+    req->lock_tag = tag;
+    req->urgent_by_us = urgent_by_us;
+    rl_list_init(&req->link);
+    return req;
 }
 
-static void drop(rl_slot *slot)
+static void drop(rl_request *req)
 {
-    free(slot->round);
+    free(req);
 }
 
 static rl_send_queue q;
@@ -42,27 +39,27 @@ static void teardown(void)
 
 TestSuite(send_queue, .init = setup, .fini = teardown);
 
-static void push(rl_slot *slot)
+static void push(rl_request *req)
 {
-    cr_assert(rl_send_queue_push(&q, slot));
+    cr_assert(rl_send_queue_push(&q, req));
 }
 
-static void expect_next(const rl_slot *slot)
+static void expect_next(const rl_request *req)
 {
-    rl_slot *next = rl_send_queue_pop(&q);
-    cr_assert_eq(next, slot, "popped the wrong request");
+    rl_request *next = rl_send_queue_pop(&q);
+    cr_assert_eq(next, req, "popped the wrong request");
 }
 
 Test(send_queue, releases_and_the_most_urgent_extensions_take_turns_then_the_rest)
 {
-    rl_slot *acquire1 = request(RL_ROUND_ACQUIRE, 1, 0);
-    rl_slot *late_ext = request(RL_ROUND_EXTEND, 2, 3000);
-    rl_slot *ping = request(RL_ROUND_PING, 0, 0);
-    rl_slot *release1 = request(RL_ROUND_RELEASE, 3, 0);
-    rl_slot *soon_ext = request(RL_ROUND_EXTEND, 4, 1000);
-    rl_slot *release2 = request(RL_ROUND_RELEASE, 5, 0);
-    rl_slot *tie_ext = request(RL_ROUND_EXTEND, 6, 1000);
-    rl_slot *all[] = {acquire1, late_ext, ping, release1, soon_ext, release2, tie_ext};
+    rl_request *acquire1 = request(RL_REQUEST_OTHER, 1, 0);
+    rl_request *late_ext = request(RL_REQUEST_EXTENSION, 2, 3000);
+    rl_request *ping = request(RL_REQUEST_OTHER, 0, 0);
+    rl_request *release1 = request(RL_REQUEST_RELEASE, 3, 0);
+    rl_request *soon_ext = request(RL_REQUEST_EXTENSION, 4, 1000);
+    rl_request *release2 = request(RL_REQUEST_RELEASE, 5, 0);
+    rl_request *tie_ext = request(RL_REQUEST_EXTENSION, 6, 1000);
+    rl_request *all[] = {acquire1, late_ext, ping, release1, soon_ext, release2, tie_ext};
     for (size_t i = 0; i < 7; i++)
         push(all[i]);
     cr_assert_eq(q.count, 7);
@@ -81,11 +78,11 @@ Test(send_queue, releases_and_the_most_urgent_extensions_take_turns_then_the_res
 
 Test(send_queue, a_release_waits_behind_a_queued_acquire_of_its_lock)
 {
-    rl_slot *acquire = request(RL_ROUND_ACQUIRE, 7, 0);
-    rl_slot *other = request(RL_ROUND_ACQUIRE, 8, 0);
-    rl_slot *extension = request(RL_ROUND_EXTEND, 7, 500);
-    rl_slot *release = request(RL_ROUND_RELEASE, 7, 0);
-    rl_slot *stranger = request(RL_ROUND_RELEASE, 9, 0);
+    rl_request *acquire = request(RL_REQUEST_OTHER, 7, 0);
+    rl_request *other = request(RL_REQUEST_OTHER, 8, 0);
+    rl_request *extension = request(RL_REQUEST_EXTENSION, 7, 500);
+    rl_request *release = request(RL_REQUEST_RELEASE, 7, 0);
+    rl_request *stranger = request(RL_REQUEST_RELEASE, 9, 0);
     push(acquire);
     push(other);
     push(extension);
@@ -109,14 +106,14 @@ Test(send_queue, a_release_waits_behind_a_queued_acquire_of_its_lock)
 Test(send_queue, anything_can_be_taken_out_and_the_order_holds)
 {
     enum { N = 1000 };
-    static rl_slot *ext[N];
+    static rl_request *ext[N];
     /* Urgencies in a scrambled order. */
     for (size_t i = 0; i < N; i++) {
-        ext[i] = request(RL_ROUND_EXTEND, i + 1, (int64_t)((i * 7919) % N));
+        ext[i] = request(RL_REQUEST_EXTENSION, i + 1, (int64_t)((i * 7919) % N));
         push(ext[i]);
     }
-    rl_slot *fifo[3] = {request(RL_ROUND_RELEASE, 5000, 0), request(RL_ROUND_INSPECT, 0, 0),
-                        request(RL_ROUND_ACQUIRE, 5001, 0)};
+    rl_request *fifo[3] = {request(RL_REQUEST_RELEASE, 5000, 0), request(RL_REQUEST_OTHER, 0, 0),
+                        request(RL_REQUEST_OTHER, 5001, 0)};
     for (size_t i = 0; i < 3; i++)
         push(fifo[i]);
     /* Every third extension, and the inspect, withdrawn. */
@@ -127,11 +124,11 @@ Test(send_queue, anything_can_be_taken_out_and_the_order_holds)
     expect_next(fifo[0]);
     int64_t last = -1;
     size_t popped = 0;
-    rl_slot *s;
-    while ((s = rl_send_queue_pop(&q)) != NULL && s->round->kind == RL_ROUND_EXTEND) {
-        cr_assert_geq(s->round->urgent_by_us, last, "out of order");
-        cr_assert_neq((s->round->lock_tag - 1) % 3, 0, "a withdrawn one came out");
-        last = s->round->urgent_by_us;
+    rl_request *s;
+    while ((s = rl_send_queue_pop(&q)) != NULL && s->queue_class == RL_REQUEST_EXTENSION) {
+        cr_assert_geq(s->urgent_by_us, last, "out of order");
+        cr_assert_neq((s->lock_tag - 1) % 3, 0, "a withdrawn one came out");
+        last = s->urgent_by_us;
         popped++;
     }
     cr_assert_eq(popped, N - (N + 2) / 3);
@@ -147,16 +144,16 @@ Test(send_queue, anything_can_be_taken_out_and_the_order_holds)
 
 Test(send_queue, a_batch_takes_its_class_turn_and_continues_in_its_class)
 {
-    rl_slot *r1 = request(RL_ROUND_RELEASE, 1, 0);
-    rl_slot *r2 = request(RL_ROUND_RELEASE, 2, 0);
-    rl_slot *e1 = request(RL_ROUND_EXTEND, 3, 100);
-    rl_slot *e2 = request(RL_ROUND_EXTEND, 4, 200);
-    rl_slot *all[] = {r1, r2, e1, e2};
+    rl_request *r1 = request(RL_REQUEST_RELEASE, 1, 0);
+    rl_request *r2 = request(RL_REQUEST_RELEASE, 2, 0);
+    rl_request *e1 = request(RL_REQUEST_EXTENSION, 3, 100);
+    rl_request *e2 = request(RL_REQUEST_EXTENSION, 4, 200);
+    rl_request *all[] = {r1, r2, e1, e2};
     for (size_t i = 0; i < 4; i++)
         push(all[i]);
     /* A release leads: the next of its class is the other release, even
      * though extensions wait too. */
-    rl_slot *first = rl_send_queue_peek(&q, true);
+    rl_request *first = rl_send_queue_peek(&q, true);
     cr_assert_eq(first, r1);
     rl_send_queue_remove(&q, first);
     cr_assert_eq(rl_send_queue_peek_after(&q, first), r2);

@@ -70,7 +70,7 @@ Test(status, outcome_and_lock_state_tables_give_stable_values_and_distinct_names
     };
     size_t n_outcomes = sizeof(outcomes) / sizeof(outcomes[0]);
     size_t n_states = sizeof(states) / sizeof(states[0]);
-    cr_assert_eq(n_outcomes, 9);
+    cr_assert_eq(n_outcomes, 10);
     cr_assert_eq(n_states, 5);
     for (size_t i = 0; i < n_outcomes; i++) {
         cr_assert_eq(outcomes[i].value, outcomes[i].expected);
@@ -97,7 +97,7 @@ Test(status, outcome_and_lock_state_tables_give_stable_values_and_distinct_names
         cr_assert_str_eq(redlock_clock_state_name(i), clock_names[i]);
     cr_assert_eq(REDLOCK_CLOCK_FAST, 3);
     cr_assert_str_eq(redlock_clock_state_name(4), "invalid");
-    cr_assert_str_eq(redlock_master_outcome_name(9), "unknown");
+    cr_assert_str_eq(redlock_master_outcome_name(10), "unknown");
 }
 
 Test(status, version_matches_the_header)

@@ -281,3 +281,27 @@ Test(watchdog_schedule, a_lock_whose_extensions_all_fail_backs_off_until_a_last_
         }
     }
 }
+
+/* The smallest TTL kept: from the latest regular tick to the guard, at
+ * least RL_WD_MIN_RETRY_US; one millisecond less has less. */
+Test(watchdog_schedule, the_smallest_ttl_kept_leaves_a_round_trip_before_the_guard)
+{
+    static const double factors[] = {0, 0.01, 0.1, 0.4};
+    for (size_t k = 0; k < sizeof(factors) / sizeof(factors[0]); k++) {
+        int64_t min = rl_wd_min_ttl_ms(rl_drift_us, factors[k], 3600000);
+        cr_assert_gt(min, 1, "drift factor %g", factors[k]);
+        for (int64_t ttl = min - 1; ttl <= min; ttl++) {
+            lock_times t = times_of(ttl, factors[k]);
+            int64_t lo;
+            int64_t hi;
+            rl_wd_tick_window(0, t.interval, t.guard, false, &lo, &hi);
+            cr_assert_eq(t.guard - hi >= RL_WD_MIN_RETRY_US, ttl == min,
+                         "drift factor %g, ttl %lld ms: %lld us from the tick to the guard",
+                         factors[k], (long long)ttl, (long long)(t.guard - hi));
+        }
+    }
+    cr_assert_eq(rl_wd_min_ttl_ms(rl_drift_us, 0.01, 3600000), 27);
+    /* No TTL is kept when the drift allowance and the guard's sixth take
+     * it all. */
+    cr_assert_eq(rl_wd_min_ttl_ms(rl_drift_us, 0.9, 3600000), -1);
+}

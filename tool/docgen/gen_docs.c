@@ -7,11 +7,14 @@
  *
  * The manual's sections go out in order. The entries of a list read: the
  * help (what --help shows of it, from a capital, with a full stop), then
- * the details; an option's end with the commands that take it.
+ * the details; an option's end with the commands that take it. The
+ * configuration keys are the YAML loader's own (src/config/config_yaml.c),
+ * each with its line of the manual.
  */
 #include "writer.h"
 
 #include "../markup.h"
+#include "config/config_internal.h" /* the YAML loader's keys */
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -147,6 +150,76 @@ static void write_entries(FILE *out, const doc_writer *w, const doc_part *part)
     free_items(items, n);
 }
 
+/* ---- Configuration keys -------------------------------------------------------- */
+
+/* The line of key in entries, or NULL. */
+static const doc_entry *key_line(const doc_entry *entries, const char *key)
+{
+    for (const doc_entry *e = entries; e->term != NULL; e++)
+        if (strcmp(e->term, key) == 0)
+            return e;
+    return NULL;
+}
+
+/* Whether the loader's table (node or top level) has key. */
+static bool loader_has_key(bool node, const char *key)
+{
+    char name[128];
+    for (size_t i = 0; i < rl_yaml_key_count(node); i++) {
+        const char *k = rl_yaml_key_name(node, i, name, sizeof(name));
+        if (k != NULL && strcmp(k, key) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Every key of the YAML loader's table (the top level's, or a node's: the
+ * part's entries say which), in its order, with its line; an `_ms` key's
+ * duration form beside it. A key without a line, or a line without its
+ * key, fails the generation. */
+static void write_config_keys(FILE *out, const doc_writer *w, const doc_part *part)
+{
+    bool node = part->entries == cli_config_node_keys;
+    const char *table = node ? "cli_config_node_keys" : "cli_config_top_keys";
+    size_t count = rl_yaml_key_count(node);
+    doc_item *items = checked(calloc(count + 1, sizeof(*items)));
+    size_t n = 0;
+    for (size_t i = 0; i < count; i++) {
+        char name[128];
+        const char *key = rl_yaml_key_name(node, i, name, sizeof(name));
+        if (key == NULL)
+            continue;
+        char *with_ms = doc_format("%s_ms", key);
+        bool duration_form = loader_has_key(node, with_ms);
+        free(with_ms);
+        if (duration_form) /* shown beside its `_ms` key */
+            continue;
+        const doc_entry *line = key_line(part->entries, key);
+        if (line == NULL) {
+            doc_fail("the config key %s%s has no line in tool/manual.c (%s)",
+                     node ? "nodes[]." : "", key, table);
+            continue;
+        }
+        size_t len = strlen(key);
+        char *duration = len > 3 && strcmp(key + len - 3, "_ms") == 0
+                             ? doc_format("%.*s", (int)(len - 3), key)
+                             : NULL;
+        if (duration != NULL && loader_has_key(node, duration))
+            items[n].term = doc_format("`%s`, `%s`", key, duration);
+        else
+            items[n].term = doc_format("`%s`", key);
+        free(duration);
+        items[n].text = compose(NULL, line->details, NULL);
+        n++;
+    }
+    for (const doc_entry *e = part->entries; e->term != NULL; e++)
+        if (!loader_has_key(node, e->term))
+            doc_fail("tool/manual.c (%s) has a line for %s, which is no config key", table,
+                     e->term);
+    w->table(out, part->text, items, n);
+    free_items(items, n);
+}
+
 /* ---- Options ---------------------------------------------------------------- */
 
 static bool takes(const cli_command *cmd, const cli_option *option)
@@ -261,6 +334,9 @@ static void write_part(FILE *out, const doc_writer *w, const doc_part *part)
     case DOC_DEFINITIONS:
     case DOC_TABLE:
         write_entries(out, w, part);
+        break;
+    case DOC_CONFIG_KEYS:
+        write_config_keys(out, w, part);
         break;
     case DOC_SYNOPSIS:
         w->synopsis(out, part->command);

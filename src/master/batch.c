@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Batched extensions and releases: one script call for several locks. See
  * batch.h. */
-#include "round/batch.h"
-#include "round/quorum.h"
+#include "master/batch.h"
+#include "master/request.h"
 #include "wire/command.h"
 #include "wire/reply.h"
 #include "wire/scripts.h"
@@ -18,19 +18,7 @@ static const redisReply unexpected_batch_reply = {
     .len = sizeof("ERR unexpected reply to a batched request") - 1,
 };
 
-const rl_script *rl_batch_script(const rl_slot *slot)
-{
-    const rl_round *round = slot->round;
-    if (slot->use_eval)
-        return NULL;
-    if (round->kind == RL_ROUND_EXTEND && round->script == &rl_extend_script)
-        return &rl_extend_batch_script;
-    if (round->kind == RL_ROUND_RELEASE && round->script == &rl_release_script)
-        return &rl_release_batch_script;
-    return NULL;
-}
-
-/* One slot's EVALSHA, taken apart: where its keys and its other arguments
+/* One request's EVALSHA, taken apart: where its keys and its other arguments
  * lie in its RESP, as bulk strings copied as they are. */
 typedef struct rl_batch_part {
     size_t nkeys;
@@ -72,7 +60,7 @@ static bool read_bulk(const char **p, const char *end, const char **data, size_t
     return true;
 }
 
-/* slot's request as an EVALSHA of single. */
+/* A request as an EVALSHA of single. */
 static bool read_part(const char *cmd, size_t len, const rl_script *single, rl_batch_part *part)
 {
     const char *p = cmd;
@@ -143,7 +131,8 @@ static bool part_plain(const rl_batch_part *part)
 /* "$1\r\np\r\n": ARGV[1] of the short form, for batches of plain locks. */
 static const char plain_mark[] = "$1\r\np\r\n";
 
-char *rl_batch_command(const rl_script *script, rl_slot *const *slots, size_t count, size_t *len)
+char *rl_batch_command(const rl_script *script, rl_request *const *reqs, size_t count,
+                       size_t *len)
 {
     const rl_script *single = batched_single(script);
     rl_batch_part parts[RL_BATCH_MAX];
@@ -154,9 +143,7 @@ char *rl_batch_command(const rl_script *script, rl_slot *const *slots, size_t co
     size_t body = 0;
     bool plain = true;
     for (size_t i = 0; i < count; i++) {
-        size_t cmd_len;
-        const char *cmd = rl_slot_command(slots[i], &cmd_len);
-        if (!read_part(cmd, cmd_len, single, &parts[i]))
+        if (!read_part(reqs[i]->cmd, reqs[i]->cmd_len, single, &parts[i]))
             return NULL;
         plain = plain && part_plain(&parts[i]);
         nkeys += parts[i].nkeys;
@@ -217,5 +204,6 @@ bool rl_batch_noscript(const redisReply *reply)
 void rl_batch_dispatch(const rl_batch *b, const redisReply *reply, const char *lost_reason)
 {
     for (size_t i = 0; i < b->count; i++)
-        rl_slot_on_reply(b->slots[i], rl_batch_reply_for(reply, b->count, i), lost_reason);
+        b->reqs[i]->ops->on_reply(b->reqs[i], rl_batch_reply_for(reply, b->count, i),
+                                  lost_reason);
 }

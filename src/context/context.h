@@ -1,23 +1,76 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The asynchronous client, which every layer is handed: its masters, its
- * operations in flight, its lifetime and entry guard (client.c). */
-#ifndef REDLOCK_CLIENT_H
-#define REDLOCK_CLIENT_H
+/* The client's context, which every layer is handed: its masters, its
+ * operations in flight, its lifetime and entry guard, and the hooks through
+ * which the layers below tell those above (context.c). client/client.c
+ * makes it and frees it. */
+#ifndef REDLOCK_CONTEXT_H
+#define REDLOCK_CONTEXT_H
 
 #include "util/counters.h"
 #include "config/config_internal.h"
-#include "lock/courtesy.h"
 #include "redlock/redlock.h"
 #include "util/list.h"
 #include "util/log.h"
 #include "util/random.h"
+#include "wire/resources.h"
 
+#include <assert.h>
 #include <ev.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 typedef struct rl_master rl_master;
 typedef struct rl_subscriber rl_subscriber;
+
+/* Resources this client released while others waited, remembered by a
+ * hash in a small ring (lock/courtesy.h reads and writes it). */
+#define RL_COURTESY_SLOTS 16
+
+typedef struct rl_courtesy {
+    uint64_t hash;
+    int64_t until_us;
+} rl_courtesy;
+
+typedef struct rl_courtesy_ring {
+    rl_courtesy entries[RL_COURTESY_SLOTS];
+    unsigned next;
+} rl_courtesy_ring;
+
+/*
+ * What the layers above do for those below, which name none of them
+ * (docs/design.md, Layers): one table, filled by client/client.c and given
+ * to the client when it is made. Each says who calls it and what answers.
+ */
+typedef struct rl_client_hooks {
+    /* context.c, the last rl_client_unref(): free what the layers above
+     * keep in the client (owed releases, seedings, subscribers, masters,
+     * TLS contexts). The context frees its own after. */
+    void (*destroy)(redlock_client *client);
+    /* context.c, the outermost rl_client_leave() after a
+     * redlock_client_free() made from a callback: the free itself. */
+    void (*close)(redlock_client *client);
+    /* master/clock_probe.c, a master proven fast: the held locks weighed
+     * against it (lock/clock_loss.h: rl_clock_loss_check). May call back
+     * into the program. */
+    void (*clock_loss_check)(redlock_client *client, const rl_master *proven);
+    /* master/master.c, each time a master is READY: send it the releases
+     * owed to it (round/owed_release.h: rl_owed_release_on_ready). */
+    void (*master_ready)(rl_master *m);
+    /* round/owed_release.c, out of memory for an owed release: send it
+     * where it can go now, with no one waiting for the outcome
+     * (lock/release.h: rl_release_unattended). */
+    void (*release_unattended)(redlock_client *client, const rl_keys *keys, const char *value,
+                               size_t value_len, const bool *target);
+    /* round/quorum.c, a fenced acquire's OK from a master whose counter is
+     * not in use in run run_id: have it seeded (lock/fence_seed.h:
+     * rl_fence_seed_notice). */
+    void (*fence_seed_notice)(redlock_client *client, size_t master, const char *run_id);
+    /* lock/lock.c, a handle of a blocking client freed on a caller's
+     * thread (client/sync.h: rl_sync_on_io_thread, rl_sync_destroy_lock). */
+    bool (*sync_on_io_thread)(const redlock_sync *sync);
+    int (*sync_destroy_lock)(redlock_sync *sync, redlock_lock *lock, pthread_mutex_t *held);
+} rl_client_hooks;
 
 /* An operation in flight, linked into its client so freeing the client can
  * cancel it. */
@@ -31,6 +84,7 @@ struct redlock_client {
     struct ev_loop *loop;
     redlock_config *cfg; /* a private copy */
     rl_logger log;
+    const rl_client_hooks *hooks; /* client/client.c's */
     size_t n;            /* masters */
     unsigned quorum;     /* n/2 + 1 */
     rl_master *masters;  /* n of them, in config order */
@@ -79,18 +133,21 @@ void rl_client_leave(redlock_client *client);
 /* Whether a frame of the library's is on the stack; for tests: every
  * callback of the program's must find it so. */
 bool rl_client_entered(const redlock_client *client);
+/* Where a frame of the library's must be on the stack: what the program's
+ * callbacks do there (free the client, say) waits for its leave. Checked
+ * only in builds made with REDLOCK_CHECK_ENTRIES (CMake's Debug builds:
+ * the sanitizer and valgrind passes); any other build, whatever its
+ * NDEBUG, never aborts. */
+#ifdef REDLOCK_CHECK_ENTRIES
+#define RL_EXPECT_ENTERED(client) assert(rl_client_entered(client))
+#else
+#define RL_EXPECT_ENTERED(client) ((void)(client))
+#endif
 void rl_client_add_op(redlock_client *client, rl_op *op);
 void rl_client_remove_op(rl_op *op);
 /* The TLS context of node (in the client's config), or NULL: plain. */
 const struct rl_tls_ctx *rl_client_tls(const redlock_client *client, const rl_node *node);
 /* The config's default for key. */
 int64_t rl_client_setting(const redlock_client *client, redlock_setting key);
-/* Whether so many masters are behind with extensions (rl_master_behind)
- * that too few are left for a quorum. */
-bool rl_client_behind(const redlock_client *client);
-/* 0 when an acquire that began at started_us may make its first attempt:
- * every master's clock warmed up (rl_clock_probe_warm), or waited for as
- * long as a connect and the warm-up take; else when to look again. */
-int64_t rl_client_clock_wait(const redlock_client *client, int64_t now_us, int64_t started_us);
 
 #endif

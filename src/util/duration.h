@@ -163,7 +163,9 @@ static inline int rl_duration_parse(const char *text, int64_t min, int64_t max,
     int64_t value = total_ns / RL_NS_PER_MS + (total_ns % RL_NS_PER_MS >= RL_NS_PER_MS / 2 ? 1 : 0);
     if (total_ns < RL_NS_PER_MS && (total_ns > 0 || inexact))
         return RL_DURATION_TOO_FINE;
-    if (value < min || value > max)
+    /* Counted in nanoseconds, so the milliseconds must be too: rounding up
+     * just below INT64_MAX ns gives one that "Nms" could not be read back. */
+    if (value > INT64_MAX / RL_NS_PER_MS || value < min || value > max)
         return RL_DURATION_RANGE;
     *ms = value;
     return 0;

@@ -26,6 +26,7 @@
  */
 #include "cli_command.h"
 #include "guardian.h"
+#include "local_queue.h"
 #include "metrics_file.h"
 #include "proctree.h"
 
@@ -36,6 +37,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 
 typedef enum run_phase {
     RUN_ACQUIRING,
@@ -63,6 +65,7 @@ typedef struct run_state {
     const char *metrics_file; /* --metrics-file, or NULL */
     int metrics_errno;        /* the last write's failure reported, or 0 */
     ev_timer metrics_timer;
+    local_queue queue; /* this host's waiters for the lock (local_queue.h) */
 } run_state;
 
 static void stop_watchers(run_state *st)
@@ -250,11 +253,40 @@ static int run_locked(run_state *st, const cli_options *ro)
         ev_timer_start(st->c->loop, &st->metrics_timer);
     }
     rc = run_held(st, ro);
+    local_queue_leave(&st->queue); /* if a path above kept it */
     if (st->metrics_file != NULL) {
         ev_timer_stop(st->c->loop, &st->metrics_timer);
         write_metrics(st); /* the last: the release counted */
     }
     return rc;
+}
+
+static int64_t monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* With --wait, this host's waiters take turns before asking the masters
+ * (local_queue.h): at most a TTL, and the wait is what is left after. Not
+ * for a reentrant acquire, which its holder's turn would block. */
+static void queue_up(run_state *st, const cli_options *ro, redlock_acquire_options *o)
+{
+    if (ro->owner != NULL || ro->wait_ms <= 0) /* CLI_WAIT_FOREVER is above 0 */
+        return;
+    int64_t ttl = o->ttl_ms;
+    if (ttl < 0)
+        redlock_config_get(st->c->cfg, REDLOCK_TTL_MS, &ttl);
+    int64_t max_ms = ro->wait_ms == CLI_WAIT_FOREVER || ro->wait_ms > ttl ? ttl : ro->wait_ms;
+    int64_t start = monotonic_ms();
+    local_queue_enter(&st->queue, st->c->loop, st->c->cfg, &st->set, max_ms, &st->interrupted);
+    if (ro->wait_ms == CLI_WAIT_FOREVER)
+        return;
+    int64_t left = ro->wait_ms - (monotonic_ms() - start);
+    o->wait_ms = left > 0 ? left : 0;
+    if (left <= 0)
+        o->retry_count = 0; /* one attempt, as --wait 0 */
 }
 
 static int run_held(run_state *st, const cli_options *ro)
@@ -266,10 +298,13 @@ static int run_held(run_state *st, const cli_options *ro)
         o.fencing = 1; /* run hands CMD a fencing token unless --no-fencing */
     if (ro->label == NULL && st->label[0] != '\0')
         o.label = st->label; /* status shows who holds it: this host, pid and CMD */
-    int status = cli_acquire(c, &st->set, &o, &c->lock, &c->result);
+    queue_up(st, ro, &o);
+    int status = st->interrupted != 0 ? REDLOCK_ECANCELED
+                                      : cli_acquire(c, &st->set, &o, &c->lock, &c->result);
     write_metrics(st); /* the masters connected, the acquire counted */
     if (status != REDLOCK_OK || st->interrupted != 0) {
         stop_watchers(st);
+        local_queue_leave(&st->queue);
         return not_run(st, status, ro->conflict_exit);
     }
 
@@ -284,6 +319,7 @@ static int run_held(run_state *st, const cli_options *ro)
     supervise(st);
     stop_watchers(st);
     status = cli_release(c, c->lock, NULL);
+    local_queue_leave(&st->queue); /* released: the host's next waiter asks */
     if (status != REDLOCK_OK && !st->lost)
         cli_error("run: releasing %s: %s (it expires after its TTL)", st->shown,
                   redlock_strerror(status));

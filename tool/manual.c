@@ -24,6 +24,9 @@ const doc_entry cli_environment[] = {
      "When `XDG_CONFIG_HOME` is unset or empty, `$HOME/.config/redlock/redlock.yaml` is the "
      "first default configuration file."},
     {"`PATH`", NULL, "Where `run` looks for *CMD* when it contains no slash."},
+    {"`TMPDIR`", NULL,
+     "Where `run --wait` keeps the files its calls take turns on when `/run/lock` cannot be "
+     "written (`/tmp` when unset); see [Waiting on one host](#waiting-on-one-host)."},
     {"The variable a node's `password_env` names", NULL,
      "Holds that master's AUTH password; it is read when the configuration is loaded, and "
      "must be set and not empty."},
@@ -115,6 +118,10 @@ static const doc_entry files[] = {
      "Completion of the commands and options for bash (with the `bash-completion` package, "
      "loaded on first use)."},
     {"`/usr/share/zsh/vendor-completions/_redlock`", NULL, "Their completion for zsh."},
+    {"`/run/lock/redlock-`*HASH*`.lock`", NULL,
+     "The files on which `run --wait` calls of one host take turns (see [Waiting on one "
+     "host](#waiting-on-one-host)): empty, one per lock and set of masters, made as needed "
+     "and left for the next; in `$TMPDIR` or `/tmp` where `/run/lock` cannot be written."},
     {"`/usr/share/doc/redlock-tools/docs/cli.md`", NULL, "This manual, in Markdown."},
     {"`/usr/share/doc/redlock-tools/docs/config.md`", NULL,
      "Every configuration key, with its type, default and range."},
@@ -263,6 +270,26 @@ static const doc_part reentrant_locks[] = {
      "workers (two machines running the same job, say), which would then hold the\n"
      "lock together. Give each worker a token of its own, such as its host name and\n"
      "process id, and pass it only to what it runs itself.",
+     NULL, NULL},
+};
+
+static const doc_part waiting_on_one_host[] = {
+    {DOC_TEXT,
+     "`run` calls with `--wait` on one host that wait for the same lock (the same\n"
+     "resources, in any order, on the same masters) take turns first on a local file\n"
+     "lock, as `flock`(1) does (see [Files](#files)): only the one whose turn it is\n"
+     "asks the masters, and it passes the turn on once it has released the lock, or\n"
+     "given up. Without it, every release woke every waiter on the host, each\n"
+     "asking every master while one won. The masters still decide who holds the\n"
+     "lock: waiters on other hosts ask them as before, and a turn is no lock.\n"
+     "\n"
+     "A turn is waited for at most one TTL, then the masters are asked as if there\n"
+     "were no turns: a `run` that has the turn and is stopped (SIGSTOP, ^Z) holds\n"
+     "the others back no longer than its lock could last. The time spent waiting\n"
+     "for a turn counts in `--wait`. There are no turns with `--wait 0`, with\n"
+     "`--owner` (a hold taken again must not wait for its holder's turn), for\n"
+     "`acquire` (which returns while holding the lock), or when the file cannot be\n"
+     "opened.",
      NULL, NULL},
 };
 
@@ -655,6 +682,7 @@ static const doc_section sections[] = {
     SECTION("Time values", time_values),
     SECTION("Resources", resources),
     SECTION("Reentrant locks", reentrant_locks),
+    SECTION("Waiting on one host", waiting_on_one_host),
     SECTION("Fencing tokens", fencing_tokens),
     SECTION("JSON output", json_output),
     SECTION("Configuration", configuration),
@@ -670,7 +698,7 @@ static const doc_section sections[] = {
 const doc_manual cli_manual = {
     .name = "redlock",
     .whatis = "take a lock held on a majority of independent Redis masters",
-    .date = "2026-11-28",
+    .date = "2026-11-29",
     .sections = sections,
     .section_count = ARRAY_SIZE(sections),
 };

@@ -298,9 +298,10 @@ Test(stopped_master_rounds, a_contended_lock_changes_hands_with_a_master_stopped
     cr_expect(all_idle(&h, ws));
     cr_log_info("acquired %u times in %d ms by %d clients", taken, HOT_MS, CLIENTS);
     /* Measured on loopback: 2000 to 3700 times; 75 to 330 when each
-     * contested attempt waited on the stopped master. Under a stretched
-     * time scale (valgrind: 12 times, the timeouts ten times longer), only
-     * that it changes hands. */
-    unsigned expected = fleet_time_scale() > 1 ? 5 : 600;
+     * contested attempt waited on the stopped master; 551 under ASan on a
+     * machine running other tests beside it. Under a stretched time scale
+     * (valgrind: 12 times, the timeouts ten times longer), only that it
+     * changes hands. */
+    unsigned expected = fleet_time_scale() > 1 ? 5 : 400;
     cr_expect_gt(taken, expected, "the lock changed hands %u times in %d ms", taken, HOT_MS);
 }

@@ -25,69 +25,29 @@ suite="${HIREDIS1_SUITE:-trixie}"
 work="$1"
 root="$work/root"
 
-# The mirror apt installs this system's own release from: the first "deb"
-# source for its codename (deb822 .sources files and one-line .list files
-# alike, as apt itself reads them), else for a suite named by status.
-apt_debian_mirror() {
-  local codename
-  # shellcheck disable=SC1091
-  codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
-  # shellcheck disable=SC2016 # apt's own $(FIELD) placeholders
-  apt-get indextargets --no-release-info --format '$(TARGET_OF) $(RELEASE) $(SITE)' \
-      'Identifier: Packages' 2>/dev/null |
-    awk -v codename="$codename" '
-      $1 != "deb" { next }
-      $2 == codename && !mine { mine = $3 }
-      ($2 == "stable" || $2 == "oldstable") && !named { named = $3 }
-      END { if (mine) print mine; else if (named) print named }'
-}
-mirror="${DEBIAN_MIRROR:-$(apt_debian_mirror)}"
-if [ -z "$mirror" ]; then
-  echo "no Debian mirror in apt's sources; set DEBIAN_MIRROR" >&2
-  exit 1
-fi
+# apt_debian_mirror, debian_suite_apt and debian_suite_unpack: a private
+# apt for the suite, on the mirror this system's apt uses.
+# shellcheck source=scripts/debian-suite.sh
+. scripts/debian-suite.sh
+# The mirror first: without one, fail before anything is removed.
+mirror=$(debian_suite_mirror)
 
 rm -rf "$root" "$work/debs" "$work/pkgconfig" "$work/apt"
 mkdir -p "$root" "$work/debs" "$work/pkgconfig"
-abs_work="$(cd "$work" && pwd)"
 
 # apt, reading only a sources list of our own and keeping its lists and
-# cache under build-hiredis1/apt (the system's configuration, proxies
-# included, still applies).
-apt_dir="$abs_work/apt"
-mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" \
-  "$apt_dir/sources.list.d" "$apt_dir/preferences.d"
-signed_by=""
-if [ -f /usr/share/keyrings/debian-archive-keyring.gpg ]; then
-  signed_by=" [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]"
-fi
-echo "deb$signed_by $mirror $suite main" >"$apt_dir/sources.list"
-apt_opts=(
-  -o "Dir::Etc::SourceList=$apt_dir/sources.list"
-  -o "Dir::Etc::SourceParts=$apt_dir/sources.list.d"
-  -o "Dir::Etc::Preferences=$apt_dir/preferences"
-  -o "Dir::Etc::PreferencesParts=$apt_dir/preferences.d"
-  -o "Dir::State::Lists=$apt_dir/lists"
-  -o "Dir::Cache=$apt_dir/cache"
-  -o "APT::Sandbox::User=$(id -un)"
-  -o "APT::Get::List-Cleanup=false"
-)
-
-echo "Fetching the $suite package index from $mirror" >&2
-apt-get "${apt_opts[@]}" -qq update
+# cache under WORKDIR/apt (the system's configuration, proxies included,
+# still applies).
+DEBIAN_MIRROR="$mirror" debian_suite_apt "$work/apt" "$suite"
 # libhiredis-dev, then the runtime package it depends on (libhiredis1.1.0).
-(cd "$work/debs" && apt-get "${apt_opts[@]}" -qq download libhiredis-dev)
+debian_suite_unpack "$work/debs" "$root" libhiredis-dev
 dev_deb=$(ls "$work"/debs/libhiredis-dev_*.deb)
 runtime=$(dpkg-deb -f "$dev_deb" Depends | tr ',' '\n' | sed -n 's/^ *\(libhiredis1\.[0-9.]*\).*/\1/p')
 if [ -z "$runtime" ]; then
   echo "libhiredis-dev in $suite depends on no libhiredis1.x" >&2
   exit 1
 fi
-(cd "$work/debs" && apt-get "${apt_opts[@]}" -qq download "$runtime")
-for deb in "$work"/debs/*.deb; do
-  echo "Unpacking ${deb##*/}" >&2
-  dpkg-deb -x "$deb" "$root"
-done
+debian_suite_unpack "$work/debs" "$root" "$runtime"
 
 abs_root="$(cd "$root" && pwd)"
 hiredis_pc=$(find "$abs_root/usr/lib" -name hiredis.pc | head -n 1)

@@ -252,6 +252,8 @@ static void print_text(const redlock_result *r, const cli_check_master *masters)
             if (cm->clock_why[0] != '\0')
                 printf(" (%s)", cm->clock_why);
             printf("  persistence %s", cm->persistence);
+            if (m->server != NULL)
+                printf("  server %s", m->server);
         } else {
             printf("  (%s)",
                    cli_shown(shown, sizeof(shown),

@@ -38,6 +38,13 @@ static const redlock_stats *client_stats(const cli *c)
     return redlock_client_stats(c->client, &stats) == REDLOCK_OK ? &stats : NULL;
 }
 
+/* The server, as INFO named it when this process connected. */
+static void print_server(const redlock_master_result *m)
+{
+    if (m->server != NULL)
+        printf("  server %s", m->server);
+}
+
 /* The master's clock, when something was proven of it. */
 static void print_clock(const redlock_master_result *m)
 {
@@ -99,11 +106,13 @@ static void print_status_text(const redlock_result *r, const redlock_stats *s)
             print_problem(m);
         } else if (m->pttl_ms == CLI_PTTL_MIXED) {
             printf("mixed  (not all held by one value)");
+            print_server(m);
             print_clock(m);
             print_restart(s, i);
             printf("\n");
         } else if (m->value == NULL) {
             printf("free");
+            print_server(m);
             print_clock(m);
             print_restart(s, i);
             printf("\n");
@@ -116,6 +125,7 @@ static void print_status_text(const redlock_result *r, const redlock_stats *s)
                 printf("  no expiry");
             if (m->fencing_token != 0)
                 printf("  token %llu", (unsigned long long)m->fencing_token);
+            print_server(m);
             print_clock(m);
             print_restart(s, i);
             print_holder(m); /* last: the label may hold spaces */
@@ -168,6 +178,7 @@ int cmd_ping(cli *c, const cli_options *o, char **operands, int count)
             const redlock_master_result *m = &r->masters[i];
             if (reachable(m)) {
                 printf("%s  ok  %.2f ms", m->name, (double)m->latency_us / 1000.0);
+                print_server(m);
                 print_restart(stats, i);
                 printf("\n");
             } else {

@@ -302,6 +302,7 @@ char *cli_json_status(const cli_resources *set, int status, const redlock_result
         json_object_set_new(o, "fencing_token",
                             number_or_null(m->fencing_token != 0, (json_int_t)m->fencing_token));
         json_object_set_new(o, "error", master_error(m));
+        json_object_set_new(o, "server", text_or_null(m->server));
         json_object_set_new(o, "clock", master_clock(m));
         set_stats(o, stats, i);
         json_object_set_new(o, "holder", master_holder(m));
@@ -324,6 +325,7 @@ char *cli_json_ping(int status, const redlock_result *r, const redlock_stats *st
                               reachable(m), "latency_us",
                               number_or_null(m->latency_us >= 0, m->latency_us), "error",
                               master_error(m));
+        json_object_set_new(o, "server", text_or_null(m->server));
         json_object_set_new(o, "clock", master_clock(m));
         set_stats(o, stats, i);
         json_array_append_new(masters, o);
@@ -410,6 +412,7 @@ char *cli_json_check(int status, const redlock_result *r, const redlock_stats *s
                               "state", states[cm->state], "reachable", reachable(m),
                               "latency_us", number_or_null(m->latency_us >= 0, m->latency_us),
                               "error", master_error(m));
+        json_object_set_new(o, "server", text_or_null(m->server));
         json_t *clock = master_clock(m);
         json_object_set_new(clock, "verdict", json_string(cm->clock));
         json_object_set_new(clock, "why_not_checked", known_text(cm->clock_why));

@@ -435,6 +435,10 @@ typedef struct redlock_master_result {
     int clock_state;
     bool clock_slow;
     double clock_rate_lo, clock_rate_hi;
+    /* The server, as its INFO server reply says when this client last
+     * connected: "valkey 9.1.2", "redis 7.0.15"; NULL when not known
+     * (never connected, or INFO refused). */
+    const char *server;
 } redlock_master_result;
 
 /*

@@ -44,6 +44,7 @@ static redlock_result *result_pack(const redlock_result *header,
     size_t size = sizeof(redlock_result) + n * sizeof(redlock_master_result);
     for (size_t i = 0; i < n; i++)
         size += text_size(masters[i].name) + text_size(masters[i].detail) +
+                text_size(masters[i].server) +
                 (masters[i].value ? masters[i].value_len + 1 : 0);
     redlock_result *out = malloc(size);
     if (out == NULL)
@@ -55,6 +56,7 @@ static redlock_result *result_pack(const redlock_result *header,
         dst[i] = masters[i];
         dst[i].name = pack_text(&cursor, masters[i].name);
         dst[i].detail = pack_text(&cursor, masters[i].detail);
+        dst[i].server = pack_text(&cursor, masters[i].server);
         dst[i].value = pack_bytes(&cursor, masters[i].value, masters[i].value_len);
     }
     out->masters = n ? dst : NULL;
@@ -97,6 +99,8 @@ void rl_result_view(redlock_result *out, redlock_master_result *masters,
                                      .pttl_ms = -2};
         rl_clock_probe_report(&client->masters[i], &m->clock_state, &m->clock_slow,
                               &m->clock_rate_lo, &m->clock_rate_hi);
+        const char *server = client->masters[i].server.text;
+        m->server = server[0] != '\0' ? server : NULL;
         if (round != NULL && round->slots[i].counted) {
             const rl_slot *slot = &round->slots[i];
             m->outcome = slot->outcome;

@@ -103,6 +103,7 @@
 #include "util/util.h"
 #include "wire/reply.h"
 #include "wire/scripts.h"
+#include "wire/server_info.h"
 
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
@@ -519,6 +520,7 @@ static void master_handle_handshake_reply(redisAsyncContext *ac, void *r, void *
     case RL_HANDSHAKE_ACCEPTED:
         if (step == RL_HS_INFO) {
             rl_reply_run_id(reply, m->run_id);
+            rl_server_info_read(reply, &m->server);
             /* Sent ahead of what waited for the handshake: its reply comes
              * before theirs. */
             if (rl_restart_on_info(m, m->run_id, rl_reply_uptime_s(reply)))
@@ -529,6 +531,7 @@ static void master_handle_handshake_reply(redisAsyncContext *ac, void *r, void *
         RL_EXPECT_ENTERED(m->client); /* a free from the log waits for its leave */
         rl_log(master_log(m), REDLOCK_LOG_DEBUG,
                "master %s: INFO refused; cannot check for duplicate servers", m->node->name);
+        rl_server_info_read(NULL, &m->server); /* unknown: no command beyond the scripts */
         if (rl_restart_on_info(m, "", -1))
             rl_restart_probe_marker(m);
         break;

@@ -34,6 +34,7 @@
 #include "util/list.h"
 #include "master/request.h"
 #include "master/send_queue.h"
+#include "wire/server_info.h"
 #include "util/counters.h"
 
 #include <ev.h>
@@ -101,6 +102,7 @@ struct rl_master {
     int failure_outcome;          /* for requests while IDLE: NOT_CONNECTED or AUTH_FAILED */
     char failure[192];            /* why the master is not connected */
     char run_id[41];              /* the server's INFO run_id, "" when unknown */
+    rl_server_info server;        /* its name, version and commands, from INFO */
     rl_master_counters stats;     /* for redlock_client_stats() */
     rl_clock_probe probe;         /* what its clock is proven to do */
     rl_restart restart;           /* from when its OKs count (restart.h) */

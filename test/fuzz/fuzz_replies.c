@@ -18,7 +18,8 @@
  *   release after a failed attempt, late replies, the result and the
  *   callback. Each operation runs twice: as it comes, and with some masters
  *   timing out (one before its request went out, others after).
- * - the reply to each step of the connection handshake, and INFO's run_id.
+ * - the reply to each step of the connection handshake, and INFO's run_id
+ *   and server.
  *
  * No connection is made and the loop never runs. The masters' connect
  * attempts (to sockets that cannot exist) fail at once; the target then
@@ -41,6 +42,7 @@
 #include "util/list.h"
 #include "reader_bounds.h"
 #include "reply.h"
+#include "server_info.h"
 
 #include <ev.h>
 #include <hiredis/hiredis.h>
@@ -146,6 +148,16 @@ static void check_handshake(const redisReply *reply)
     memset(run_id, 'x', sizeof(run_id));
     rl_reply_run_id(reply, run_id);
     FUZZ_CHECK(memchr(run_id, '\0', sizeof(run_id)) != NULL);
+    /* What the server is: printable, "NAME VERSION", or unknown with no
+     * command beyond the scripts. */
+    rl_server_info server;
+    memset(&server, 'x', sizeof(server));
+    rl_server_info_read(reply, &server);
+    size_t len = strnlen(server.text, sizeof(server.text));
+    FUZZ_CHECK(len < sizeof(server.text));
+    for (size_t i = 0; i < len; i++)
+        FUZZ_CHECK(server.text[i] >= 0x20 && server.text[i] <= 0x7e);
+    FUZZ_CHECK(len == 0 ? server.caps == 0 : strchr(server.text, ' ') != NULL);
 }
 
 /* ------------------------------------------------------------------------ */

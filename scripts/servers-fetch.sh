@@ -113,6 +113,10 @@ lib_closure() {
   done
 }
 
+# Wrappers written before preloads went to the root's loader lack this
+# line: their kind is fetched again.
+wrapper_mark="preload: root loader"
+
 # write_wrapper PATH ROOT PROGRAM KIND SUITE: a script that execs ROOT's
 # PROGRAM through ROOT's loader, with ROOT's libraries first.
 write_wrapper() {
@@ -127,9 +131,18 @@ write_wrapper() {
 # through the loader and libraries unpacked with it (it needs a newer glibc
 # than this system's).
 root='$root'
-exec "\$root/usr/lib/$multiarch/$loader_name" \\
-  --library-path "\$root/usr/lib/$multiarch:\$root/lib/$multiarch" \\
-  "\$root/usr/bin/$program" "\$@"
+loader="\$root/usr/lib/$multiarch/$loader_name"
+libs="\$root/usr/lib/$multiarch:\$root/lib/$multiarch"
+# $wrapper_mark: a preload (the test fleet's libfaketime and its shim) goes to
+# the root's loader, not to this shell's, with the root's libfaketime in
+# place of the system's, which the root's glibc cannot run.
+if [ -n "\${LD_PRELOAD:-}" ]; then
+  preload=\$(printf '%s' "\$LD_PRELOAD" |
+    sed "s|/usr/lib/$multiarch/faketime/|\$root/usr/lib/$multiarch/faketime/|g")
+  unset LD_PRELOAD
+  exec "\$loader" --preload "\$preload" --library-path "\$libs" "\$root/usr/bin/$program" "\$@"
+fi
+exec "\$loader" --library-path "\$libs" "\$root/usr/bin/$program" "\$@"
 SH
   chmod 755 "$path"
 }
@@ -139,7 +152,7 @@ fetch_kind() {
   read -r suite pkgs server cli major < <(kind_spec "$kind")
   dir="$work/$kind"
   root="$dir/root"
-  if [ -x "$dir/bin/redis-server" ] &&
+  if [ -x "$dir/bin/redis-server" ] && grep -q "$wrapper_mark" "$dir/bin/redis-server" &&
       version=$(server_version "$dir/bin/redis-server"); then
     echo "$kind $version $dir/bin/redis-server"
     return 0
@@ -149,9 +162,10 @@ fetch_kind() {
   # (set -e does not hold in here: fetch_kind runs as a condition)
   rm -rf "$dir" && mkdir -p "$dir/bin" || return 1
   use_suite "$suite" || return 1
-  # libc6 too: the packages' binaries need the suite's glibc and loader.
+  # libc6 too: the packages' binaries need the suite's glibc and loader;
+  # libfaketime for the tests' fake clocks, built for that glibc.
   # shellcheck disable=SC2086 # pkgs is a comma list of names
-  pkg_list=$(lib_closure ${pkgs//,/ } libc6) || return 1
+  pkg_list=$(lib_closure ${pkgs//,/ } libc6 libfaketime) || return 1
   # shellcheck disable=SC2086 # one package name a line
   debian_suite_unpack "$dir/debs" "$root" $pkg_list || return 1
 

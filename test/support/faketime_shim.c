@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* glibc's own allocator under its exported internal names. */
 // NOLINTBEGIN(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp)
@@ -91,12 +92,69 @@ size_t malloc_usable_size(void *p)
     return glibc != NULL && p != NULL ? glibc(p) : 0;
 }
 
-/* jemalloc's signature, kept as it is. */
+/* jemalloc's signature, kept as it is. Statistics and counters read as 0,
+ * commands (epoch, purge) succeed doing nothing: Valkey asserts that its
+ * statistics can be read. Strings (version, opt.*) are unknown, never a
+ * NULL pointer written where a caller expects one to print. */
 int mallctl(const char *name, void *oldp, size_t *oldlenp, // NOLINT(readability-non-const-parameter)
             void *newp, size_t newlen)
 {
-    (void)name, (void)oldp, (void)oldlenp, (void)newp, (void)newlen;
-    return ENOENT;
+    (void)newp, (void)newlen;
+    if (name == NULL || strcmp(name, "version") == 0 || strncmp(name, "opt.", 4) == 0 ||
+        strstr(name, ".dss") != NULL)
+        return ENOENT;
+    if (oldp != NULL && oldlenp != NULL)
+        memset(oldp, 0, *oldlenp);
+    return 0;
+}
+
+/* jemalloc's non-standard API, which newer servers call directly (Valkey 8
+ * and 9: sdallocx; Redis 8: mallocx, rallocx, dallocx): glibc's allocator
+ * behind it too, or memory from glibc would reach jemalloc. The flags'
+ * low six bits are log2 of an alignment (MALLOCX_LG_ALIGN), 0x40 asks for
+ * zeroed memory (MALLOCX_ZERO); the arena and tcache bits mean nothing
+ * here. */
+#define SHIM_MALLOCX_ALIGN(flags) ((size_t)1 << ((unsigned)(flags) & 0x3fU))
+#define SHIM_MALLOCX_ZERO 0x40
+
+static void *shim_alloc(size_t size, int flags)
+{
+    void *p = (flags & 0x3f) != 0 ? __libc_memalign(SHIM_MALLOCX_ALIGN(flags), size)
+                                  : __libc_malloc(size);
+    if (p != NULL && (flags & SHIM_MALLOCX_ZERO) != 0)
+        memset(p, 0, size);
+    return p;
+}
+
+void *mallocx(size_t size, int flags)
+{
+    return shim_alloc(size == 0 ? 1 : size, flags);
+}
+
+void *rallocx(void *p, size_t size, int flags)
+{
+    if ((flags & (0x3f | SHIM_MALLOCX_ZERO)) == 0)
+        return __libc_realloc(p, size);
+    /* Aligned or zeroed: a new block, the old contents copied over. */
+    size_t old = malloc_usable_size(p);
+    void *q = shim_alloc(size == 0 ? 1 : size, flags);
+    if (q == NULL)
+        return NULL;
+    memcpy(q, p, old < size ? old : size);
+    __libc_free(p);
+    return q;
+}
+
+void sdallocx(void *p, size_t size, int flags)
+{
+    (void)size, (void)flags;
+    __libc_free(p);
+}
+
+void dallocx(void *p, int flags)
+{
+    (void)flags;
+    __libc_free(p);
 }
 
 size_t nallocx(size_t size, int flags)

@@ -63,7 +63,8 @@ struct fleet {
     size_t n;
     fleet_server *servers;
     char *dir;         /* the fleet's temporary directory */
-    char *redis_bin;   /* what to execv */
+    char **redis_bins; /* what to execv: server i runs the (i mod count)th */
+    size_t redis_bin_count;
     char *password;    /* NULL: none; wiped when freed */
     char *auth_conf;   /* config file with requirepass/masterauth, or NULL */
     int appendonly;
@@ -176,14 +177,10 @@ static void unregister_live(fleet *f)
 
 /* ---- Files and directories ---------------------------------------------- */
 
-/* The redis-server to execv: $REDLOCK_REDIS_SERVER, else the name CMake was
- * configured with; a name without '/' is looked up on PATH. NULL with a
- * message when there is no such executable. */
-static char *find_redis_server(void)
+/* One redis-server to execv: a name without '/' is looked up on PATH. NULL
+ * with a message when there is no such executable. */
+static char *find_one_server(const char *name)
 {
-    const char *name = getenv("REDLOCK_REDIS_SERVER");
-    if (name == NULL || *name == '\0')
-        name = FLEET_REDIS_SERVER;
     if (strchr(name, '/') != NULL) {
         if (access(name, X_OK) == 0)
             return strdup(name);
@@ -208,6 +205,48 @@ static char *find_redis_server(void)
     }
     fprintf(stderr, "fleet: %s not found on PATH; set REDLOCK_REDIS_SERVER\n", name);
     return NULL;
+}
+
+static void free_servers(char **bins, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        free(bins[i]);
+    free(bins);
+}
+
+/* The redis-servers to execv: $REDLOCK_REDIS_SERVER, else the name CMake
+ * was configured with; a ':'-separated list makes a mixed fleet, server i
+ * running the (i mod count)th. -1 with a message when one cannot be run. */
+static int find_redis_servers(fleet *f)
+{
+    const char *list = getenv("REDLOCK_REDIS_SERVER");
+    if (list == NULL || *list == '\0')
+        list = FLEET_REDIS_SERVER;
+    size_t count = 1;
+    for (const char *p = list; *p; p++)
+        count += *p == ':';
+    char **bins = calloc(count, sizeof(*bins));
+    if (bins == NULL)
+        return -1;
+    size_t n = 0;
+    for (const char *p = list;; p++) {
+        const char *end = strchrnul(p, ':');
+        char *name = str_printf("%.*s", (int)(end - p), p);
+        bins[n] = name != NULL && *name != '\0' ? find_one_server(name) : NULL;
+        if (name != NULL && *name == '\0')
+            fprintf(stderr, "fleet: an empty entry in REDLOCK_REDIS_SERVER=%s\n", list);
+        free(name);
+        if (bins[n++] == NULL) {
+            free_servers(bins, n);
+            return -1;
+        }
+        if (*end == '\0')
+            break;
+        p = end;
+    }
+    f->redis_bins = bins;
+    f->redis_bin_count = n;
+    return 0;
 }
 
 static char *make_fleet_dir(void)
@@ -563,7 +602,8 @@ static int spawn_server(fleet *f, fleet_server *s, int replica_of_port)
         return -1;
     }
     size_t k = 0;
-    argv[k++] = f->redis_bin;
+    const char *bin = f->redis_bins[(size_t)(s - f->servers) % f->redis_bin_count];
+    argv[k++] = bin;
     if (f->auth_conf != NULL)
         argv[k++] = f->auth_conf; /* redis reads a config file only as argv[1] */
     static const char *const fixed[] = {
@@ -622,7 +662,7 @@ static int spawn_server(fleet *f, fleet_server *s, int replica_of_port)
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid == 0)
-        exec_server(f->redis_bin, (char *const *)argv, env, s->err_path, parent, f->max_fd);
+        exec_server(bin, (char *const *)argv, env, s->err_path, parent, f->max_fd);
     int fork_errno = errno;
     free(argv);
     free_env(env);
@@ -1043,7 +1083,7 @@ fleet *fleet_start(size_t n, const fleet_options *opts)
     register_live(f);
 
     launch batch[FLEET_MAX_SERVERS];
-    if ((f->redis_bin = find_redis_server()) == NULL)
+    if (find_redis_servers(f) != 0)
         goto fail;
     if (copy_options(f, opts) != 0 || (f->dir = make_fleet_dir()) == NULL ||
         start_janitor(f) != 0)
@@ -1106,7 +1146,7 @@ void fleet_stop(fleet *f)
     free(f->extra_args);
     free(f->servers);
     free(f->dir);
-    free(f->redis_bin);
+    free_servers(f->redis_bins, f->redis_bin_count);
     free(f->auth_conf);
     free(f->tls_dir);
     for (size_t j = 0; j < 3; j++)

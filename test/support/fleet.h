@@ -48,7 +48,9 @@
  * --repl-diskless-sync-delay 0` plus the options below. The binary is
  * $REDLOCK_REDIS_SERVER if set, else the one CMake was configured with
  * (REDLOCK_REDIS_SERVER, default "redis-server"), looked up on PATH when the
- * name has no '/'.
+ * name has no '/'. A ':'-separated list of them makes a mixed fleet: server
+ * i runs the (i mod count)th (scripts/servers-fetch.sh gives Redis 8 and
+ * Valkey 8 and 9 as redis-server wrappers).
  *
  * Time scale: under a slow tool (valgrind, a sanitizer) the code under test
  * runs many times slower than the servers. REDLOCK_TEST_TIME_SCALE in the

@@ -55,7 +55,8 @@ typedef struct sized {
 
 static int by_bytes(const void *a, const void *b)
 {
-    const sized *x = a, *y = b;
+    const sized *x = a;
+    const sized *y = b;
     size_t n = x->len < y->len ? x->len : y->len;
     int c = memcmp(x->bytes, y->bytes, n);
     if (c != 0)
@@ -87,7 +88,7 @@ int local_queue_path(const redlock_config *cfg, const cli_resources *set, char *
     for (size_t i = 0; i < nodes; i++)
         h = fnv1a(h, names[i], strlen(names[i]) + 1); /* with its NUL: a separator */
     free(names);
-    sized res[REDLOCK_MAX_RESOURCES];
+    sized res[REDLOCK_MAX_RESOURCES] = {{NULL, 0}};
     for (size_t i = 0; i < set->count; i++)
         res[i] = (sized){set->names[i], set->lens[i]};
     qsort(res, set->count, sizeof(res[0]), by_bytes);
@@ -174,7 +175,8 @@ static struct local_queue_turn *start_turn(int fd)
         free(t);
         return NULL;
     }
-    sigset_t all, saved;
+    sigset_t all;
+    sigset_t saved;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &saved);
     int rc = pthread_create(&t->thread, NULL, wait_turn, t);

@@ -36,6 +36,24 @@ static bool info_field(const char *text, size_t len, const char *field, char *bu
     return false;
 }
 
+/* "MAJOR.MINOR[...]": each 1 to 4 digits. */
+static bool version_numbers(const char *v, int *major, int *minor)
+{
+    int *parts[2] = {major, minor};
+    for (int k = 0; k < 2; k++) {
+        int n = 0;
+        int digits = 0;
+        for (; *v >= '0' && *v <= '9' && digits < 4; v++, digits++)
+            n = n * 10 + (*v - '0');
+        if (digits == 0 || (*v >= '0' && *v <= '9'))
+            return false;
+        *parts[k] = n;
+        if (k == 0 && *v++ != '.')
+            return false;
+    }
+    return true;
+}
+
 /* Lower-case letters only: a name we can print and compare. */
 static bool plain_name(const char *s)
 {
@@ -86,8 +104,9 @@ void rl_server_info_read(const redisReply *reply, rl_server_info *out)
     snprintf(field, sizeof(field), "%s_version", name);
     if (!info_field(reply->str, reply->len, field, version, sizeof(version)))
         return;
-    int major = 0, minor = 0;
-    if (sscanf(version, "%d.%d", &major, &minor) != 2 || major < 0 || minor < 0)
+    int major = 0;
+    int minor = 0;
+    if (!version_numbers(version, &major, &minor))
         return;
     snprintf(out->text, sizeof(out->text), "%s %s", name, version);
     out->caps = rl_server_caps(name, major, minor);

@@ -16,9 +16,9 @@
 #include <stdbool.h>
 
 /* Commands some servers have, which spare a script (docs/servers.md). */
-#define RL_CAP_SET_IFEQ 1u /* SET key value IFEQ old ...: Valkey >= 8.1, Redis >= 8.4 */
-#define RL_CAP_DELIFEQ 2u  /* DELIFEQ key value: Valkey >= 9.0 */
-#define RL_CAP_DELEX 4u    /* DELEX key IFEQ value: Redis >= 8.4, Valkey >= 9.2 */
+#define RL_CAP_SET_IFEQ 1U /* SET key value IFEQ old ...: Valkey >= 8.1, Redis >= 8.4 */
+#define RL_CAP_DELIFEQ 2U  /* DELIFEQ key value: Valkey >= 9.0 */
+#define RL_CAP_DELEX 4U    /* DELEX key IFEQ value: Redis >= 8.4, Valkey >= 9.2 */
 
 #define RL_SERVER_TEXT_SIZE 40
 

@@ -82,14 +82,14 @@ Test(server_info, a_reply_that_names_no_version_is_unknown)
         rl_server_info s;
         read_info(infos[i], REDIS_REPLY_STRING, &s);
         cr_expect_str_eq(s.text, "", "case %zu: %s", i, s.text);
-        cr_expect_eq(s.caps, 0u, "case %zu", i);
+        cr_expect_eq(s.caps, 0U, "case %zu", i);
     }
     rl_server_info s;
     read_info(redis84, REDIS_REPLY_ERROR, &s);
     cr_expect_str_eq(s.text, "");
     rl_server_info_read(NULL, &s);
     cr_expect_str_eq(s.text, "");
-    cr_expect_eq(s.caps, 0u);
+    cr_expect_eq(s.caps, 0U);
 }
 
 /* The first line, without a newline before it, and a last line without

@@ -101,9 +101,12 @@ Test(cli_restart, masters_that_count_show_nothing_new)
         const char *line = cli_line_about(r->out, cli_node(i));
         cr_assert_not_null(line);
         double ms = -1;
+        char name[32] = "";
+        char version[32] = "";
         char tail[8] = "";
-        cr_assert_eq(sscanf(line + strlen(cli_node(i)), "  ok  %lf ms%7s", &ms, tail), 1,
-                     "more than the latency: %s", line);
+        cr_assert_eq(sscanf(line + strlen(cli_node(i)), "  ok  %lf ms  server %31s %31s%7s", &ms,
+                            name, version, tail),
+                     3, "more than the latency and the server: %s", line);
     }
     expect_excluded(r->out, 3);
     expect_excluded(r->out, 4);

@@ -239,9 +239,12 @@ void local_queue_enter(local_queue *q, struct ev_loop *loop, const redlock_confi
         ev_run(loop, EVRUN_ONCE);
     ev_io_stop(loop, &wake);
     ev_timer_stop(loop, &timeout);
+    /* Once abandoned, t is the thread's to free at any moment: nothing of
+     * it is read after the exchange. */
+    pthread_t thread = t->thread;
     int expected = TURN_WAITING;
     if (atomic_compare_exchange_strong(&t->state, &expected, TURN_ABANDONED)) {
-        pthread_detach(t->thread);
+        pthread_detach(thread);
         q->state = LOCAL_QUEUE_GAVE_UP; /* the thread frees t when flock() returns */
         return;
     }

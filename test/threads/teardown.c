@@ -50,8 +50,11 @@ static void *hold_until_freed(void *arg)
 
     /* The state may be read while the I/O thread releases the lock. */
     double deadline = tc_now_ms() + (double)fleet_scaled_ms(FREE_BOUND_MS);
-    while (redlock_lock_state(held[i]) != REDLOCK_LOCK_RELEASED && tc_now_ms() < deadline) {
-        int state = redlock_lock_state(held[i]);
+    /* One read per look: read twice, the release could come between the
+     * loop's test and the check, which then saw "released". */
+    for (int state = redlock_lock_state(held[i]);
+         state != REDLOCK_LOCK_RELEASED && tc_now_ms() < deadline;
+         state = redlock_lock_state(held[i])) {
         CHECK(state == REDLOCK_LOCK_HELD, "%s: %s before the client was freed", name,
               redlock_lock_state_name(state));
         tc_sleep_ms(1);

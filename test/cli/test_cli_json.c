@@ -282,7 +282,10 @@ Test(cli_json, every_command_prints_one_object)
     cr_assert_str_eq(string(o, "resource"), "job");
     cr_assert_eq(integer(o, "quorum"), 3);
     json_t *masters = member(o, "masters");
+    /* The extension is decided on a majority: a master whose connection
+     * was still being made may keep the first TTL (30 s). */
     size_t holding = 0;
+    size_t extended = 0;
     for (size_t i = 0; i < CLI_MASTERS; i++) {
         json_t *m = json_array_get(masters, i);
         cr_assert_str_eq(string(m, "node"), cli_node(i));
@@ -290,10 +293,12 @@ Test(cli_json, every_command_prints_one_object)
             holding++;
             cr_assert_str_eq(string(m, "value"), value);
             long long pttl = integer(m, "pttl_ms");
-            cr_assert(pttl > 0 && pttl <= 20000, "pttl_ms %lld", pttl);
+            cr_assert(pttl > 0 && pttl <= 30000, "pttl_ms %lld", pttl);
+            extended += pttl <= 20000;
         }
     }
     cr_assert_geq(holding, 3);
+    cr_assert_geq(extended, 3);
     json_decref(o);
 
     o = parse(RUN("ping", "--json"), 0);

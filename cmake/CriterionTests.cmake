@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Register every test of a Criterion executable as its own ctest test,
 # named SUITE.TEST, so ctest shows each one (and can run them in parallel).
+# (REDLOCK_TEST_PER=suite: each suite as "SUITE.* (EXE)", cmake/TestRun.cmake.)
 # The list is read from `EXE --list` after each build, the way
 # gtest_discover_tests works. Tests run as redlock_add_test() would run them
 # (cmake/TestRun.cmake): under REDLOCK_TEST_WRAPPER, with the timeout
@@ -25,7 +26,19 @@ function(redlock_add_criterion_tests target)
   # through add_custom_command).
   string(REPLACE ";" "|" wrapper "${REDLOCK_TEST_WRAPPER}")
   string(REPLACE ";" "|" labels "${ARG_LABELS}")
+  string(REPLACE ";" "|" skip "${REDLOCK_TEST_SKIP}")
   set(include_file "${CMAKE_CURRENT_BINARY_DIR}/${target}_tests.cmake")
+  # The list is written after a link: when how tests are registered changed
+  # since (REDLOCK_TEST_PER, say), the executable goes, to be linked again.
+  set(args "${REDLOCK_TEST_PER}|${skip}|${wrapper}|${timeout}|${labels}|${ARG_SERIAL}")
+  set(args_file "${include_file}.args")
+  if(EXISTS "${args_file}")
+    file(READ "${args_file}" previous)
+    if(NOT previous STREQUAL args)
+      file(REMOVE "${include_file}" "${CMAKE_CURRENT_BINARY_DIR}/${target}")
+    endif()
+  endif()
+  file(WRITE "${args_file}" "${args}")
   add_custom_command(TARGET ${target} POST_BUILD
     COMMAND "${CMAKE_COMMAND}"
       -D "EXE=$<TARGET_FILE:${target}>"
@@ -35,6 +48,8 @@ function(redlock_add_criterion_tests target)
       -D "WRAPPER=${wrapper}"
       -D "TIME_SCALE=${REDLOCK_TEST_TIME_SCALE}"
       -D "SERIAL=${ARG_SERIAL}"
+      -D "PER=${REDLOCK_TEST_PER}"
+      -D "SKIP=${skip}"
       -P "${PROJECT_SOURCE_DIR}/cmake/CriterionDiscover.cmake"
     VERBATIM)
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${include_file}")

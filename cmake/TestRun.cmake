@@ -9,6 +9,25 @@
 #                            the test fleet then stretches the client's
 #                            timeouts and the tests' own time bounds by it
 #                            (test/support/fleet.h). 1: as written.
+#   REDLOCK_TEST_PER         "test" (default): each Criterion test is a
+#                            ctest test of its own, SUITE.TEST; "suite":
+#                            each Criterion suite is one, its tests
+#                            run one after another in one process. A test
+#                            started by itself costs a process start and
+#                            exit, which sanitizers and valgrind make dear
+#                            (half of an ASan run's CPU); their CI passes
+#                            run suites.
+#   REDLOCK_TEST_SKIP        a ;-list of SUITE/TEST globs left out (suite
+#                            mode; per test, ctest -E does it).
+#                            A suite's test is named "SUITE.* (EXE)".
+set(REDLOCK_TEST_PER "test" CACHE STRING
+  "test: a ctest test per Criterion test; suite: one per Criterion suite")
+set_property(CACHE REDLOCK_TEST_PER PROPERTY STRINGS test suite)
+if(NOT REDLOCK_TEST_PER MATCHES "^(test|suite)$")
+  message(FATAL_ERROR "REDLOCK_TEST_PER must be test or suite, not '${REDLOCK_TEST_PER}'")
+endif()
+set(REDLOCK_TEST_SKIP "" CACHE STRING
+  "SUITE/TEST globs left out when REDLOCK_TEST_PER is suite (a ;-list)")
 set(REDLOCK_TEST_WRAPPER "" CACHE STRING
   "Command every test runs under (a ;-list), e.g. a valgrind wrapper")
 set(REDLOCK_TEST_TIME_SCALE 1 CACHE STRING

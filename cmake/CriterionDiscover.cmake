@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Script mode: run EXE --list and write add_test() calls to OUT.
 # Criterion prints "suite: N tests" followed by "├── name" / "└── name".
+# Without --full-stats: with it, Criterion sends every passing assertion
+# to its runner, and a loop of 100,000 checks took 46 s instead of 0.6 s.
 # WRAPPER and LABELS are lists with '|' for ';'; TIMEOUT is already scaled;
 # SERIAL true: each test runs alone (RUN_SERIAL). PER "suite": a ctest test
 # per suite, "SUITE.* (EXE)", else per test (cmake/TestRun.cmake); SKIP: SUITE/GLOB
@@ -84,7 +86,7 @@ function(add_suite suite tests)
   get_filename_component(exe_name "${EXE}" NAME)
   set(name "${suite}.* (${exe_name})")
   string(APPEND content
-    "add_test([=[${name}]=] ${prefix}[=[${EXE}]=] --filter [=[${filter}]=] --jobs 1 --full-stats)\n"
+    "add_test([=[${name}]=] ${prefix}[=[${EXE}]=] --filter [=[${filter}]=] --jobs 1)\n"
     "set_tests_properties([=[${name}]=] PROPERTIES TIMEOUT ${timeout} LABELS [=[${labels}]=]"
     " ENVIRONMENT [=[REDLOCK_TEST_TIME_SCALE=${TIME_SCALE}]=]${serial})\n")
   set(content "${content}" PARENT_SCOPE)
@@ -108,7 +110,7 @@ foreach(line IN LISTS lines)
       continue()
     endif()
     string(APPEND content
-      "add_test([=[${suite}.${test}]=] ${prefix}[=[${EXE}]=] --filter [=[${suite}/${test}]=] --jobs 1 --full-stats)\n"
+      "add_test([=[${suite}.${test}]=] ${prefix}[=[${EXE}]=] --filter [=[${suite}/${test}]=] --jobs 1)\n"
       "set_tests_properties([=[${suite}.${test}]=] PROPERTIES TIMEOUT ${TIMEOUT} LABELS [=[${labels}]=]"
       " ENVIRONMENT [=[REDLOCK_TEST_TIME_SCALE=${TIME_SCALE}]=]${serial})\n")
   endif()

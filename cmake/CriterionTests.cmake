@@ -29,8 +29,10 @@ function(redlock_add_criterion_tests target)
   string(REPLACE ";" "|" skip "${REDLOCK_TEST_SKIP}")
   set(include_file "${CMAKE_CURRENT_BINARY_DIR}/${target}_tests.cmake")
   # The list is written after a link: when how tests are registered changed
-  # since (REDLOCK_TEST_PER, say), the executable goes, to be linked again.
-  set(args "${REDLOCK_TEST_PER}|${skip}|${wrapper}|${timeout}|${labels}|${ARG_SERIAL}")
+  # since (REDLOCK_TEST_PER, say, or this script), the executable goes, to
+  # be linked again.
+  file(MD5 "${PROJECT_SOURCE_DIR}/cmake/CriterionDiscover.cmake" discover)
+  set(args "${REDLOCK_TEST_PER}|${skip}|${wrapper}|${timeout}|${labels}|${ARG_SERIAL}|${discover}")
   set(args_file "${include_file}.args")
   if(EXISTS "${args_file}")
     file(READ "${args_file}" previous)

@@ -407,12 +407,21 @@ static redlock_sync *start_pinger(const char *config)
 }
 
 /* Masters of our own are a new deployment: put their fencing counters in
- * use, from 0. */
+ * use, from 0. The masters were started moments ago on a machine that may
+ * be busy (a sanitizer's pass beside other work): a call that found too
+ * few of them ready is tried again, a few times. */
 static bool init_fencing(const char *config)
 {
+    enum { ATTEMPTS = 5 };
     redlock_sync *initializer = start_pinger(config);
     int rc = initializer != NULL ? redlock_sync_fencing_init(initializer, 0, NULL)
                                  : REDLOCK_ENOMEM;
+    for (int attempt = 1; attempt < ATTEMPTS && rc != REDLOCK_OK && rc != REDLOCK_ENOMEM;
+         attempt++) {
+        struct timespec pause = {.tv_nsec = 200000000};
+        nanosleep(&pause, NULL);
+        rc = redlock_sync_fencing_init(initializer, 0, NULL);
+    }
     redlock_sync_free(initializer);
     if (rc != REDLOCK_OK)
         fprintf(stderr, "failover: cannot put the fencing counters in use: %s\n",

@@ -68,6 +68,20 @@ public:
         return n;
     }
 
+    /* Whether resource is gone from every master within a bounded wait: a
+     * release decided on a quorum may still be on its way to the last
+     * master, or owed to one whose connection a busy machine slowed. */
+    bool gone(const std::string &resource) const
+    {
+        const auto end = steady::now() + scaled(3000);
+        while (present(resource) != 0) {
+            if (steady::now() >= end)
+                return false;
+            std::this_thread::sleep_for(milliseconds(10));
+        }
+        return true;
+    }
+
 private:
     fleet *f_ = fleet_start(3, nullptr);
     redlock_config *cfg_ = f_ != nullptr ? fleet_config(f_) : nullptr;
@@ -109,12 +123,12 @@ void guard_scope(const masters &m)
         CHECK(g.fencing_token() == 0);
         CHECK(g.state() == REDLOCK_LOCK_HELD);
     }
-    CHECK(m.present("cpp:guard") == 0);
+    CHECK(m.gone("cpp:guard"));
     /* An explicit release leaves the guard empty. */
     redlock::guard g = c.acquire("cpp:guard");
     g.release();
     CHECK(!g.owns_lock());
-    CHECK(m.present("cpp:guard") == 0);
+    CHECK(m.gone("cpp:guard"));
 }
 
 void contention(const masters &m)
@@ -143,7 +157,7 @@ void contention(const masters &m)
     CHECK(!ma.try_lock_for(milliseconds(200)));
     CHECK(steady::now() - start >= milliseconds(150));
     mb.unlock();
-    CHECK(m.present("cpp:contended") == 0);
+    CHECK(m.gone("cpp:contended"));
 }
 
 void unique_lock(const masters &m)
@@ -153,26 +167,26 @@ void unique_lock(const masters &m)
     // cppcheck-suppress localMutex ; a distributed lock: others see it
     std::unique_lock<redlock::mutex> l(mx, std::defer_lock);
     CHECK(!l.owns_lock());
-    CHECK(m.present("cpp:unique") == 0);
+    CHECK(m.gone("cpp:unique"));
     CHECK(l.try_lock_for(scaled(2000)));
     CHECK(l.owns_lock());
     CHECK(m.holding("cpp:unique", mx.held().value()) >= 2);
     long long pttl = fleet_pttl(m.f(), 0, "cpp:unique", 10);
     CHECK(pttl > 3000 && pttl <= 5000); /* the mutex's TTL, not the config's */
     l.unlock();
-    CHECK(m.present("cpp:unique") == 0);
+    CHECK(m.gone("cpp:unique"));
     CHECK(l.try_lock_until(steady::now() + scaled(2000)));
     {
         std::unique_lock<redlock::mutex> moved(std::move(l));
         CHECK(moved.owns_lock());
     }
-    CHECK(m.present("cpp:unique") == 0);
+    CHECK(m.gone("cpp:unique"));
     /* Any duration, "forever" included, and none. */
     CHECK(mx.try_lock_for(std::chrono::hours::max()));
     mx.unlock();
     CHECK(mx.try_lock_for(std::chrono::seconds(-1)));
     mx.unlock();
-    CHECK(m.present("cpp:unique") == 0);
+    CHECK(m.gone("cpp:unique"));
     /* Held elsewhere: std::try_to_lock does not own. */
     redlock::client other(m.cfg());
     redlock::guard g = other.acquire("cpp:unique");
@@ -189,12 +203,12 @@ void scoped_lock(const masters &m)
         CHECK(mx.owns_lock());
         CHECK(m.holding("cpp:scoped", mx.held().value()) >= 2);
     }
-    CHECK(m.present("cpp:scoped") == 0);
+    CHECK(m.gone("cpp:scoped"));
     {
         std::lock_guard<redlock::mutex> s(mx);
-        CHECK(m.present("cpp:scoped") == 3);
+        CHECK(m.present("cpp:scoped") >= 2);
     }
-    CHECK(m.present("cpp:scoped") == 0);
+    CHECK(m.gone("cpp:scoped"));
     /* Locking a held mutex again is an error, not a deadlock. */
     mx.lock();
     bool threw = false;
@@ -246,7 +260,7 @@ void auto_extend(const masters &m)
     CHECK(g.validity() > milliseconds(0));
     CHECK(lost_calls == 0);
     g.release();
-    CHECK(m.present("cpp:auto") == 0);
+    CHECK(m.gone("cpp:auto"));
 }
 
 void lost(const masters &m)
@@ -339,7 +353,7 @@ void errors(const masters &m)
                 e.code() == std::errc::invalid_argument;
     }
     CHECK(threw);
-    CHECK(m.present("cpp:errors:ttl") == 0);
+    CHECK(m.gone("cpp:errors:ttl"));
     /* An empty guard's calls fail cleanly. */
     redlock::guard empty;
     empty.extend(milliseconds(1000), ec);
@@ -365,10 +379,10 @@ void moves(const masters &m)
     /* Moving over a held guard releases what it held. */
     redlock::guard d = c.acquire("cpp:move:d");
     d = std::move(b);
-    CHECK(m.present("cpp:move:d") == 0);
+    CHECK(m.gone("cpp:move:d"));
     CHECK(m.holding("cpp:move:a", value) >= 2);
     d.release();
-    CHECK(m.present("cpp:move:a") == 0);
+    CHECK(m.gone("cpp:move:a"));
     /* An auto-extended guard moved keeps its handler. */
     redlock_acquire_options o = ttl_opts(500);
     redlock::guard e = c.acquire("cpp:move:e", &o);
@@ -381,11 +395,11 @@ void moves(const masters &m)
     /* Guards never outlive their client: released, then the client is
      * assigned over (the old one freed) and the new one works. */
     f.release();
-    CHECK(m.present("cpp:move:e") == 0);
+    CHECK(m.gone("cpp:move:e"));
     c = redlock::client(m.cfg());
     CHECK(c);
     redlock::guard g = c.acquire("cpp:move:g");
-    CHECK(m.present("cpp:move:g") == 3);
+    CHECK(m.present("cpp:move:g") >= 2);
 }
 
 struct scenario {

@@ -16,8 +16,8 @@
  *   with the rest: no round trip of its own.
  * - Its life is short: set again at half of it (every 5 s or so) while the
  *   client is connected, it outlives a client that could not delete it
- *   (killed, or the master stopped when it was freed: a SET left in the
- *   master's socket runs when it resumes) by RL_PROBE_PX_MS at most. The
+ *   (killed, or its connection lost before the DEL went out) by
+ *   RL_PROBE_PX_MS at most. The
  *   check needs no more: a pair of reads proves a rate r fast once
  *   (r - 1/(1 - drift_factor)) * baseline exceeds a millisecond or two, and
  *   the baseline (from the anchor) reaches half the life: 5 s proves any
@@ -35,7 +35,9 @@
  * - Each sample's instants are taken when the request is handed to hiredis
  *   (before it is written: the interval only widens, which is safe) and
  *   when its reply is read.
- * - The client being freed deletes the probe with its last requests.
+ * - The client being freed deletes the probe with its last requests, or
+ *   behind the handshake that set it (a master stopped then runs both
+ *   when it resumes).
  */
 #ifndef REDLOCK_CLOCK_PROBE_H
 #define REDLOCK_CLOCK_PROBE_H
@@ -115,8 +117,10 @@ void rl_clock_probe_report(const struct rl_master *m, int *state, bool *slow, do
 /* Whether an OK from this master is left out of a quorum: proven fast,
  * with clock_check enforce. */
 bool rl_clock_probe_excludes(const struct rl_master *m);
-/* The client is freed: DEL of the probe with the last requests, its reply
- * to on_deleted(ac, reply, m); whether it was sent. DOWN after it. */
+/* The client is freed: DEL of the probe with the last requests (behind
+ * the handshake when that is still under way), its reply to
+ * on_deleted(ac, reply, m), or to none (NULL); whether it was sent. DOWN
+ * after it. */
 bool rl_clock_probe_on_close(struct rl_master *m,
                              void (*on_deleted)(struct redisAsyncContext *, void *, void *));
 

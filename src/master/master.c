@@ -24,8 +24,9 @@
  * A master never ready was sent nothing of ours but a handshake: none of
  * our SETs can be there, so nothing waits for it (a stopped one would hold
  * the process up to a connect timeout). A release it may still need (of a
- * lock set by an earlier connection or another process) is written behind
- * the handshake before the close, not waited for (master_close_unready).
+ * lock set by an earlier connection or another process), and the DEL of
+ * the clock probe the handshake sets, are written behind the handshake
+ * before the close, not waited for (master_close_unready).
  *
  * The handshake (AUTH, SELECT, SCRIPT LOAD of each script, INFO) is pipelined
  * right after the connect, so a new connection costs one round trip. INFO's
@@ -1030,9 +1031,11 @@ static bool master_release_owed(const rl_master *m, const rl_link *at)
  * stopped one would hold the process up to a connect timeout). The
  * releases it may need are written behind the handshake and the
  * connection closed without waiting: a stopped master runs them when it
- * resumes (the data is in its socket before our FIN). false, with
- * nothing done, when they cannot be written now (not connected yet, or
- * more than the waiting list): then it is waited for (FLUSHING). */
+ * resumes (the data is in its socket before our FIN). So does the DEL of
+ * the clock probe, whose SET went out with the handshake: without it the
+ * probe would outlive the client by its life. false, with nothing done,
+ * when the releases cannot be written now (not connected yet, or more
+ * than the waiting list): then it is waited for (FLUSHING). */
 static bool master_close_unready(rl_master *m)
 {
     bool owed = false;
@@ -1053,8 +1056,9 @@ static bool master_close_unready(rl_master *m)
         }
         l = next;
     }
+    bool probe = rl_clock_probe_on_close(m, NULL);
     int done = 0;
-    for (int i = 0; owed && m->ac != NULL && !done && i < 8; i++)
+    for (int i = 0; (owed || probe) && m->ac != NULL && !done && i < 8; i++)
         if (redisBufferWrite(&m->ac->c, &done) != REDIS_OK)
             break;
     master_close(m); /* the rest fails: never sent, it is moot */
@@ -1066,8 +1070,8 @@ void rl_master_close(rl_master *m)
     if (master_holds_client(m->state) || m->state == RL_MASTER_CLOSED)
         return; /* closing already */
     master_set_failure(m, REDLOCK_MASTER_NOT_CONNECTED, "the client was freed");
-    if (m->state == RL_MASTER_CONNECTING && !rl_list_empty(&m->waiting) &&
-        (m->ever_ready || !master_close_unready(m)))
+    bool flush = !rl_list_empty(&m->waiting) && m->ever_ready;
+    if (m->state == RL_MASTER_CONNECTING && (flush || !master_close_unready(m)))
         master_enter(m, RL_MASTER_FLUSHING); /* the queue (releases) goes out after the handshake */
     else if (m->state == RL_MASTER_READY)
         master_finish(m);

@@ -192,8 +192,11 @@ size_t cli_masters_with_key(const char *key);
 const char *cli_describe_key(const char *key);
 /* Fail unless key is on no master; the message starts with context. */
 void cli_expect_key_gone(const char *key, const char *context);
-/* Keys on every running, unpaused master together (DBSIZE); -1 on error. */
+/* Keys on every running, unpaused master together (DBSIZE), but the
+ * fencing counter and clock probes; -1 on error. */
 long long cli_keys_total(void);
+/* Every master's keys (the first few) and their PTTLs, for a failure message. */
+const char *cli_keys_listing(void);
 
 /* Masters on which key holds value with a PTTL in (min_ms, max_ms]. */
 size_t cli_masters_with_pttl(const char *key, const char *value, long long min_ms,

@@ -8,7 +8,9 @@
 # built so (CI builds beside other work).
 # build-valgrind: no sanitizer, -O1 -g, warnings as errors. Every test runs
 # under test/valgrind/memcheck.sh (REDLOCK_TEST_WRAPPER), with the tests'
-# time stretched (REDLOCK_TEST_TIME_SCALE, default 10). AddressSanitizer
+# time stretched (REDLOCK_TEST_TIME_SCALE, default 10), each Criterion
+# suite as one test (its runner's start under valgrind is paid once a
+# suite, not once a test: a third of the CPU). AddressSanitizer
 # runs the whole suite (scripts/sanitize.sh asan); memcheck adds what it
 # alone sees: reads of uninitialised memory, and the real, uninstrumented
 # binaries with the system's libraries. It runs the suites where that
@@ -64,7 +66,7 @@ if [ "$phase" != tests ]; then
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-g -O1" \
     -DREDLOCK_SANITIZE= -DREDLOCK_WERROR=ON -DREDLOCK_SERVER_MATRIX=OFF \
     -DREDLOCK_TEST_WRAPPER="$PWD/test/valgrind/memcheck.sh" \
-    -DREDLOCK_TEST_TIME_SCALE="$scale" -DREDLOCK_TEST_PER=test >/dev/null
+    -DREDLOCK_TEST_TIME_SCALE="$scale" -DREDLOCK_TEST_PER=suite >/dev/null
   cmake --build "$build" -j "$jobs"
 fi
 built=$(date +%s)

@@ -8,9 +8,10 @@
  *           well inside the validity, log the end, release. SIGTERM: finish
  *           the current round and exit. --fencing 0: without tokens.
  *   record  the command `redlock run` holds the lock for: log the start
- *           (with REDLOCK_FENCING_TOKEN, when given), work a random while,
- *           log the end. SIGTERM (the lock was lost, or the run is being
- *           stopped): log the end at once and exit.
+ *           (with REDLOCK_FENCING_TOKEN, when given; the holder is the
+ *           redlock process, not run's guardian between us), work a random
+ *           while, log the end. SIGTERM (the lock was lost, or the run is
+ *           being stopped): log the end at once and exit.
  */
 #include "failover_log.h"
 
@@ -19,6 +20,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -205,6 +207,29 @@ static int run_lib(int argc, char **argv)
     return 0;
 }
 
+/* The redlock process that holds the lock for this command: the parent
+ * of our parent, run's guardian (tool/guardian.c). Its pid is what the
+ * harness logs when that run ends or is killed (X, K), which ends our
+ * section too; -1 when /proc cannot say. */
+static long run_pid(void)
+{
+    char path[64], stat[512];
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)getppid());
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    size_t n = fread(stat, 1, sizeof(stat) - 1, f);
+    fclose(f);
+    stat[n] = '\0';
+    /* "pid (comm) state ppid ...": comm may hold anything but the last ')' */
+    const char *end = strrchr(stat, ')');
+    char state;
+    long ppid;
+    if (end == NULL || sscanf(end + 1, " %c %ld", &state, &ppid) != 2)
+        return -1;
+    return ppid;
+}
+
 static int run_record(int argc, char **argv)
 {
     const char *log_path = arg_value(argc, argv, "--log", NULL);
@@ -218,17 +243,33 @@ static int run_record(int argc, char **argv)
         return 64;
     }
     record_log = log;
-    record_holder = (long)getppid(); /* the redlock process holding the lock */
+    record_holder = run_pid();
     record_value = value;
+    if (record_holder <= 0) {
+        fprintf(stderr, "worker record: cannot tell which redlock process runs me\n");
+        return 70;
+    }
     unsigned seed = (unsigned)getpid() * 7919U + (unsigned)time(NULL);
     long work = work_min + (long)(rand_r(&seed) % (unsigned)(work_max - work_min + 1));
     const char *token = getenv("REDLOCK_FENCING_TOKEN");
-    flog_write(log, "S %lld %ld 0 %s %llu", (long long)tc_now_ns(), record_holder, value,
-               token != NULL ? strtoull(token, NULL, 10) : 0ULL);
+    /* A SIGTERM from here on (the lock lost at once) logs the end, but
+     * not before the start: it waits while the start is written. One
+     * that came earlier (main's handler noted it) means no section. */
+    sigset_t term, before;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    sigprocmask(SIG_BLOCK, &term, &before);
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_record_stop;
     sigaction(SIGTERM, &sa, NULL);
+    if (atomic_load(&stop)) {
+        close(log);
+        return 0;
+    }
+    flog_write(log, "S %lld %ld 0 %s %llu", (long long)tc_now_ns(), record_holder, value,
+               token != NULL ? strtoull(token, NULL, 10) : 0ULL);
+    sigprocmask(SIG_SETMASK, &before, NULL);
     tc_sleep_ms(work);
     record_end();
     close(log);

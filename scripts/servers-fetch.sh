@@ -65,6 +65,10 @@ esac
 
 mkdir -p "$work"
 work="$(cd "$work" && pwd)"
+# One fetch at a time into WORKDIR: CI starts one early, and the tests'
+# fixture waits for it and finds everything there.
+exec 9>"$work/.fetch.lock"
+flock 9
 
 # The server's version from its --version line ("... v=8.0.2 ..."); fails
 # when the wrapper does not run.

@@ -63,7 +63,8 @@ Test(cli_many, acquire_prints_one_value_that_every_resource_holds)
      * for a master whose handshake a loaded machine timed out. */
     pair_on_masters p = {"a", "b", value};
     (void)cli_wait_until(both_on_every_master, &p, 5000);
-    size_t a = cli_masters_holding("a", value), b = cli_masters_holding("b", value);
+    size_t a = cli_masters_holding("a", value);
+    size_t b = cli_masters_holding("b", value);
     cr_assert(a > CLI_MASTERS / 2 && b > CLI_MASTERS / 2,
               "not both on a quorum: a: %s; b: %s", cli_describe_key("a"), cli_describe_key("b"));
     cr_assert_eq(cli_keys_total(), (long long)(a + b), "%s", cli_keys_listing());

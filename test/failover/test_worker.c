@@ -28,7 +28,8 @@ Test(worker, a_run_section_names_the_redlock_process_as_its_holder)
 {
     masters = fleet_start(3, NULL);
     cr_assert_not_null(masters);
-    char config[PATH_MAX], log[PATH_MAX];
+    char config[PATH_MAX];
+    char log[PATH_MAX];
     snprintf(config, sizeof(config), "%s/worker.yaml", fleet_dir(masters));
     snprintf(log, sizeof(log), "%s/worker.log", fleet_dir(masters));
     FILE *out = fopen(config, "w");
@@ -55,7 +56,8 @@ Test(worker, a_run_section_names_the_redlock_process_as_its_holder)
     FILE *in = fopen(log, "r");
     cr_assert_not_null(in, "the worker wrote no log");
     char line[512];
-    int starts = 0, ends = 0;
+    int starts = 0;
+    int ends = 0;
     while (fgets(line, sizeof(line), in) != NULL) {
         flog_event ev;
         cr_assert_eq(flog_parse(line, &ev), 0, "not a log line: %s", line);

@@ -213,7 +213,8 @@ static int run_lib(int argc, char **argv)
  * section too; -1 when /proc cannot say. */
 static long run_pid(void)
 {
-    char path[64], stat[512];
+    char path[64];
+    char stat[512];
     snprintf(path, sizeof(path), "/proc/%ld/stat", (long)getppid());
     FILE *f = fopen(path, "r");
     if (f == NULL)
@@ -255,7 +256,8 @@ static int run_record(int argc, char **argv)
     /* A SIGTERM from here on (the lock lost at once) logs the end, but
      * not before the start: it waits while the start is written. One
      * that came earlier (main's handler noted it) means no section. */
-    sigset_t term, before;
+    sigset_t term;
+    sigset_t before;
     sigemptyset(&term);
     sigaddset(&term, SIGTERM);
     sigprocmask(SIG_BLOCK, &term, &before);

@@ -91,7 +91,7 @@ Test(clock, a_probe_set_by_a_handshake_under_way_goes_with_the_client, .fini = s
     for (int waited = 0;
          info_field(2, "clients", "connected_clients:") > 1 && waited < fleet_scaled_ms(3000);
          waited += 10)
-        nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
+        nanosleep(&(struct timespec){.tv_nsec = 10L * 1000 * 1000}, NULL);
     cr_assert_eq(info_field(2, "clients", "connected_clients:"), 1,
                  "the freed client's connection is still open");
     cr_assert_geq(info_field(2, "commandstats", "cmdstat_set:calls="), 1,

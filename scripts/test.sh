@@ -38,13 +38,18 @@ asan_build_log=build/Testing/asan-build.log
 nice -n 5 scripts/sanitize.sh asan --hiredis1 --build-only >"$asan_build_log" 2>&1 &
 asan_build=$!
 # shellcheck disable=SC2317 # called by the trap
-stop_background() { kill -TERM "$models" "$asan_build" 2>/dev/null || true; }
+stop_background() { kill -TERM "$models" "$asan_build" "${soak:-}" 2>/dev/null || true; }
 trap stop_background INT TERM
 status=0
 echo "==== the plain build's tests: failover, servers, load, docs"
+# The soak (a minute of one lock held, mostly waiting) beside them.
+soak_log=build/Testing/soak.log
+ctest --test-dir build --output-on-failure -R '^clock\.masters_a_little_fast' >"$soak_log" 2>&1 &
+soak=$!
 ctest --test-dir build --output-on-failure -j "$jobs" -L '^(failover|servers|load|docs)$' ||
   status=$?
-ctest --test-dir build --output-on-failure -R '^clock\.masters_a_little_fast' || status=$?
+wait "$soak" || status=$?
+cat "$soak_log"
 asan_status=0
 wait "$asan_build" || asan_status=$?
 if [ "$asan_status" != 0 ]; then

@@ -6,7 +6,6 @@
 #include "harness.h"
 
 #include <criterion/criterion.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -57,17 +56,6 @@ Test(clock, masters_three_times_fast_are_proven_fast_and_honest_ones_never, .fin
         cr_assert_eq(probes_on(i), 0, "master %zu: the probe outlived the client", i);
 }
 
-/* The field of master i's INFO section, as a number; -1 when absent. */
-static long long info_field(size_t i, const char *section, const char *field)
-{
-    redisReply *r = fleet_command(h.fleet, i, "INFO %s", section);
-    cr_assert(r != NULL && r->type == REDIS_REPLY_STRING);
-    const char *at = strstr(r->str, field);
-    long long v = at != NULL ? strtoll(at + strlen(field), NULL, 10) : -1;
-    freeReplyObject(r);
-    return v;
-}
-
 /* A master stopped during the handshake has the handshake, the probe's SET
  * with it, in its socket when the client is freed: the probe's DEL goes
  * behind it, so it runs the two when it resumes, and the probe does not
@@ -88,13 +76,14 @@ Test(clock, a_probe_set_by_a_handshake_under_way_goes_with_the_client, .fini = s
     harness_free_client(&h);
     cr_assert_eq(fleet_resume(h.fleet, 2), 0);
     /* Our connection alone: the freed client's was read to its end. */
-    for (int waited = 0;
-         info_field(2, "clients", "connected_clients:") > 1 && waited < fleet_scaled_ms(3000);
+    const char *clients = "connected_clients:";
+    for (int waited = 0; fleet_info_number(h.fleet, 2, "clients", clients) > 1 &&
+                         waited < fleet_scaled_ms(3000);
          waited += 10)
         nanosleep(&(struct timespec){.tv_nsec = 10L * 1000 * 1000}, NULL);
-    cr_assert_eq(info_field(2, "clients", "connected_clients:"), 1,
+    cr_assert_eq(fleet_info_number(h.fleet, 2, "clients", clients), 1,
                  "the freed client's connection is still open");
-    cr_assert_geq(info_field(2, "commandstats", "cmdstat_set:calls="), 1,
+    cr_assert_geq(fleet_info_number(h.fleet, 2, "commandstats", "cmdstat_set:calls="), 1,
                   "the handshake never reached the stopped master");
     cr_assert_eq(probes_on(2), 0, "the probe outlived the client");
 }

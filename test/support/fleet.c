@@ -1416,6 +1416,16 @@ int fleet_run_id(const fleet *f, size_t i, char run_id[41])
     return run_id[0] != '\0' ? 0 : -1;
 }
 
+long long fleet_info_number(const fleet *f, size_t i, const char *section, const char *field)
+{
+    redisReply *r = fleet_command(f, i, "INFO %s", section);
+    const char *at = r != NULL && r->type == REDIS_REPLY_STRING ? strstr(r->str, field) : NULL;
+    long long n = at != NULL ? strtoll(at + strlen(field), NULL, 10) : -1;
+    if (r != NULL)
+        freeReplyObject(r);
+    return n;
+}
+
 long long fleet_fencing_counter(const fleet *f, size_t i)
 {
     char run[41];

@@ -252,6 +252,9 @@ int fleet_get(const fleet *f, size_t i, const void *key, size_t keylen, char *bu
 
 /* PTTL in ms: -2 absent, -1 no expiry, -3 error. */
 long long fleet_pttl(const fleet *f, size_t i, const void *key, size_t keylen);
+/* The number after field (e.g. "cmdstat_set:calls=") in master i's INFO
+ * section; -1 when it is not there or the master does not answer. */
+long long fleet_info_number(const fleet *f, size_t i, const char *section, const char *field);
 
 /* SET key val [PX px_ms]; px_ms 0: no expiry. 0 on OK, -1 otherwise. */
 int fleet_set(const fleet *f, size_t i, const void *key, size_t keylen, const void *val,

@@ -287,6 +287,9 @@ int64_t redlock_lock_validity_ms(const redlock_lock *lock)
 {
     if (lock == NULL)
         return 0;
+    /* A release stores its phase just before it ends the validity. */
+    if (atomic_load(&lock->phase) == RL_LOCK_RELEASED)
+        return 0;
     int64_t deadline = rl_lock_deadline(lock);
     if (deadline == RL_DEADLINE_UNKNOWN)
         return 0;
@@ -303,22 +306,34 @@ uint64_t redlock_lock_fencing_token(const redlock_lock *lock)
     return lock ? lock->fencing_token : 0; /* set before the handle is handed out */
 }
 
-int redlock_lock_state(const redlock_lock *lock)
+static int lock_state_of_phase(int phase)
 {
-    if (lock == NULL)
-        return REDLOCK_LOCK_UNKNOWN;
-    switch (atomic_load(&lock->phase)) {
+    switch (phase) {
     case RL_LOCK_RELEASED:
         return REDLOCK_LOCK_RELEASED;
     case RL_LOCK_LOST:
         return REDLOCK_LOCK_LOST;
     default:
-        break;
+        return REDLOCK_LOCK_UNKNOWN;
     }
+}
+
+int redlock_lock_state(const redlock_lock *lock)
+{
+    if (lock == NULL)
+        return REDLOCK_LOCK_UNKNOWN;
+    int phase = atomic_load(&lock->phase);
+    if (phase != RL_LOCK_ACTIVE)
+        return lock_state_of_phase(phase);
     int64_t deadline = rl_lock_deadline(lock);
     if (deadline == RL_DEADLINE_UNKNOWN)
         return REDLOCK_LOCK_UNKNOWN;
-    return deadline > rl_now_us() ? REDLOCK_LOCK_HELD : REDLOCK_LOCK_EXPIRED;
+    if (deadline > rl_now_us())
+        return REDLOCK_LOCK_HELD;
+    /* A release (on another thread) stores its phase before it ends the
+     * validity: a deadline cut short shows the phase it came with. */
+    phase = atomic_load(&lock->phase);
+    return phase != RL_LOCK_ACTIVE ? lock_state_of_phase(phase) : REDLOCK_LOCK_EXPIRED;
 }
 
 static void signal_lost_fd(int fd)

@@ -84,12 +84,14 @@ static void release_on_decided(rl_round *round, void *owner)
     rl_round_op_complete(op, status, 0, round->deleted);
 }
 
-/* The handle is given up: no validity left, in state RELEASED. */
+/* The handle is given up: no validity left, in state RELEASED. The phase
+ * goes first: a reader that finds the validity gone looks at the phase
+ * again (redlock_lock_state), and so never sees EXPIRED on the way. */
 static void lock_mark_released(redlock_lock *lock)
 {
     rl_lock_end_hold(lock);
-    rl_lock_set_deadline(lock, rl_now_us());
     atomic_store(&lock->phase, RL_LOCK_RELEASED);
+    rl_lock_set_deadline(lock, rl_now_us());
 }
 
 static int release_start(redlock_client *client, redlock_lock *lock, redlock_done_cb cb,

@@ -19,6 +19,7 @@ static const scenario scenarios[] = {
     {"lost_fd", scenario_lost_fd, 5, false},
     {"handles_freed_while_extended", scenario_handles_freed_while_extended, 5, false},
     {"free_releases_locks", scenario_free_releases_locks, 5, false},
+    {"released_locks_never_look_expired", scenario_released_locks_never_look_expired, 3, false},
     {"free_while_threads_wait", scenario_free_while_threads_wait, 5, false},
     {"handles_freed_while_client_freed", scenario_handles_freed_while_client_freed, 5, false},
     {"cancel_blocked_callers", scenario_cancel_blocked_callers, 5, false},

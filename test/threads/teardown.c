@@ -261,3 +261,57 @@ void scenario_handles_freed_while_client_freed(fleet *masters, redlock_config *c
                   name);
     }
 }
+
+/* ---- Many locks released at once, watched ----------------------------------
+ * A handle given up goes from HELD to RELEASED and never shows EXPIRED on
+ * the way while its validity had time left: readers polling many handles
+ * while the free releases them would see the step between the two. */
+
+#define WATCHED_LOCKS 400
+#define WATCHERS 4
+#define WATCH_ROUNDS 10
+
+static redlock_lock *watched[WATCHED_LOCKS];
+static atomic_bool watch_done;
+static atomic_int seen_expired;
+
+static void *watch_states(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&watch_done)) {
+        for (size_t i = 0; i < WATCHED_LOCKS; i++)
+            if (redlock_lock_state(watched[i]) == REDLOCK_LOCK_EXPIRED)
+                atomic_fetch_add(&seen_expired, 1);
+    }
+    return NULL;
+}
+
+void scenario_released_locks_never_look_expired(fleet *masters, redlock_config *cfg)
+{
+    (void)masters;
+    for (int round = 0; round < WATCH_ROUNDS; round++) {
+        redlock_sync *client;
+        REQUIRE(redlock_sync_new(&client, cfg) == REDLOCK_OK, "redlock_sync_new");
+        for (size_t i = 0; i < WATCHED_LOCKS; i++) {
+            char name[32];
+            snprintf(name, sizeof(name), "watched-%zu", i);
+            acquire_named(client, name, false, &watched[i]);
+        }
+        atomic_store(&watch_done, false);
+        pthread_t threads[WATCHERS];
+        run_threads(threads, WATCHERS, watch_states);
+        tc_sleep_ms(5);
+        redlock_sync_free(client);
+        tc_sleep_ms(5);
+        atomic_store(&watch_done, true);
+        join_threads(threads, WATCHERS);
+        for (size_t i = 0; i < WATCHED_LOCKS; i++) {
+            CHECK(redlock_lock_state(watched[i]) == REDLOCK_LOCK_RELEASED,
+                  "watched-%zu: %s after the free", i,
+                  redlock_lock_state_name(redlock_lock_state(watched[i])));
+            redlock_lock_free(watched[i]);
+        }
+    }
+    CHECK(atomic_load(&seen_expired) == 0, "%d reads saw EXPIRED on the way to RELEASED",
+          atomic_load(&seen_expired));
+}

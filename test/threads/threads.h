@@ -42,6 +42,7 @@ scenario_fn scenario_faults;
 scenario_fn scenario_lost_fd;
 scenario_fn scenario_handles_freed_while_extended;
 scenario_fn scenario_free_releases_locks;
+scenario_fn scenario_released_locks_never_look_expired;
 scenario_fn scenario_free_while_threads_wait;
 scenario_fn scenario_handles_freed_while_client_freed;
 scenario_fn scenario_cancel_blocked_callers;

@@ -147,6 +147,10 @@ static void on_start(replay *rp, const flog_event *ev)
             s->overran = 1;
             continue;
         }
+        if (r->violations == 0) {
+            r->first_violation_ns = ev->t;
+            r->first_violation_since_ns = s->start;
+        }
         if (r->violations++ == 0)
             snprintf(r->first_violation, sizeof(r->first_violation),
                      "holder %ld (value %.32s) started at %.3f s while holder %ld (value %.32s, "
@@ -515,4 +519,31 @@ int checker_verdict(FILE *out, const checker_report *r, int64_t longest_ttl_ms, 
         fprintf(out, "failover: PASS: mutual exclusion held, fencing tokens grew in lock order, "
                      "and the lock stayed live\n");
     return safe && live ? 0 : 1;
+}
+
+void checker_print_violation_events(FILE *out, const char *path, const checker_report *r,
+                                    size_t max_lines)
+{
+    if (r->violations == 0)
+        return;
+    FILE *in = fopen(path, "re");
+    if (in == NULL)
+        return;
+    /* From a TTL's worth before the first holder started: the faults and
+     * attempts that let the second one in. */
+    int64_t from = r->first_violation_since_ns - 2000000000LL;
+    int64_t to = r->first_violation_ns + 500000000LL;
+    fprintf(out, "events from %.3f s to %.3f s:\n", (double)from / 1e9, (double)to / 1e9);
+    char line[512];
+    size_t shown = 0;
+    while (shown < max_lines && fgets(line, sizeof(line), in) != NULL) {
+        flog_event ev;
+        if (flog_parse(line, &ev) != 0 || ev.t < from || ev.t > to)
+            continue;
+        fprintf(out, "  %s", line);
+        shown++;
+    }
+    if (shown == max_lines)
+        fprintf(out, "  (the rest left out)\n");
+    fclose(in);
 }

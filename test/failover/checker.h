@@ -34,6 +34,8 @@ typedef struct checker_report {
     unsigned long token_violations; /* a token not greater than every token of
                                        the sections started before it */
     char first_violation[256];
+    int64_t first_violation_ns;       /* when its second holder started */
+    int64_t first_violation_since_ns; /* when its first holder started */
     char first_token_violation[256];
     int64_t longest_gap_ns;         /* the lock free (no section running) while
                                        a majority was up and clients wanted it */
@@ -54,6 +56,11 @@ int checker_run(const char *path, unsigned quorum, checker_report *out);
 int checker_run_files(const char *const *paths, size_t count, unsigned quorum,
                       checker_report *out);
 void checker_print(FILE *out, const checker_report *r);
+/* After a violation: the log's events from a little before its first
+ * holder started to a little after its second did (at most max_lines), so
+ * that a failed run shows what led to it once its log is gone. */
+void checker_print_violation_events(FILE *out, const char *path, const checker_report *r,
+                                    size_t max_lines);
 void checker_print_json(FILE *out, const checker_report *r);
 /* Print the verdict and return the exit status: 0 when no two holders
  * overlapped, every section ended, tokens grew in lock order, and the lock

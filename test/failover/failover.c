@@ -610,12 +610,15 @@ int main(int argc, char **argv)
 
     checker_report r;
     int rc = checker_run(log_path, MASTERS / 2 + 1, &r);
-    fleet_stop(f);
     if (rc != 0) {
         fprintf(stderr, "failover: cannot read the event log %s\n", log_path);
+        fleet_stop(f);
         return 70;
     }
     checker_print(stdout, &r);
+    if (!o.unsafe) /* where violations are expected, they are no news */
+        checker_print_violation_events(stdout, log_path, &r, 400);
+    fleet_stop(f); /* the log goes with the fleet's folder */
     if (o.json)
         checker_print_json(stdout, &r);
     return checker_verdict(stdout, &r, RUN_TTL_MS > LIB_TTL_MS ? RUN_TTL_MS : LIB_TTL_MS,

@@ -94,6 +94,34 @@ Test(checker, overlapping_sections_are_a_violation)
     cr_assert_eq(verdict(&r, true), 0, "an unsafe run reports, it does not fail");
 }
 
+/* A violation's story: the events from two seconds before its first
+ * holder started to half a second after its second did, and no others. */
+Test(checker, a_violation_shows_the_events_around_it)
+{
+    const char *const lines[] = {
+        "U @0 5",           "F @100 stop 1", "S @3000 7 0 v1 1", "F @3100 kill-unsafe 2",
+        "S @3200 8 0 v2 2", "E @3300 7 v1",  "E @3900 8 v2",     "F @4000 cont 1",
+        "Z @5000",          NULL};
+    char path[64];
+    write_log(path, sizeof(path), lines);
+    checker_report r;
+    cr_assert_eq(checker_run(path, QUORUM, &r), 0);
+    cr_assert_eq(r.violations, 1);
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    cr_assert_not_null(out);
+    checker_print_violation_events(out, path, &r, 100);
+    fclose(out);
+    unlink(path);
+    cr_assert_not_null(strstr(text, "S 3000000000 7 0 v1 1"), "%s", text);
+    cr_assert_not_null(strstr(text, "F 3100000000 kill-unsafe 2"), "%s", text);
+    cr_assert_not_null(strstr(text, "E 3300000000 7 v1"), "%s", text);
+    cr_assert_null(strstr(text, "F 100000000 stop"), "%s", text);
+    cr_assert_null(strstr(text, "E 3900000000"), "%s", text);
+    free(text);
+}
+
 /* Two containers both have a client with pid 7: the end of the one in log
  * B must not end the section of the one in log A. */
 Test(checker, the_same_pid_in_two_logs_is_two_holders)

@@ -147,16 +147,15 @@ static void on_start(replay *rp, const flog_event *ev)
             s->overran = 1;
             continue;
         }
-        if (r->violations == 0) {
+        if (r->violations++ == 0) {
             r->first_violation_ns = ev->t;
             r->first_violation_since_ns = s->start;
-        }
-        if (r->violations++ == 0)
             snprintf(r->first_violation, sizeof(r->first_violation),
                      "holder %ld (value %.32s) started at %.3f s while holder %ld (value %.32s, "
                      "started at %.3f s) still held the lock",
                      ev->pid, ev->text, (double)ev->t / 1e9, s->holder, s->value,
                      (double)s->start / 1e9);
+        }
     }
     if (rp->open_count < MAX_OPEN) {
         open_section *s = &rp->open[rp->open_count++];
@@ -529,8 +528,8 @@ void checker_print_violation_events(FILE *out, const char *path, const checker_r
     FILE *in = fopen(path, "re");
     if (in == NULL)
         return;
-    /* From a TTL's worth before the first holder started: the faults and
-     * attempts that let the second one in. */
+    /* From longer than the suite's longest TTL (1.5 s) before the first
+     * holder started: the faults and attempts that let the second one in. */
     int64_t from = r->first_violation_since_ns - 2000000000LL;
     int64_t to = r->first_violation_ns + 500000000LL;
     fprintf(out, "events from %.3f s to %.3f s:\n", (double)from / 1e9, (double)to / 1e9);

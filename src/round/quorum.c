@@ -46,6 +46,13 @@ unsigned rl_quorum_of(unsigned n)
     return n / 2 + 1;
 }
 
+/* Every master of the round, whatever it said or not yet. */
+static unsigned tally_total(const rl_tally *t)
+{
+    return t->ok + t->refused + t->timeout + t->unsent + t->not_connected + t->auth_failed +
+           t->perm_refused + t->error + t->pending + t->clock + t->restarted;
+}
+
 rl_verdict rl_tally_verdict(const rl_tally *t)
 {
     /* Masters found not answering when asked (pending_suspect) are not
@@ -67,15 +74,21 @@ rl_verdict rl_tally_verdict(const rl_tally *t)
     } else if (t->ok >= t->quorum) {
         return RL_QUORUM;
     }
-    if (t->ok + t->pending < t->quorum || (only_silent_left && t->pending > 0))
+    if (only_silent_left) /* every answer is in but theirs: no quorum */
+        return RL_NO_QUORUM;
+    /* No quorum either way. Refusals that rule it out say "held" whatever
+     * comes next; short of that, the answering masters still to answer are
+     * waited for (a round trip): what they say names the status ("held",
+     * "no quorum", a clock, an error), which must not depend on who
+     * answered first. */
+    if (t->ok + t->pending < t->quorum && t->refused + t->quorum > tally_total(t))
         return RL_NO_QUORUM;
     return RL_UNDECIDED;
 }
 
 int rl_tally_failure_status(const rl_tally *t, int refused_status)
 {
-    unsigned n = t->ok + t->refused + t->timeout + t->unsent + t->not_connected + t->auth_failed +
-                 t->perm_refused + t->error + t->pending + t->clock + t->restarted;
+    unsigned n = tally_total(t);
     /* "No" only when the refusals alone rule a quorum out: even had every
      * other master said yes, there would be none. Fewer refusals, with
      * masters out of reach, decide nothing: that is "no quorum", which an

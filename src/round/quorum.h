@@ -104,7 +104,11 @@ typedef enum rl_verdict { RL_UNDECIDED, RL_QUORUM, RL_NO_QUORUM } rl_verdict;
 
 /* N/2 + 1. */
 unsigned rl_quorum_of(unsigned n);
-/* QUORUM when ok reached quorum, NO_QUORUM when ok + pending cannot. With
+/* QUORUM when ok reached quorum. NO_QUORUM when ok + pending cannot and
+ * either refusals alone rule a quorum out or every master still to answer
+ * is one not answering (below): short of that the others are waited for,
+ * so that the status (rl_tally_failure_status()) names all they said,
+ * whichever came first. With
  * need_fence, QUORUM takes a quorum of fenced_ok, and NO_QUORUM is also a
  * quorum of ok that too few fenced_ok (with pending) can match. Once only
  * requests at masters not answering are pending (pending_suspect), they

@@ -55,6 +55,23 @@ void harness_start(harness *h, size_t n, const fleet_options *opts)
     cr_assert_not_null(h->loop);
 }
 
+static void on_resume_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    const harness_resume_timer *t = w->data;
+    (void)loop;
+    (void)revents;
+    cr_assert_eq(fleet_resume(t->fleet, t->master), 0);
+}
+
+void harness_resume_in(harness *h, harness_resume_timer *t, size_t i, int64_t ms)
+{
+    t->fleet = h->fleet;
+    t->master = i;
+    ev_timer_init(&t->timer, on_resume_timer, (double)fleet_scaled_ms(ms) / 1000.0, 0.);
+    t->timer.data = t;
+    ev_timer_start(h->loop, &t->timer);
+}
+
 void harness_connect(harness *h)
 {
     cr_assert_eq(redlock_client_new(&h->client, h->cfg, h->loop), REDLOCK_OK);

@@ -43,6 +43,17 @@ double harness_free_client_timed(harness *h);
 /* Free the client (if any), the config, the loop and stop the fleet. */
 void harness_stop(harness *h);
 
+/* A stopped master (fleet_pause) resumed by a timer on the client's loop,
+ * so that its replies come at a chosen moment of a call in progress. */
+typedef struct harness_resume_timer {
+    ev_timer timer;
+    fleet *fleet;
+    size_t master;
+} harness_resume_timer;
+/* Resume master i ms (scaled) from now, while the loop runs; t must live
+ * until then. */
+void harness_resume_in(harness *h, harness_resume_timer *t, size_t i, int64_t ms);
+
 /* Blocking wrappers around the asynchronous API. *result_out (if not NULL)
  * gets a copy to free with redlock_result_free(). */
 int harness_acquire(harness *h, const void *res, size_t len, const redlock_acquire_options *opts,

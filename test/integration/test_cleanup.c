@@ -48,28 +48,6 @@ static void slow_master(size_t i, int64_t connect_ms, int64_t command_ms)
                  REDLOCK_OK);
 }
 
-/* ---- Resuming a stopped master from the loop ---------------------------- */
-
-typedef struct resume_timer {
-    ev_timer timer;
-    size_t master;
-} resume_timer;
-
-static void on_resume_timer(struct ev_loop *loop, ev_timer *w, int revents)
-{
-    const resume_timer *t = w->data;
-    cr_assert_eq(fleet_resume(h.fleet, t->master), 0);
-}
-
-/* Resume master i ms (scaled) from now, while the loop runs. */
-static void resume_in(resume_timer *t, size_t i, int64_t ms)
-{
-    t->master = i;
-    ev_timer_init(&t->timer, on_resume_timer, (double)fleet_scaled_ms(ms) / 1000.0, 0.);
-    t->timer.data = t;
-    ev_timer_start(h.loop, &t->timer);
-}
-
 /* ---- What the masters hold -------------------------------------------------- */
 
 /* Master i holds key with a value of ours (not another holder's): 1 yes,
@@ -131,10 +109,10 @@ Test(cleanup, a_late_ok_before_the_decision_is_released_and_reported)
 
     cr_assert_eq(fleet_pause(h.fleet, 0), 0);
     cr_assert_eq(fleet_pause(h.fleet, 2), 0);
-    resume_timer a;
-    resume_timer c;
-    resume_in(&a, 0, LATE_MS);  /* after A's deadline */
-    resume_in(&c, 2, LATER_MS); /* after A's late OK: C decides */
+    harness_resume_timer a;
+    harness_resume_timer c;
+    harness_resume_in(&h, &a, 0, LATE_MS);  /* after A's deadline */
+    harness_resume_in(&h, &c, 2, LATER_MS); /* after A's late OK: C decides */
     redlock_result *r = NULL;
     redlock_acquire_options o = fleet_acquire_options(TTL_MS, 0);
     cr_assert_eq(harness_acquire(&h, "late", 4, &o, NULL, &r), REDLOCK_ENOQUORUM, "status %s",
@@ -192,8 +170,8 @@ Test(cleanup, an_expired_attempt_sends_no_queued_set)
     harness_wait_connected(&h, 1);
 
     cr_assert_eq(fleet_pause(h.fleet, 1), 0);
-    resume_timer b;
-    resume_in(&b, 1, LATE_MS); /* B's OK makes a quorum, too late */
+    harness_resume_timer b;
+    harness_resume_in(&h, &b, 1, LATE_MS); /* B's OK makes a quorum, too late */
     redlock_result *r = NULL;
     redlock_acquire_options o = fleet_acquire_options(10000, 0);
     cr_assert_eq(harness_acquire(&h, "expired", 7, &o, NULL, &r), REDLOCK_EEXPIRED, "status %s",
@@ -265,8 +243,8 @@ Test(cleanup, a_set_whose_reply_was_lost_is_released_after_reconnecting)
 
     cr_assert_eq(fleet_pause(h.fleet, 0), 0);
     cr_assert_eq(fleet_pause(h.fleet, 2), 0);
-    resume_timer c;
-    resume_in(&c, 2, 2000); /* after A's connection was closed as stalled */
+    harness_resume_timer c;
+    harness_resume_in(&h, &c, 2, 2000); /* after A's connection was closed as stalled */
     redlock_result *r = NULL;
     redlock_acquire_options o = fleet_acquire_options(TTL_MS, 0);
     cr_assert_eq(harness_acquire(&h, "lost", 4, &o, NULL, &r), REDLOCK_ENOQUORUM, "status %s",

@@ -30,8 +30,9 @@ Test(arithmetic, verdict_for_every_split_of_one_to_nine_masters)
                 rl_verdict v = rl_tally_verdict(&t);
                 if (ok >= q)
                     cr_assert_eq(v, RL_QUORUM, "N=%u ok=%u pending=%u", n, ok, pending);
-                else if (ok + pending < q)
+                else if (pending == 0)
                     cr_assert_eq(v, RL_NO_QUORUM, "N=%u ok=%u pending=%u", n, ok, pending);
+                /* Else what the others say names the status: waited for. */
                 else
                     cr_assert_eq(v, RL_UNDECIDED, "N=%u ok=%u pending=%u", n, ok, pending);
             }
@@ -44,9 +45,16 @@ Test(arithmetic, decided_early_as_soon_as_a_majority_said_ok)
     /* 3 of 5 OK with two still silent: decided, no need to wait. */
     rl_tally t = {.quorum = 3, .ok = 3, .pending = 2};
     cr_assert_eq(rl_tally_verdict(&t), RL_QUORUM);
-    /* 2 refused, 1 down, 2 silent: the silent ones cannot make a quorum. */
-    rl_tally u = {.quorum = 3, .refused = 2, .not_connected = 1, .pending = 2};
-    cr_assert_eq(rl_tally_verdict(&u), RL_NO_QUORUM);
+    /* 3 refused: "held" whatever the other two say. */
+    rl_tally held = {.quorum = 3, .refused = 3, .pending = 2};
+    cr_assert_eq(rl_tally_verdict(&held), RL_NO_QUORUM);
+    /* 2 refused, 1 down, 2 silent: no quorum either way, but a third
+     * refusal would make it "held": waited for. */
+    rl_tally w = {.quorum = 3, .refused = 2, .not_connected = 1, .pending = 2};
+    cr_assert_eq(rl_tally_verdict(&w), RL_UNDECIDED);
+    /* Unless the silent ones are masters not answering. */
+    w.pending_suspect = 2;
+    cr_assert_eq(rl_tally_verdict(&w), RL_NO_QUORUM);
 }
 
 Test(arithmetic, drift_is_one_percent_of_ttl_plus_two_ms)
@@ -126,27 +134,71 @@ Test(arithmetic, failure_without_enough_answers_names_the_most_common_reason)
                  REDLOCK_ENOQUORUM);
 }
 
-/* A fenced acquire's round 1 in every order of the same five answers:
- * F OK with a counter in use, U OK without one, R held elsewhere, T timed
- * out. Its status names what the masters said, whichever came first. */
-static int fenced_round_status(const char *answers, const unsigned order[5])
+/* A round of five in every order of the same answers: F OK with a counter
+ * in use, U OK without one, R held elsewhere, T timed out, N not connected
+ * (known when the round starts, so never waited for). With fence, an
+ * acquire's fenced round 1. Its status names what the masters said,
+ * whichever came first. */
+static int round_status(const char *answers, const unsigned order[5], bool fence)
 {
-    rl_tally t = {.quorum = 3, .pending = 5, .need_fence = true};
+    rl_tally t = {.quorum = 3, .pending = 5, .need_fence = fence};
     for (size_t i = 0; i < 5; i++) {
-        t.pending--;
-        switch (answers[order[i]]) {
-        case 'F': t.ok++; t.fenced_ok++; break;
-        case 'U': t.ok++; break;
-        case 'R': t.refused++; break;
-        default: t.timeout++; break;
+        if (answers[i] == 'N') {
+            t.pending--;
+            t.not_connected++;
         }
+    }
+    for (size_t i = 0; i < 5; i++) {
         rl_verdict v = rl_tally_verdict(&t);
         if (v == RL_QUORUM)
             return REDLOCK_OK;
         if (v == RL_NO_QUORUM)
             return rl_tally_failure_status(&t, REDLOCK_ECONFLICT);
+        char answer = answers[order[i]];
+        if (answer == 'N')
+            continue;
+        t.pending--;
+        switch (answer) {
+        case 'F': t.ok++; t.fenced_ok++; break;
+        case 'U': t.ok++; break;
+        case 'R': t.refused++; break;
+        default: t.timeout++; break;
+        }
     }
+    rl_verdict v = rl_tally_verdict(&t);
+    if (v == RL_QUORUM)
+        return REDLOCK_OK;
+    if (v == RL_NO_QUORUM)
+        return rl_tally_failure_status(&t, REDLOCK_ECONFLICT);
     return -1000; /* never decided */
+}
+
+static void expect_the_same_in_any_order(const char *answers, bool fence, int expected)
+{
+    unsigned order[5] = {0, 1, 2, 3, 4};
+    for (int perm = 0; perm < 120; perm++) {
+        int status = round_status(answers, order, fence);
+        cr_assert_eq(status, expected, "%s%s in order %u%u%u%u%u: %s, not %s", answers,
+                     fence ? " (fenced)" : "", order[0], order[1], order[2], order[3], order[4],
+                     redlock_strerror(status), redlock_strerror(expected));
+        /* The next permutation, lexicographically. */
+        int i = 3;
+        while (i >= 0 && order[i] > order[i + 1])
+            i--;
+        if (i < 0)
+            break;
+        int j = 4;
+        while (order[j] < order[i])
+            j--;
+        unsigned tmp = order[i];
+        order[i] = order[j];
+        order[j] = tmp;
+        for (int a = i + 1, b = 4; a < b; a++, b--) {
+            tmp = order[a];
+            order[a] = order[b];
+            order[b] = tmp;
+        }
+    }
 }
 
 Test(arithmetic, a_fenced_round_names_the_same_reason_in_any_order)
@@ -162,33 +214,30 @@ Test(arithmetic, a_fenced_round_names_the_same_reason_in_any_order)
         {"UUUFF", REDLOCK_ENOFENCE},
         {"FFFUR", REDLOCK_OK},
         {"UTTTR", REDLOCK_ENOQUORUM},
+        {"RRRNN", REDLOCK_ECONFLICT},
     };
-    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-        unsigned order[5] = {0, 1, 2, 3, 4};
-        for (int perm = 0; perm < 120; perm++) {
-            int status = fenced_round_status(cases[c].answers, order);
-            cr_assert_eq(status, cases[c].status, "%s in order %u%u%u%u%u: %s, not %s",
-                         cases[c].answers, order[0], order[1], order[2], order[3], order[4],
-                         redlock_strerror(status), redlock_strerror(cases[c].status));
-            /* The next permutation, lexicographically. */
-            int i = 3;
-            while (i >= 0 && order[i] > order[i + 1])
-                i--;
-            if (i < 0)
-                break;
-            int j = 4;
-            while (order[j] < order[i])
-                j--;
-            unsigned tmp = order[i];
-            order[i] = order[j];
-            order[j] = tmp;
-            for (int a = i + 1, b = 4; a < b; a++, b--) {
-                tmp = order[a];
-                order[a] = order[b];
-                order[b] = tmp;
-            }
-        }
-    }
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
+        expect_the_same_in_any_order(cases[c].answers, true, cases[c].status);
+}
+
+Test(arithmetic, a_round_with_masters_down_names_the_same_reason_in_any_order)
+{
+    static const struct {
+        const char *answers;
+        int status;
+    } cases[] = {
+        /* Two refusals first leave one master that could still refuse:
+         * waited for, not "no quorum" on the spot. */
+        {"RRRNN", REDLOCK_ECONFLICT},
+        {"RRRTN", REDLOCK_ECONFLICT},
+        {"RRRRN", REDLOCK_ECONFLICT},
+        {"RRUNN", REDLOCK_ENOQUORUM},
+        {"RUTNN", REDLOCK_ENOQUORUM},
+        {"UUURN", REDLOCK_OK},
+        {"RRTTN", REDLOCK_ENOQUORUM},
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
+        expect_the_same_in_any_order(cases[c].answers, false, cases[c].status);
 }
 
 /* A round of five whose master 4 was not answering when asked (suspect),

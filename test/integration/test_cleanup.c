@@ -281,8 +281,17 @@ Test(cleanup, releases_dropped_for_a_master_out_of_reach_are_told_once_not_each)
     harness_start(&h, 3, NULL);
     for (size_t i = 0; i < 2; i++)
         cr_assert_eq(fleet_set(h.fleet, i, "owed", 4, "theirs", 6, 60000), 0);
+    /* The stopped master's connection is dropped ten command timeouts
+     * after it stopped: 2 s (20 s under valgrind), far longer than the 80
+     * attempts take even on a loaded machine, so that all of them are
+     * owed when it is. The others' refusals decide each attempt. Its clock
+     * is checked before it stops: else each attempt would first wait for
+     * that check, up to the connect timeout, and the connection would be
+     * dropped a few attempts in. */
+    slow_master(2, 200, 200);
     harness_connect(&h);
-    harness_run_for(&h, 100);
+    cr_assert_eq(harness_ping(&h, NULL), REDLOCK_OK);
+    cr_assert(harness_wait_clocks_checked(&h));
     /* Each attempt's SET reaches the stopped master, so its cleanup owes it
      * a release; once the connection is dropped as stalled, they all are. */
     cr_assert_eq(fleet_pause(h.fleet, 2), 0);
@@ -291,6 +300,9 @@ Test(cleanup, releases_dropped_for_a_master_out_of_reach_are_told_once_not_each)
         int status = harness_acquire(&h, "owed", 4, &o, NULL, NULL);
         cr_assert_eq(status, REDLOCK_ECONFLICT, "attempt %d: %s", i, redlock_status_name(status));
     }
+    cr_assert(!log_has(&h, "no reply for"),
+              "the stopped master's connection was dropped before the attempts were done; log:\n%s",
+              h.log);
     cr_assert(harness_wait_until(&h, log_has, "no reply for", 10000),
               "the stopped master's connection was never dropped");
     harness_run_for(&h, 100);

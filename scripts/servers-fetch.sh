@@ -97,23 +97,38 @@ use_suite() {
 # gconv modules in the system's folder, never in the root.
 lib_closure() {
   local -A seen=()
-  local queue=("$@") pkg deps dep
+  local queue=("$@") next pkg dep shown
+  # A level of the search at a time, in one apt-cache call: each call
+  # reads the suite's whole index (a second of CPU).
   while [ ${#queue[@]} -gt 0 ]; do
-    pkg="${queue[0]}"
-    queue=("${queue[@]:1}")
-    [ -z "${seen[$pkg]:-}" ] || continue
-    seen[$pkg]=1
-    echo "$pkg"
-    deps=$(apt-cache "${debian_apt_opts[@]}" show --no-all-versions "$pkg" |
-      sed -n 's/^\(Pre-\)\{0,1\}Depends: //p' | tr ',' '\n' |
-      sed 's/|.*//; s/(.*//; s/:.*//; s/ //g') ||
-      { echo "no package $pkg in the suite" >&2; return 1; }
-    for dep in $deps; do
+    next=()
+    for pkg in "${queue[@]}"; do
+      [ -z "${seen[$pkg]:-}" ] || continue
+      seen[$pkg]=1
+      next+=("$pkg")
+      echo "$pkg"
+    done
+    [ ${#next[@]} -gt 0 ] || break
+    # "Package NAME" and "Depends DEP" lines, per package shown.
+    shown=$(apt-cache "${debian_apt_opts[@]}" show --no-all-versions "${next[@]}" 2>/dev/null |
+      awk '/^Package: / { print "Package", $2 }
+           /^(Pre-)?Depends: / {
+             sub(/^(Pre-)?Depends: /, ""); n = split($0, d, ",")
+             for (i = 1; i <= n; i++) {
+               sub(/\|.*/, "", d[i]); sub(/\(.*/, "", d[i]); sub(/:.*/, "", d[i])
+               gsub(/ /, "", d[i]); print "Depends", d[i]
+             }
+           }') || true
+    for pkg in "${next[@]}"; do
+      grep -qx "Package $pkg" <<<"$shown" || { echo "no package $pkg in the suite" >&2; return 1; }
+    done
+    queue=()
+    while read -r _ dep; do
       case "$dep" in
         libc-gconv-modules-extra) ;;
         lib*|zlib1g) [ -n "${seen[$dep]:-}" ] || queue+=("$dep") ;;
       esac
-    done
+    done < <(grep '^Depends ' <<<"$shown")
   done
 }
 

@@ -5,7 +5,9 @@
 #   scripts/valgrind.sh [--build-only|--no-build] [CTEST-ARGS...]
 #
 # --build-only configures and builds; --no-build runs the tests of a tree
-# built so (CI builds beside other work).
+# built so (CI builds beside other work). With the default TESTS and
+# LABELS and no CTEST-ARGS, only the two programs those tests run are
+# built.
 # build-valgrind: no sanitizer, -O1 -g, warnings as errors. Every test runs
 # under test/valgrind/memcheck.sh (REDLOCK_TEST_WRAPPER), with the tests'
 # time stretched (REDLOCK_TEST_TIME_SCALE, default 10), each Criterion
@@ -60,6 +62,10 @@ case "${1:-}" in
   --build-only) phase=build; shift ;;
   --no-build) phase="tests"; shift ;;
 esac
+# The default suites are all in two programs: only they are built (half
+# the build's CPU). With TESTS, LABELS or ctest arguments, everything is.
+targets=()
+[ -n "${TESTS:-}${LABELS:-}" ] || [ $# -gt 0 ] || targets=(--target integration_tests threads_tests)
 
 start=$(date +%s)
 # One test at a time, not a suite (cmake/TestRun.cmake): at this time
@@ -70,7 +76,7 @@ if [ "$phase" != tests ]; then
     -DREDLOCK_SANITIZE= -DREDLOCK_WERROR=ON -DREDLOCK_SERVER_MATRIX=OFF \
     -DREDLOCK_TEST_WRAPPER="$PWD/test/valgrind/memcheck.sh" \
     -DREDLOCK_TEST_TIME_SCALE="$scale" -DREDLOCK_TEST_PER=suite >/dev/null
-  cmake --build "$build" -j "$jobs"
+  cmake --build "$build" -j "$jobs" "${targets[@]}"
 fi
 built=$(date +%s)
 if [ "$phase" = build ]; then

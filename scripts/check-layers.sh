@@ -26,18 +26,17 @@ for dir in src/*/; do
   fi
 done
 
-for file in src/*/*.[ch]; do
-  folder=$(basename "$(dirname "$file")")
-  [ -n "${rank[$folder]+set}" ] || continue
-  while IFS=: read -r line text; do
-    header=${text#\#include \"}
-    header=${header%%\"*}
-    to=${header%%/*}
-    [ -n "${rank[$to]+set}" ] || continue
-    if [ "${rank[$to]}" -gt "${rank[$folder]}" ]; then
-      echo "check-layers: $file:$line includes $header: $folder/ is below $to/" >&2
-      bad=1
-    fi
-  done < <(grep -n '^#include "[a-z_]*/[a-z_]*\.h"' "$file" || true)
-done
+# One awk over every file (a grep and a loop per file took 4 s of CPU).
+awk -v order="${layers[*]}" '
+  BEGIN { n = split(order, names, " "); for (i = 1; i <= n; i++) rank[names[i]] = i }
+  /^#include "[a-z_]*\/[a-z_]*\.h"/ {
+    split(FILENAME, path, "/"); from = path[2]
+    header = $0; sub(/^#include "/, "", header); sub(/".*/, "", header)
+    to = header; sub(/\/.*/, "", to)
+    if ((from in rank) && (to in rank) && rank[to] > rank[from]) {
+      printf "check-layers: %s:%d includes %s: %s/ is below %s/\n", FILENAME, FNR, header, from, to > "/dev/stderr"
+      bad = 1
+    }
+  }
+  END { exit bad }' src/*/*.[ch] || bad=1
 exit $bad

@@ -5,16 +5,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-missing=0
-while IFS= read -r f; do
-  if ! head -n 3 "$f" | grep -q "SPDX-License-Identifier: BSD-3-Clause"; then
-    echo "no SPDX line: $f"
-    missing=1
-  fi
-done < <(find . \( -name '.git' -o -name 'build*' \) -prune -o -type f \
-           \( -name '*.c' -o -name '*.h' -o -name '*.sh' -o -name '*.cmake' \
-              -o -name '*.cmake.in' -o -name '*.pc.in' -o -name 'CMakeLists.txt' \
-              -o -path './.ci/run' -o -path './Dockerfile' \
-              -o -path './examples/Makefile' -o -path './man/*.1' \
-              -o -path './completion/*' \) -print | sort)
-exit "$missing"
+# One awk over every file (a head and a grep per file took 9 s of CPU);
+# it checks its list of files at the end, so that an empty one counts.
+find . \( -name '.git' -o -name 'build*' \) -prune -o -type f \
+       \( -name '*.c' -o -name '*.h' -o -name '*.sh' -o -name '*.cmake' \
+          -o -name '*.cmake.in' -o -name '*.pc.in' -o -name 'CMakeLists.txt' \
+          -o -path './.ci/run' -o -path './Dockerfile' \
+          -o -path './examples/Makefile' -o -path './man/*.1' \
+          -o -path './completion/*' \) -print0 | sort -z |
+  xargs -0 awk '
+    FNR <= 3 && /SPDX-License-Identifier: BSD-3-Clause/ { named[FILENAME] = 1 }
+    END {
+      for (i = 1; i < ARGC; i++)
+        if (!(ARGV[i] in named)) { print "no SPDX line: " ARGV[i]; missing = 1 }
+      exit missing
+    }' || exit 1

@@ -28,7 +28,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-scripts/build.sh "$@"
+# Configured first: the model checks need no build, and start before it
+# (they end last).
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
 jobs=$(nproc)
 mkdir -p build/Testing
 models_log=build/Testing/models.log
@@ -39,6 +41,13 @@ MODEL_NICE=0 nice -n 19 setsid ctest --test-dir build --output-on-failure -j "$j
   >"$models_log" 2>&1 &
 models=$!
 [ -z "${REDLOCK_MODELS_PGID:-}" ] || echo "$models" >"$REDLOCK_MODELS_PGID"
+# shellcheck disable=SC2317 # called by the trap
+stop_models() { kill -TERM -- "-$models" 2>/dev/null || true; }
+trap stop_models INT TERM
+if ! scripts/build.sh "$@"; then
+  stop_models
+  exit 1
+fi
 asan_build_log=build/Testing/asan-build.log
 nice -n 5 scripts/sanitize.sh asan --hiredis1 --build-only >"$asan_build_log" 2>&1 &
 asan_build=$!

@@ -24,7 +24,10 @@ RUN /src/scripts/deps.sh --build && rm -rf /var/lib/apt/lists/*
 # the host), built into /src/build by the project's own build script.
 WORKDIR /src
 COPY . .
-RUN scripts/build.sh
+# The programs the image runs (the tool, the failover program and its
+# worker), not the tests: a third of the compiling.
+RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null \
+    && cmake --build build -j "$(nproc)" --target redlock-cli redlock-failover redlock-failover-worker
 
 # The drill runs this program; fail the image build here, with a clear
 # message, rather than have the client container exit at start.

@@ -49,8 +49,9 @@
 # MODELS="fencing clock_check"; default: every one. fencing's runs are four
 # groups: "fencing" (the exhaustive runs), "fencing_aof" (the exhaustive run
 # with AOF masters only and no clock floor), "fencing_variants" (the
-# witnesses, and the wrong variants with every property asserted) and
-# "fencing_storage" (the wrong variants with the storage's property alone).
+# witnesses, the wrong variants caught by one property other than the
+# storage's, and three caught by the storage's) and "fencing_storage" (the
+# other eight caught by the storage's property).
 # The test suite checks them as six tests, so that they run side by side.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -127,8 +128,8 @@ verify model/reentrant.pml caught -DLAST_HOLD_KEEPS_KEY
 verify model/reentrant.pml caught -DEXTEND_KEEPS_DEADLINE
 verify model/reentrant.pml caught -DQUORUM=1
 # fencing.pml: the exhaustive runs (ACQ0 + ACQ1 attempts, CRASHES restarts),
-# the witnesses, then each wrong variant with every property asserted and
-# with the storage's alone (PROPS=4), and those caught by one property.
+# the witnesses, then each wrong variant with the storage's property alone
+# (PROPS=4), and those caught by one other property.
 verify model/fencing.pml pass -DACQ0=2 -DACQ1=1 -DCRASHES=0
 PAN_CC=-DMEMLIM=4096 PAN_RUN=-w26 verify model/fencing.pml pass -DACQ0=1 -DACQ1=1 -DCRASHES=2 -DIN_USE_AT_START
 # Without empty restarts the clock floor is not needed: a clock read as 0.
@@ -142,22 +143,24 @@ verify model/fencing.pml reached -DWITNESS=4 -DACQ0=1 -DCRASHES=2
 verify model/fencing.pml reached -DWITNESS=1 -DCRASHES=0
 verify model/fencing.pml reached -DWITNESS=2 -DACQ0=1
 verify model/fencing.pml reached -DWITNESS=3 -DACQ0=1 -DCRASHES=0
-for props in 7 4; do
-  group=fencing_variants
-  [ "$props" = 7 ] || group=fencing_storage
-  verify model/fencing.pml caught -DONE_ROUND -DNO_LOSS -DCRASHES=0 -DPROPS=$props
-  verify model/fencing.pml caught -DNO_ROUND2_DEADLINE -DACQ0=1 -DCRASHES=0 -DPROPS=$props
-  verify model/fencing.pml caught -DNO_KEY_CHECK -DACQ0=1 -DCRASHES=0 -DPROPS=$props
-  verify model/fencing.pml caught -DFEW_COUNTERS -DACQ0=1 -DPROPS=$props
-  verify model/fencing.pml caught -DNO_RESEED -DACQ0=1 -DPROPS=$props
-  verify model/fencing.pml caught -DSEED_ANY_INCARNATION -DACQ0=1 -DPROPS=$props
-  verify model/fencing.pml caught -DSEED_FROM_ONE -DACQ0=1 -DPROPS=$props
-  verify model/fencing.pml caught -DNO_CLOCK_FLOOR -DACQ0=1 -DCRASHES=2 -DPROPS=$props
-  verify model/fencing.pml caught -DCLOCK_ZERO -DACQ0=1 -DCRASHES=2 -DPROPS=$props
-  verify model/fencing.pml caught -DSEED_PLAIN_SET -DACQ0=1 -DPROPS=$props
-  verify model/fencing.pml caught -DUNSAFE_RESTART -DACQ0=1 -DPROPS=$props
-done
+# With the storage's property alone (PROPS=4) each wrong variant is
+# caught: so it is with every property asserted (the default, PROPS=7:
+# the same states, more assertions), which is not run again here; spin
+# -DPROPS=7 by hand shows which property fails first (docs/fencing.md).
+# Split in two groups that run side by side.
+group=fencing_storage
+verify model/fencing.pml caught -DONE_ROUND -DNO_LOSS -DCRASHES=0 -DPROPS=4
+verify model/fencing.pml caught -DNO_ROUND2_DEADLINE -DACQ0=1 -DCRASHES=0 -DPROPS=4
+verify model/fencing.pml caught -DNO_KEY_CHECK -DACQ0=1 -DCRASHES=0 -DPROPS=4
+verify model/fencing.pml caught -DFEW_COUNTERS -DACQ0=1 -DPROPS=4
+verify model/fencing.pml caught -DNO_RESEED -DACQ0=1 -DPROPS=4
+verify model/fencing.pml caught -DSEED_ANY_INCARNATION -DACQ0=1 -DPROPS=4
+verify model/fencing.pml caught -DSEED_FROM_ONE -DACQ0=1 -DPROPS=4
+verify model/fencing.pml caught -DNO_CLOCK_FLOOR -DACQ0=1 -DCRASHES=2 -DPROPS=4
 group=fencing_variants
+verify model/fencing.pml caught -DCLOCK_ZERO -DACQ0=1 -DCRASHES=2 -DPROPS=4
+verify model/fencing.pml caught -DSEED_PLAIN_SET -DACQ0=1 -DPROPS=4
+verify model/fencing.pml caught -DUNSAFE_RESTART -DACQ0=1 -DPROPS=4
 verify model/fencing.pml caught -DNO_ROUND2_DEADLINE -DACQ0=1 -DCRASHES=0 -DPROPS=2
 verify model/fencing.pml caught -DUNSAFE_RESTART -DACQ0=1 -DPROPS=1
 verify model/fencing.pml caught -DQUORUM=1 -DACQ0=1 -DCRASHES=0 -DPROPS=1

@@ -132,24 +132,30 @@ sane "node keys in src/config/config_yaml.c" "$n_node_keys" "$n_node_enum" 5
 
 sections=("## Name" "## Synopsis" "## Description" "## Ownership" "## Threading" "## Example"
           "## Return value and errors")
-readme_text=$(cat "$api/README.md")
+# Texts are read once and matched by the shell itself: a grep per check
+# (over a thousand) took most of this script's 20 s of CPU. A line is
+# matched as "\n" LINE "\n" in "\n" TEXT "\n".
+nl=$'\n'
+readme_text=$(<"$api/README.md")
 while IFS= read -r decl; do
     [ -n "$decl" ] || continue
-    fn=$(printf '%s\n' "$decl" | sed -n 's/^.*[ *]\(redlock_[a-z0-9_]*\)(.*$/\1/p')
+    fn=""
+    [[ $decl =~ ^.*[\ *](redlock_[a-z0-9_]*)\( ]] && fn=${BASH_REMATCH[1]}
     page=$api/$fn.md
     if [ ! -f "$page" ]; then
         problem "no page for public function $fn: docs/api/$fn.md"
         continue
     fi
+    text="$nl$(<"$page")$nl"
     for s in "${sections[@]}"; do
-        grep -qxF "$s" "$page" || problem "docs/api/$fn.md: no \"$s\" section"
+        [[ $text == *"$nl$s$nl"* ]] || problem "docs/api/$fn.md: no \"$s\" section"
     done
-    grep -qF '#include <redlock/redlock.h>' "$page" ||
+    [[ $text == *"#include <redlock/redlock.h>"* ]] ||
         problem "docs/api/$fn.md: the synopsis does not #include <redlock/redlock.h>"
-    if ! normalize <"$page" | grep -qF -- "$decl"; then
+    if [[ $(normalize <"$page") != *"$decl"* ]]; then
         problem "docs/api/$fn.md: the synopsis is not the header's declaration: $decl"
     fi
-    grep -qF "($fn.md)" <<<"$readme_text" || problem "docs/api/README.md: no link to $fn.md"
+    [[ $readme_text == *"($fn.md)"* ]] || problem "docs/api/README.md: no link to $fn.md"
 done <<<"$declarations"
 
 # Pages for functions that are not (any more) in the header; not when the
@@ -157,24 +163,26 @@ done <<<"$declarations"
 for page in "$api"/*.md; do
     [ "$n_functions" -ge "$min_functions" ] || break
     [ -e "$page" ] || continue
-    name=$(basename "$page" .md)
+    name=${page##*/}
+    name=${name%.md}
     case $name in README | types) continue ;; esac
-    grep -qxF "$name" <<<"$functions" ||
+    [[ "$nl$functions$nl" == *"$nl$name$nl"* ]] ||
         problem "docs/api/$name.md documents $name, which include/redlock/redlock.h does not declare"
 done
 
 # --- Statuses and outcomes -----------------------------------------------
 
+errors_text=$(<"$errors_md")
 while IFS='|' read -r name value message; do
     [ -n "$name" ] || continue
-    grep -qF "\`REDLOCK_$name\` ($value)" "$errors_md" ||
+    [[ $errors_text == *"\`REDLOCK_$name\` ($value)"* ]] ||
         problem "docs/errors.md: no heading for REDLOCK_$name with its value: \`REDLOCK_$name\` ($value)"
-    grep -qF -- "$message" "$errors_md" ||
+    [[ $errors_text == *"$message"* ]] ||
         problem "docs/errors.md: REDLOCK_$name's message is not quoted: \"$message\""
 done <<<"$statuses"
 while IFS= read -r name; do
     [ -n "$name" ] || continue
-    grep -qF "\`$name\`" "$errors_md" || problem "docs/errors.md: per-master outcome $name is missing"
+    [[ $errors_text == *"\`$name\`"* ]] || problem "docs/errors.md: per-master outcome $name is missing"
 done <<<"$outcomes"
 
 # A status's exit status, as docs/errors.md gives it ("`redlock` exits N"
@@ -193,18 +201,18 @@ done <<<"$exits"
 
 # --- Config keys ---------------------------------------------------------
 
+# A key's row: a line that starts "| `KEY` |" (in docs/cli.md also
+# "| `KEY`, ..."), spaces allowed around the name.
+config_text="$nl$(<"$config_md")$nl"
+cli_config="$nl$(awk '/^## / { on = ($0 == "## Configuration") } on' "$cli_md")$nl"
 while IFS= read -r key; do
     [ -n "$key" ] || continue
-    grep -qE "^\| *\`$key\` *\|" "$config_md" ||
+    row_start="$nl\\| *\`$key\`"
+    [[ $config_text =~ $row_start\ *\| ]] ||
         problem "docs/config.md: config key $key has no row in a key table"
-done <<<"$(printf '%s\n%s\n%s\n' "$setting_keys" "$top_keys" "$node_keys")"
-
-# docs/cli.md (and so man/redlock.1, from the same tables) lists every key
-# in its Configuration section, each on a row of its own.
-cli_config=$(awk '/^## / { on = ($0 == "## Configuration") } on' "$cli_md")
-while IFS= read -r key; do
-    [ -n "$key" ] || continue
-    grep -qE "^\| *\`$key\`( *\||,)" <<<"$cli_config" ||
+    # docs/cli.md (and so man/redlock.1, from the same tables) lists every
+    # key in its Configuration section, each on a row of its own.
+    [[ $cli_config =~ $row_start(\ *\||,) ]] ||
         problem "docs/cli.md: config key $key has no row in the Configuration section"
 done <<<"$(printf '%s\n%s\n%s\n' "$setting_keys" "$top_keys" "$node_keys")"
 

@@ -52,7 +52,10 @@ grep -q 'as root' <<<"$out" && grep -q 'apt-get install.* redis-server' <<<"$out
 # Who calls which.
 grep -qx 'scripts/deps.sh --run' scripts/demo.sh || problem "scripts/demo.sh does not install with scripts/deps.sh --run"
 grep -q '^scripts/deps.sh$' scripts/test.sh || problem "scripts/test.sh does not install the test tools (scripts/deps.sh)"
-[ "$(grep -n '^scripts/deps.sh$' scripts/test.sh | cut -d: -f1)" \< "$(grep -n '^scripts/build.sh' scripts/test.sh | cut -d: -f1)" ] ||
+# The first line that configures or builds comes after the install.
+deps_line=$(grep -n -m1 '^scripts/deps.sh$' scripts/test.sh | cut -d: -f1)
+build_line=$(grep -n -m1 -E '^[^#]*(scripts/build\.sh|cmake -S)' scripts/test.sh | cut -d: -f1)
+[ -n "$deps_line" ] && [ -n "$build_line" ] && [ "$deps_line" -lt "$build_line" ] ||
     problem "scripts/test.sh builds before installing what it needs"
 grep -q '^\./scripts/demo\.sh' README.md && grep -q '^\./scripts/test\.sh' README.md ||
     problem "README.md's first commands are not scripts/demo.sh and scripts/test.sh"

@@ -30,6 +30,7 @@ max_len() {
 
 cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DREDLOCK_FUZZ=ON -DREDLOCK_BUILD_TESTS=OFF -DREDLOCK_BUILD_DEMO=OFF -DREDLOCK_WERROR=ON \
+  -DCMAKE_RULE_MESSAGES=OFF \
   >/dev/null
 cmake --build "$build" -j "$jobs" --target "${targets[@]/#/fuzz_}"
 

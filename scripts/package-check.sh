@@ -49,7 +49,7 @@ step() { echo "--- $*"; }
 # config naming them (test/support/with_masters.c).
 build="build-package"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREDLOCK_BUILD_TESTS=OFF \
-  -DREDLOCK_BUILD_DEMO=ON -DREDLOCK_WERROR=ON "$@" >/dev/null
+  -DREDLOCK_BUILD_DEMO=ON -DREDLOCK_WERROR=ON -DCMAKE_RULE_MESSAGES=OFF "$@" >/dev/null
 cmake --build "$build" -j "$(nproc)" >/dev/null
 with_masters="$src/$build/test/support/with-masters"
 
@@ -169,7 +169,8 @@ fi
 step "cpack -G DEB"
 deb_build="build-deb"
 cmake -S . -B "$deb_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr \
-  -DREDLOCK_BUILD_TESTS=OFF -DREDLOCK_BUILD_DEMO=OFF -DREDLOCK_WERROR=ON "$@" >/dev/null
+  -DREDLOCK_BUILD_TESTS=OFF -DREDLOCK_BUILD_DEMO=OFF -DREDLOCK_WERROR=ON -DCMAKE_RULE_MESSAGES=OFF \
+  "$@" >/dev/null
 cmake --build "$deb_build" -j "$(nproc)" >/dev/null
 rm -rf "$work/debs" && mkdir -p "$work/debs"
 (cd "$deb_build" && cpack -G DEB -B "$work/debs" >/dev/null)

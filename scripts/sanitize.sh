@@ -95,6 +95,7 @@ if [ "$phase" != tests ]; then
   PKG_CONFIG_PATH="$pkg_config_path" \
     cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-g -O1" \
     -DREDLOCK_SANITIZE="$sanitize" -DREDLOCK_WERROR=ON -DREDLOCK_SERVER_MATRIX=OFF \
+    -DCMAKE_RULE_MESSAGES=OFF \
     -DREDLOCK_TEST_TIME_SCALE="$scale" -DREDLOCK_TEST_WRAPPER= -DREDLOCK_TEST_PER=suite \
     -DREDLOCK_TEST_SKIP="clock/masters_a_little_fast_within_the_allowance*" >/dev/null
   cmake --build "$build" -j "$jobs" "${targets[@]}"

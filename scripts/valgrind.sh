@@ -73,7 +73,7 @@ start=$(date +%s)
 # took twice as long waiting for the last ones.
 if [ "$phase" != tests ]; then
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-g -O1" \
-    -DREDLOCK_SANITIZE= -DREDLOCK_WERROR=ON -DREDLOCK_SERVER_MATRIX=OFF \
+    -DREDLOCK_SANITIZE= -DREDLOCK_WERROR=ON -DREDLOCK_SERVER_MATRIX=OFF -DCMAKE_RULE_MESSAGES=OFF \
     -DREDLOCK_TEST_WRAPPER="$PWD/test/valgrind/memcheck.sh" \
     -DREDLOCK_TEST_TIME_SCALE="$scale" -DREDLOCK_TEST_PER=suite >/dev/null
   cmake --build "$build" -j "$jobs" "${targets[@]}"

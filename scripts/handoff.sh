@@ -21,8 +21,12 @@
 # base-fenced, base-unfenced) runs only those. HANDOFF_BASE=PATH adds
 # base-fenced and base-unfenced: another build's redlock (its RUNPATH
 # names its library), to compare builds in one run. HANDOFF_TOOL=PATH
-# measures another build's redlock instead of build/redlock. Needs a
-# build (scripts/build.sh), redis-server and python3.
+# measures another build's redlock instead of build/redlock.
+# HANDOFF_PERF=1 also times, with perf's scheduler tracepoints (root), the
+# part of each gap that is the tool's: from a section's process exit to
+# the next one's exec, without the interpreter's own start and end, which
+# the machine's load stretches. Needs a build (scripts/build.sh),
+# redis-server and python3 (and perf for HANDOFF_PERF).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-12}
@@ -36,6 +40,9 @@ tool=${HANDOFF_TOOL:-$PWD/build/redlock}
 [ -x "$tool" ] || { echo "handoff: build first (scripts/build.sh)" >&2; exit 1; }
 command -v redis-server >/dev/null || { echo "handoff: redis-server is not installed" >&2; exit 1; }
 command -v flock >/dev/null || { echo "handoff: flock(1) is not installed" >&2; exit 1; }
+use_perf=${HANDOFF_PERF:-}
+[ -z "$use_perf" ] || command -v perf >/dev/null ||
+  { echo "handoff: HANDOFF_PERF needs perf (package linux-perf)" >&2; exit 1; }
 # The interpreter itself, not a wrapper (pyenv's shims are shell scripts
 # that would add their own start-up to every section); run isolated and
 # without site (-I -S), so that what it starts with is the same anywhere
@@ -98,6 +105,17 @@ command_of() {
   esac
 }
 
+# exec_gaps PERF_DATA: each section process's exit to the next one's exec,
+# in ms (the interpreter's processes, told by their name).
+exec_gaps() {
+  local comm
+  comm=$(basename "$python" | cut -c1-15)
+  perf script -i "$1" -F comm,time,event 2>/dev/null | awk -v comm="$comm" '
+    $1 == comm { t = $2; sub(":", "", t)
+                 if ($3 ~ /sched_process_exit/) last = t
+                 else if ($3 ~ /sched_process_exec/ && last) { print (t - last) * 1000; last = 0 } }'
+}
+
 # contend NAME SECONDS: K contender loops; their sections' gaps added to
 # $work/NAME.gaps, the sections and the calls that gave up to NAME.counts.
 contend() {
@@ -108,6 +126,13 @@ contend() {
   : >"$work/lockfile"
   deadline=$(($(date +%s) + $2))
   loops=()
+  local perf_pid=
+  if [ -n "$use_perf" ]; then
+    perf record -q -a -e sched:sched_process_exec -e sched:sched_process_exit \
+      -o "$work/$name.perf" >/dev/null 2>&1 &
+    perf_pid=$!
+    sleep 0.5 # its tracepoints set up before the first section
+  fi
   for c in $(seq "$contenders"); do
     (
       RANDOM=$((c * 7919 + ${#name}))
@@ -125,6 +150,12 @@ contend() {
   done
   wait "${loops[@]}"
   loops=()
+  if [ -n "$perf_pid" ]; then
+    kill -INT "$perf_pid"
+    wait "$perf_pid" || true
+    exec_gaps "$work/$name.perf" >>"$work/$name.execgaps"
+    rm -f "$work/$name.perf"
+  fi
   # Sorted by time, sections alternate S, E; a start before the last end
   # would be two holders at once, and is counted.
   sort -k2,2n "$log" | awk -v gaps="$work/$name.gaps" '
@@ -148,10 +179,15 @@ report() {
   read -r sections overlaps gave_up < <(awk '
     $1 == "gave_up" { g += $2; next } { s += $1; o += $2 }
     END { print s + 0, o + 0, g + 0 }' "$work/$name.counts")
-  printf '%-26s sections %4d, gap p50 %6.2f ms, p90 %6.2f ms, gave up %3d%s\n' \
+  local exec_part=
+  if [ -s "$work/$name.execgaps" ]; then
+    exec_part=$(sort -n "$work/$name.execgaps" | awk '{ a[NR] = $1 }
+      END { printf ", exit-exec p50 %5.2f ms", a[int(NR / 2) + 1] }')
+  fi
+  printf '%-26s sections %4d, gap p50 %6.2f ms, p90 %6.2f ms, gave up %3d%s%s\n' \
     "$(case $name in fenced) echo "redlock fenced" ;; unfenced) echo "redlock --no-fencing" ;;
        base-fenced) echo "base redlock fenced" ;; base-unfenced) echo "base redlock --no-fencing" ;;
-       *) echo "flock" ;; esac)" "$sections" "$p50" "$p90" "$gave_up" \
+       *) echo "flock" ;; esac)" "$sections" "$p50" "$p90" "$gave_up" "$exec_part" \
     "$([ "$overlaps" -eq 0 ] || echo ", $overlaps OVERLAPS")"
   [ "$overlaps" -eq 0 ]
 }

@@ -134,6 +134,17 @@ int blocking_release(const blocking_ctx *ctx, redlock_lock *lock, redlock_result
     return wait_for(ctx, rc, p, result, NULL);
 }
 
+int blocking_release_then(const blocking_ctx *ctx, redlock_lock *lock, redlock_result **result,
+                          void (*sent)(void *arg), void *arg)
+{
+    pending *p = pending_new(ctx, result);
+    int rc = p ? redlock_release_async(ctx->client, lock, on_done, p) : REDLOCK_ENOMEM;
+    if (rc == REDLOCK_OK)
+        ev_run(ctx->loop, EVRUN_NOWAIT); /* the writes the release is waiting for go out */
+    sent(arg);
+    return wait_for(ctx, rc, p, result, NULL);
+}
+
 int blocking_inspect_many(const blocking_ctx *ctx, const void *const *resources,
                           const size_t *lens, size_t count, redlock_result **result)
 {

@@ -43,6 +43,10 @@ int blocking_acquire_many(const blocking_ctx *ctx, const void *const *resources,
 int blocking_extend(const blocking_ctx *ctx, redlock_lock *lock, int64_t ttl_ms,
                     redlock_result **result);
 int blocking_release(const blocking_ctx *ctx, redlock_lock *lock, redlock_result **result);
+/* blocking_release(), calling sent(arg) once the release's requests have
+ * been written to the masters that could take them, before its replies. */
+int blocking_release_then(const blocking_ctx *ctx, redlock_lock *lock, redlock_result **result,
+                          void (*sent)(void *arg), void *arg);
 int blocking_inspect(const blocking_ctx *ctx, const void *resource, size_t len,
                      redlock_result **result);
 int blocking_inspect_many(const blocking_ctx *ctx, const void *const *resources,

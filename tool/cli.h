@@ -103,6 +103,9 @@ int cli_acquire(cli *c, const cli_resources *set, const redlock_acquire_options 
                 redlock_lock **lock, redlock_result **result);
 int cli_extend(cli *c, redlock_lock *lock, int64_t ttl_ms, redlock_result **result);
 int cli_release(cli *c, redlock_lock *lock, redlock_result **result);
+/* cli_release() with no result, calling sent(arg) once its requests are
+ * written, before the masters answer. */
+int cli_release_then(cli *c, redlock_lock *lock, void (*sent)(void *arg), void *arg);
 int cli_inspect(cli *c, const cli_resources *set, redlock_result **result);
 int cli_ping(cli *c, redlock_result **result);
 int cli_fencing_init(cli *c, uint64_t floor, redlock_result **result);

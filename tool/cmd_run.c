@@ -289,6 +289,11 @@ static void queue_up(run_state *st, const cli_options *ro, redlock_acquire_optio
         o->retry_count = 0; /* one attempt, as --wait 0 */
 }
 
+static void leave_queue(void *queue)
+{
+    local_queue_leave(queue);
+}
+
 static int run_held(run_state *st, const cli_options *ro)
 {
     cli *c = st->c;
@@ -318,8 +323,9 @@ static int run_held(run_state *st, const cli_options *ro)
     }
     supervise(st);
     stop_watchers(st);
-    status = cli_release(c, c->lock, NULL);
-    local_queue_leave(&st->queue); /* released: the host's next waiter asks */
+    /* The host's next waiter asks as soon as our deletes are on their way:
+     * each master reads them before its SETs, sent after. */
+    status = cli_release_then(c, c->lock, leave_queue, &st->queue);
     if (status != REDLOCK_OK && !st->lost)
         cli_error("run: releasing %s: %s (it expires after its TTL)", st->shown,
                   redlock_strerror(status));

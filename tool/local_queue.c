@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 /* What the waiting thread and the loop share. Whoever of the two finishes
- * second frees it: the loop when the turn came (it joins the thread), the
- * thread when the loop gave up. */
+ * second frees it: the loop when the turn came, the thread when the loop
+ * gave up. The thread touches nothing of it after its write to wake. */
 typedef enum turn_state {
     TURN_WAITING,   /* the thread is in flock() */
     TURN_CAME,      /* flock() returned while the loop still waited */
@@ -189,11 +189,18 @@ static struct local_queue_turn *start_turn(int fd)
     return t;
 }
 
-/* The turn came (the thread is done with t): held, or unused if flock()
- * failed. */
-static void turn_came(local_queue *q, struct local_queue_turn *t)
+/* The turn came: held, or unused if flock() failed. Once its wake was
+ * read, the thread is done with t and is left to end on its own: its exit
+ * (its stack given back) takes as long as a round trip to the masters,
+ * which can go out meanwhile. Otherwise (the wait ended for another
+ * reason as the turn came) it may still be about to write to wake: it is
+ * joined before wake is closed. */
+static void turn_came(local_queue *q, struct local_queue_turn *t, bool woken)
 {
-    pthread_join(t->thread, NULL);
+    if (woken)
+        pthread_detach(t->thread);
+    else
+        pthread_join(t->thread, NULL);
     close(t->wake);
     if (t->err == 0) {
         q->fd = t->fd;
@@ -248,7 +255,7 @@ void local_queue_enter(local_queue *q, struct ev_loop *loop, const redlock_confi
         q->state = LOCAL_QUEUE_GAVE_UP; /* the thread frees t when flock() returns */
         return;
     }
-    turn_came(q, t); /* it came, perhaps just as we gave up: ours all the same */
+    turn_came(q, t, w.woken); /* it came, perhaps just as we gave up: ours all the same */
 }
 
 void local_queue_leave(local_queue *q)

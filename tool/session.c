@@ -66,6 +66,12 @@ int cli_release(cli *c, redlock_lock *lock, redlock_result **result)
     return blocking_release(&ctx, lock, result);
 }
 
+int cli_release_then(cli *c, redlock_lock *lock, void (*sent)(void *arg), void *arg)
+{
+    blocking_ctx ctx = ctx_of(c);
+    return blocking_release_then(&ctx, lock, NULL, sent, arg);
+}
+
 static int64_t monotonic_ms(void)
 {
     struct timespec ts;

@@ -413,6 +413,9 @@ const doc_entry cli_config_top_keys[] = {
      "The longest TTL any client of the deployment asks (0: `ttl_ms`); a restarted master "
      "counts this long after."},
     {"durable", NULL, "Every master keeps its keys across a restart (AOF, `appendfsync always`)."},
+    {"script_free", NULL,
+     "Masters with `SET IFEQ` (Valkey 8.1, Redis 8.4) extend plain locks without a script "
+     "(`true`, the default)."},
     {"drift_factor", NULL, "Clock drift allowance: a lock's validity loses TTL times this, plus "
                            "2 ms."},
     {"nodes", NULL, "The masters, 1 to 64 (required); each a mapping of the keys below."},

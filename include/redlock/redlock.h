@@ -203,7 +203,10 @@ typedef struct redlock_config redlock_config;
                                                      deployment asks; 0: ttl_ms. A master \
                                                      restarted counts this long after */ \
     X(DURABLE, "durable", 0, 1, 0) /* every master keeps its keys across a restart (AOF, \
-                                      appendfsync always): no restart excludes one */
+                                      appendfsync always): no restart excludes one */ \
+    X(SCRIPT_FREE, "script_free", 0, 1, 1) /* masters whose server has the commands \
+                                              (Valkey 8.1, Redis 8.4) extend plain locks \
+                                              without a script: docs/servers.md */
 
 /* The values of REDLOCK_CLOCK_CHECK (YAML: off, warn, enforce). */
 #define REDLOCK_CLOCK_CHECK_OFF 0     /* no probes, no verdicts */

@@ -507,6 +507,7 @@ static bool acquire_grant(rl_acquire *a, int64_t end_us)
     lock->acquired_us = round->t0_us;
     lock->delay_ms = a->delay_ms;
     lock->fencing_token = a->fencing ? a->token : 0;
+    lock->plain_key = a->keys.count == 1 && a->owner == NULL && !a->fencing;
     rl_lock_set_holders(lock, round->holders);
     rl_lock_register(client, lock);
     rl_lock_start_hold(client, lock);

@@ -52,6 +52,9 @@ struct redlock_lock {
     int64_t acquired_us;         /* when its acquire began; 0: unknown (made from a value) */
     int64_t delay_ms;            /* lock delay its keys carry; -1: unknown (the client's) */
     uint64_t fencing_token;      /* 0: acquired without fencing, or made from a value */
+    bool plain_key;              /* acquired on one resource, not reentrant, not fenced:
+                                    its key is a string, which a master with SET IFEQ
+                                    extends without a script */
     rl_lock_use *busy;           /* the operation in flight on it, or NULL */
     redlock_client *owner;       /* releases it when freed; NULL if none */
     rl_link link;                /* in owner->locks */

@@ -135,6 +135,14 @@ static void master_on_batch_timer(struct ev_loop *loop, ev_timer *w, int revents
 static void master_count_sent(rl_master *m, int64_t now, size_t requests);
 static void master_on_probe_deleted(redisAsyncContext *ac, void *r, void *privdata);
 
+/* Whether req goes to m in its script-free form: m's connection is
+ * known (from its INFO) to have the commands that form needs. */
+static bool master_takes_plain(const rl_master *m, const rl_request *req)
+{
+    return req->plain_cmd != NULL && req->plain_caps != 0 &&
+           (m->conn_caps & req->plain_caps) == req->plain_caps;
+}
+
 static rl_logger *master_log(rl_master *m)
 {
     return &m->client->log;
@@ -326,14 +334,16 @@ static void master_send_from_queue(rl_master *m, rl_request *first)
 {
     rl_request *reqs[RL_BATCH_MAX];
     size_t n = 1;
-    const rl_script *script = first->batch_script;
+    /* A request that goes without a script goes alone (pipelined all the
+     * same), and so does one that would have to batch with it. */
+    const rl_script *script = master_takes_plain(m, first) ? NULL : first->batch_script;
     rl_send_queue_remove(&m->queue, first);
     rl_send_queue_sent(&m->queue, first);
     reqs[0] = first;
     rl_request *next;
     while (script != NULL && n < RL_BATCH_MAX &&
            (next = rl_send_queue_peek_after(&m->queue, first)) != NULL &&
-           next->batch_script == script) {
+           next->batch_script == script && !master_takes_plain(m, next)) {
         rl_send_queue_remove(&m->queue, next);
         reqs[n++] = next;
     }
@@ -522,6 +532,7 @@ static void master_handle_handshake_reply(redisAsyncContext *ac, void *r, void *
         if (step == RL_HS_INFO) {
             rl_reply_run_id(reply, m->run_id);
             rl_server_info_read(reply, &m->server);
+            m->conn_caps = m->server.caps;
             /* Sent ahead of what waited for the handshake: its reply comes
              * before theirs. */
             if (rl_restart_on_info(m, m->run_id, rl_reply_uptime_s(reply)))
@@ -663,6 +674,7 @@ static void master_connect(rl_master *m)
     ac->data = m;
     m->ac = ac;
     m->in_flight = 0;
+    m->conn_caps = 0; /* a server replaced on the same address may lack them */
     rl_restart_on_connecting(m);
     m->connect_deadline_us = rl_now_us() + m->connect_timeout_us;
     redisAsyncSetConnectCallback(ac, master_on_connect);
@@ -832,12 +844,17 @@ static void master_count_sent(rl_master *m, int64_t now, size_t requests)
     master_gauge(m);
 }
 
-/* Hand req's command to hiredis. */
+/* Hand req's command to hiredis: its script-free form where m has the
+ * commands. */
 static bool master_send(rl_master *m, rl_request *req)
 {
-    if (m->ac == NULL || redisAsyncFormattedCommand(m->ac, master_on_command_reply, req, req->cmd,
-                                                    req->cmd_len) != REDIS_OK)
+    bool plain = master_takes_plain(m, req);
+    if (m->ac == NULL ||
+        redisAsyncFormattedCommand(m->ac, master_on_command_reply, req,
+                                   plain ? req->plain_cmd : req->cmd,
+                                   plain ? req->plain_len : req->cmd_len) != REDIS_OK)
         return false;
+    req->sent_plain = plain;
     int64_t now = rl_now_us();
     req->ops->on_sent(req, now, now + m->command_timeout_us);
     rl_count(&m->stats.requests);
@@ -929,7 +946,8 @@ int rl_master_submit(rl_master *m, rl_request *req)
     case RL_MASTER_READY:
         if (master_full(m, req))
             return REDLOCK_MASTER_NOT_CONNECTED;
-        if (req->queue_class == RL_REQUEST_EXTENSION && req->batch_script != NULL)
+        if (req->queue_class == RL_REQUEST_EXTENSION && req->batch_script != NULL &&
+            !master_takes_plain(m, req))
             return master_gather(m, req);
         /* Past extensions that gather: they are not waiting for room. */
         if (m->in_flight < m->window && master_ready_queued(m) == 0)

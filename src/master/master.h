@@ -103,6 +103,8 @@ struct rl_master {
     char failure[192];            /* why the master is not connected */
     char run_id[41];              /* the server's INFO run_id, "" when unknown */
     rl_server_info server;        /* its name, version and commands, from INFO */
+    unsigned conn_caps;           /* this connection's commands (RL_CAP_*), from its
+                                     INFO; 0 until then: requests go with scripts */
     rl_master_counters stats;     /* for redlock_client_stats() */
     rl_clock_probe probe;         /* what its clock is proven to do */
     rl_restart restart;           /* from when its OKs count (restart.h) */

@@ -12,7 +12,10 @@
  * then on_reply; on_clock_checked follows an on_reply that left it
  * waiting for a clock sample (clock_probe.h). From on_reply the owner may
  * change cmd, cmd_len and batch_script and submit it again (EVAL after
- * NOSCRIPT). on_reply, on_failure and on_clock_checked may run user code
+ * NOSCRIPT). A request with a script-free form (plain_cmd) goes out in
+ * that form, never in a batch, to a master whose connection is known to
+ * have the commands it needs; sent_plain tells its owner which form its
+ * reply answers. on_reply, on_failure and on_clock_checked may run user code
  * that frees the client (master.c says how the master copes).
  */
 #ifndef REDLOCK_REQUEST_H
@@ -60,7 +63,13 @@ struct rl_request {
     rl_request_class queue_class;
     bool sets_lock;            /* an acquire: may set its lock's keys (a release
                                   of that lock behind it, both unsent, is moot) */
+    const char *plain_cmd;     /* the request without a script, or NULL: sent instead
+                                  of cmd to a master whose connection has every
+                                  command of plain_caps (wire/server_info.h) */
+    size_t plain_len;
+    unsigned plain_caps;       /* RL_CAP_* */
     /* The master's. */
+    bool sent_plain;           /* what went out was plain_cmd, alone */
     bool in_queue;             /* held in master->queue (else in master->waiting) */
     struct rl_master *master;  /* the master it was submitted to */
     rl_link link;              /* in master->waiting, in a FIFO of master->queue,

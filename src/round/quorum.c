@@ -599,6 +599,43 @@ static void slot_write_own(rl_slot *slot, rl_command *cmd, int shared_db)
     slot->own_len = len;
 }
 
+/* The room cmd's script-free form takes after it (and *plain, *len),
+ * with the value its replies are compared with; 0 without one. */
+static size_t round_plain_room(const rl_command *cmd, const rl_command **plain, size_t *len)
+{
+    if (cmd->plain == NULL || cmd->plain->value == NULL)
+        return 0;
+    *plain = cmd->plain;
+    *len = rl_command_size(cmd->plain);
+    return *len + 1 + cmd->plain->value_len + 1;
+}
+
+/* The round's script-free form (command.h), written after its request,
+ * and the value its replies are compared with, after that. */
+static void round_write_plain(rl_round *round, const rl_command *plain, size_t plain_len,
+                              unsigned caps)
+{
+    round->plain_cmd = round->cmd + round->cmd_len + 1;
+    round->plain_len = plain_len;
+    round->plain_caps = caps;
+    rl_command_write(plain, round->plain_cmd);
+    round->plain_value = round->plain_cmd + plain_len + 1;
+    memcpy(round->plain_value, plain->value, plain->value_len);
+    round->plain_value_len = plain->value_len;
+}
+
+/* The master may send slot's request without its script, where it has
+ * the commands: not a request of its own (another database's). */
+static void slot_offer_plain(rl_slot *slot)
+{
+    const rl_round *round = slot->round;
+    if (slot->own_cmd != NULL || round->plain_cmd == NULL)
+        return;
+    slot->req.plain_cmd = round->plain_cmd;
+    slot->req.plain_len = round->plain_len;
+    slot->req.plain_caps = round->plain_caps;
+}
+
 static rl_round *round_start(redlock_client *client, rl_round_kind kind, const rl_command *request,
                              const bool *target, rl_round_decided_fn on_decided, void *owner,
                              rl_owed_release *owed)
@@ -609,8 +646,14 @@ static rl_round *round_start(redlock_client *client, rl_round_kind kind, const r
     int db = round_db(client, target);
     rl_command_set_db(cmd, db);
     size_t cmd_len = rl_command_size(cmd);
-    /* One allocation: the round, its slots and its request (+ 1: its NUL). */
-    rl_round *round = calloc(1, sizeof(*round) + n * sizeof(rl_slot) + cmd_len + 1);
+    const rl_command *plain = NULL;
+    size_t plain_len = 0;
+    size_t plain_room = round_plain_room(cmd, &plain, &plain_len);
+    /* One allocation: the round, its slots and its request (+ 1: its NUL),
+     * then its script-free form and the value that form's reply is
+     * compared with. */
+    rl_round *round =
+        calloc(1, sizeof(*round) + n * sizeof(rl_slot) + cmd_len + 1 + plain_room);
     if (round == NULL) {
         free(owed);
         return NULL;
@@ -627,6 +670,8 @@ static rl_round *round_start(redlock_client *client, rl_round_kind kind, const r
     round->cmd = (char *)&round->slots[n];
     round->cmd_len = cmd_len;
     rl_command_write(cmd, round->cmd);
+    if (plain != NULL)
+        round_write_plain(round, plain, plain_len, cmd->plain_caps);
     round->on_decided = on_decided;
     round->owner = owner;
     round->n = n;
@@ -659,6 +704,7 @@ static rl_round *round_start(redlock_client *client, rl_round_kind kind, const r
             slot_write_own(slot, cmd, db);
         }
         slot_set_command(slot);
+        slot_offer_plain(slot);
     }
 
     /* Elapsed time, and so validity, counts from before the first send. */
@@ -717,7 +763,12 @@ static int classify_reply(rl_slot *slot, const redisReply *reply, const char **d
                           size_t *detail_len)
 {
     rl_reply_meaning meaning;
-    rl_reply_read(slot->round->kind, reply, &meaning);
+    const rl_round *round = slot->round;
+    if (slot->req.sent_plain)
+        rl_reply_read_plain(round->kind, reply, round->plain_value, round->plain_value_len,
+                            &meaning);
+    else
+        rl_reply_read(round->kind, reply, &meaning);
     *detail = meaning.detail;
     *detail_len = meaning.detail_len;
     if (slot->round->kind == RL_ROUND_INSPECT && meaning.outcome == REDLOCK_MASTER_OK) {
@@ -773,6 +824,22 @@ static int slot_resend_with_eval(rl_slot *slot)
     }
     slot->use_eval = true;
     slot->req.batch_script = NULL; /* EVAL goes alone */
+    slot_set_command(slot);
+    return slot_submit(slot);
+}
+
+/* Send slot's request again with its script, after a script-free reply
+ * that cannot tell what the script would (wire/reply.h): the plain form
+ * is not offered to the master again. Returns -1 when resent, else the
+ * outcome to record. An extension's, the one plain form: it changes only
+ * a key holding our value, so it undoes nothing even after the decision. */
+static int slot_resend_with_script(rl_slot *slot)
+{
+    if (slot->round->withdrawn)
+        return REDLOCK_MASTER_ERROR; /* no longer wanted */
+    slot->req.plain_cmd = NULL;
+    slot->req.plain_len = 0;
+    slot->req.plain_caps = 0;
     slot_set_command(slot);
     return slot_submit(slot);
 }
@@ -841,6 +908,11 @@ static void slot_on_reply(rl_request *req, const redisReply *reply, const char *
         final = RL_SLOT_LOST;
     } else {
         outcome = classify_reply(slot, reply, &detail, &detail_len);
+        if (outcome == RL_REPLY_ASK_SCRIPT) {
+            outcome = slot_resend_with_script(slot);
+            if (outcome < 0)
+                return; /* sent again: the slot stays SENT */
+        }
         if (outcome == RL_REPLY_NOSCRIPT) {
             outcome = slot_resend_with_eval(slot);
             if (outcome < 0)

@@ -213,6 +213,11 @@ struct rl_round {
     size_t cmd_len;
     char *eval_cmd;         /* EVAL form, built on the first NOSCRIPT */
     size_t eval_len;
+    char *plain_cmd;        /* the script-free form (command.h), after cmd; or NULL */
+    size_t plain_len;
+    unsigned plain_caps;    /* the commands it needs (RL_CAP_*) */
+    char *plain_value;      /* the lock's value its reply is compared with, after it */
+    size_t plain_value_len;
     rl_owed_release *owed;  /* a release's: owed to masters it cannot reach, or NULL */
     struct rl_holders *holders; /* an acquire's or extension's: the masters that said OK,
                                    late ones too (holders.h); NULL otherwise */

@@ -28,6 +28,8 @@ static void arg_value(rl_command *c, const void *value, size_t len)
     for (size_t i = 0; i < len; i++)
         tag = (tag ^ ((const unsigned char *)value)[i]) * 1099511628211ULL;
     c->lock_tag = tag | 1; /* never 0, which means no lock */
+    c->value = value;
+    c->value_len = len;
     arg(c, value, len);
 }
 
@@ -49,6 +51,10 @@ static void command_begin(rl_command *c)
     c->script = NULL;
     c->urgent_by_us = 0;
     c->lock_tag = 0;
+    c->value = NULL;
+    c->value_len = 0;
+    c->plain = NULL;
+    c->plain_caps = 0;
 }
 
 /* Which keys a script call names after the lock's. */
@@ -179,6 +185,20 @@ void rl_command_extend(rl_command *c, const rl_keys *keys, const void *value, si
     arg_number(c, ttl_ms);
     if (fenced)
         arg_text(c, "1");
+}
+
+void rl_command_plain_extend(rl_command *c, const void *key, size_t key_len, const void *value,
+                             size_t value_len, int64_t ttl_ms)
+{
+    command_begin(c);
+    arg_text(c, "SET");
+    arg(c, key, key_len);
+    arg_value(c, value, value_len);
+    arg_text(c, "IFEQ");
+    arg(c, value, value_len);
+    arg_text(c, "PX");
+    arg_number(c, ttl_ms);
+    arg_text(c, "GET");
 }
 
 void rl_command_inspect(rl_command *c, const rl_keys *keys)

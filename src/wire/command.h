@@ -44,6 +44,14 @@ typedef struct rl_command {
     int64_t urgent_by_us;    /* an extension: when the lock runs out (rl_now_us()
                                 time), which orders it in a send queue; 0 otherwise */
     uint64_t lock_tag;       /* the lock whose value it carries; 0: none */
+    const void *value;       /* that value (not copied), or NULL */
+    size_t value_len;
+    /* The same request without a script, for masters that have the
+     * commands it needs (plain_caps, wire/server_info.h), or NULL: sent to
+     * those instead of the script (docs/servers.md). Kept where it is
+     * until written, like this one. */
+    const struct rl_command *plain;
+    unsigned plain_caps;
     size_t channel_arg;  /* the argument naming a channel prefix, 0 for none */
     int channel_db;      /* the database that channel is for */
     char numkeys[24];    /* the text of EVALSHA's key count */
@@ -79,6 +87,12 @@ void rl_command_release(rl_command *c, const rl_keys *keys, const void *value, s
 /* EVALSHA <extend sha> n keys... value ttl; fenced: 2n keys... value ttl 1 */
 void rl_command_extend(rl_command *c, const rl_keys *keys, const void *value, size_t value_len,
                        int64_t ttl_ms, bool fenced);
+/* The script-free extension of one plain key (not reentrant, not
+ * fenced): SET key value IFEQ value PX ttl GET, for masters with
+ * RL_CAP_SET_IFEQ. It answers the key's old value: ours (extended, as the
+ * script's 1), nil (absent: 0, not created) or another's (-1). */
+void rl_command_plain_extend(rl_command *c, const void *key, size_t key_len, const void *value,
+                             size_t value_len, int64_t ttl_ms);
 /* EVALSHA <inspect sha> 2n keys... token-keys... */
 void rl_command_inspect(rl_command *c, const rl_keys *keys);
 /* PING */

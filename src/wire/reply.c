@@ -202,6 +202,21 @@ static int read_answer(rl_round_kind kind, const redisReply *reply, rl_reply_mea
     return -1;
 }
 
+/* An error reply's outcome. */
+static void read_error(rl_round_kind kind, const redisReply *reply, rl_reply_meaning *out)
+{
+    out->detail = reply->str;
+    out->detail_len = reply->len;
+    if (kind != RL_ROUND_PING && rl_reply_starts_with(reply, "NOSCRIPT"))
+        out->outcome = RL_REPLY_NOSCRIPT;
+    else if (rl_reply_starts_with(reply, "NOAUTH") || rl_reply_starts_with(reply, "WRONGPASS"))
+        out->outcome = REDLOCK_MASTER_AUTH_FAILED;
+    else if (rl_reply_starts_with(reply, "NOPERM"))
+        out->outcome = REDLOCK_MASTER_REFUSED; /* answered: a permission, not the network */
+    else
+        out->outcome = REDLOCK_MASTER_ERROR;
+}
+
 void rl_reply_read(rl_round_kind kind, const redisReply *reply, rl_reply_meaning *out)
 {
     *out = (rl_reply_meaning){.pttl_ms = -2, .counter = -1};
@@ -215,16 +230,34 @@ void rl_reply_read(rl_round_kind kind, const redisReply *reply, rl_reply_meaning
         }
         return;
     }
-    out->detail = reply->str;
-    out->detail_len = reply->len;
-    if (kind != RL_ROUND_PING && rl_reply_starts_with(reply, "NOSCRIPT"))
-        out->outcome = RL_REPLY_NOSCRIPT;
-    else if (rl_reply_starts_with(reply, "NOAUTH") || rl_reply_starts_with(reply, "WRONGPASS"))
-        out->outcome = REDLOCK_MASTER_AUTH_FAILED;
-    else if (rl_reply_starts_with(reply, "NOPERM"))
-        out->outcome = REDLOCK_MASTER_REFUSED; /* answered: a permission, not the network */
-    else
+    read_error(kind, reply, out);
+}
+
+void rl_reply_read_plain(rl_round_kind kind, const redisReply *reply, const char *value,
+                         size_t value_len, rl_reply_meaning *out)
+{
+    *out = (rl_reply_meaning){.pttl_ms = -2, .counter = -1};
+    if (kind != RL_ROUND_EXTEND) {
+        rl_reply_read(kind, reply, out); /* no other kind has a plain form */
+        return;
+    }
+    if (reply->type == REDIS_REPLY_ERROR) {
+        read_error(kind, reply, out);
+        if (rl_reply_starts_with(reply, "WRONGTYPE"))
+            out->outcome = RL_REPLY_ASK_SCRIPT;
+        return;
+    }
+    if (reply->type == REDIS_REPLY_NIL) {
+        out->outcome = REDLOCK_MASTER_ABSENT;
+    } else if (reply->type == REDIS_REPLY_STRING) {
+        out->outcome = reply->len == value_len && memcmp(reply->str, value, value_len) == 0
+                           ? REDLOCK_MASTER_OK
+                           : REDLOCK_MASTER_HELD;
+    } else {
         out->outcome = REDLOCK_MASTER_ERROR;
+        out->detail = unexpected_reply;
+        out->detail_len = sizeof(unexpected_reply) - 1;
+    }
 }
 
 const char *rl_handshake_step_name(rl_handshake_step step)

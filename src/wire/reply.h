@@ -21,10 +21,13 @@ struct redisReply;
 /* A script request's answer when the master's script cache lacks the
  * script (e.g. after SCRIPT FLUSH): send it again with EVAL. */
 #define RL_REPLY_NOSCRIPT (-1)
+/* A script-free reply that cannot say what the script would (a key of
+ * another type): the request is to go again with its script. */
+#define RL_REPLY_ASK_SCRIPT (-2)
 
 /* What one reply to a round's request says. */
 typedef struct rl_reply_meaning {
-    int outcome;        /* a redlock_master_outcome, or RL_REPLY_NOSCRIPT */
+    int outcome;        /* a redlock_master_outcome, RL_REPLY_NOSCRIPT or _ASK_SCRIPT */
     const char *detail; /* error text (into the reply), "unexpected reply", or NULL */
     size_t detail_len;  /* bytes of detail, which is not NUL-terminated */
     const char *value;  /* inspect: the key's value (into the reply), or NULL */
@@ -42,6 +45,14 @@ typedef struct rl_reply_meaning {
 /* What reply means for a request of kind. Pointers in *out point into
  * reply or at static text. */
 void rl_reply_read(rl_round_kind kind, const struct redisReply *reply, rl_reply_meaning *out);
+/* The same for the script-free form of a request of kind (command.h),
+ * whose reply is compared with the lock's value: the outcome the script
+ * would have given. An extension's SET ... IFEQ ... GET answers the old
+ * value: ours is OK, nil ABSENT, another's HELD. WRONGTYPE (a key of
+ * another type: a reentrant holder's hash, which the script tells apart
+ * from the rest) is RL_REPLY_ASK_SCRIPT. */
+void rl_reply_read_plain(rl_round_kind kind, const struct redisReply *reply, const char *value,
+                         size_t value_len, rl_reply_meaning *out);
 
 /* True when reply's text (an error or status) begins with prefix. */
 bool rl_reply_starts_with(const struct redisReply *reply, const char *prefix);

@@ -70,7 +70,7 @@ Test(config, settings_table_is_generated_from_the_setting_map)
 #undef RL_TEST_SETTING_
     };
     cr_assert_eq(sizeof(rows) / sizeof(rows[0]), RL_SETTING_COUNT);
-    cr_assert_eq(RL_SETTING_COUNT, 19);
+    cr_assert_eq(RL_SETTING_COUNT, 20);
     for (int i = 0; i < RL_SETTING_COUNT; i++) {
         cr_assert_eq(rows[i].key, i, "settings are numbered from 0 in table order");
         cr_assert_str_eq(redlock_setting_name((redlock_setting)i), rows[i].name);

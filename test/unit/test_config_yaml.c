@@ -531,7 +531,7 @@ Test(config_yaml, unknown_top_level_key)
                  "ttl_ms, retry_count, retry_delay_ms, retry_jitter_ms, reconnect_min_ms, "
                  "reconnect_max_ms, wait_by_notification, max_hold_ms, lock_delay_ms, "
                  "fencing, max_in_flight, clock_check, clock_warmup_ms, clock_probe_ms, "
-                 "clock_quarantine_ms, max_ttl_ms, durable, drift_factor, nodes, password_file, "
+                 "clock_quarantine_ms, max_ttl_ms, durable, script_free, drift_factor, nodes, password_file, "
                  "tls, tls_ca_file, tls_ca_dir, tls_cert_file, tls_key_file, tls_server_name; "
                  "or a `_ms` key without `_ms`, as a duration)");
 }
@@ -543,7 +543,7 @@ Test(config_yaml, keys_are_case_sensitive)
                  "command_timeout_ms, ttl_ms, retry_count, retry_delay_ms, retry_jitter_ms, "
                  "reconnect_min_ms, reconnect_max_ms, wait_by_notification, max_hold_ms, "
                  "lock_delay_ms, fencing, max_in_flight, clock_check, clock_warmup_ms, "
-                 "clock_probe_ms, clock_quarantine_ms, max_ttl_ms, durable, drift_factor, nodes, password_file, "
+                 "clock_probe_ms, clock_quarantine_ms, max_ttl_ms, durable, script_free, drift_factor, nodes, password_file, "
                  "tls, tls_ca_file, tls_ca_dir, tls_cert_file, tls_key_file, tls_server_name; "
                  "or a `_ms` key without `_ms`, as a duration)");
 }
@@ -575,9 +575,9 @@ Test(config_yaml, unknown_key_is_escaped_and_truncated)
                  "command_timeout_ms, ttl_ms, retry_count, retry_delay_ms, retry_jitter_ms, "
                  "reconnect_min_ms, reconnect_max_ms, wait_by_notification, max_hold_ms, "
                  "lock_delay_ms, fencing, max_in_flight, clock_check, clock_warmup_ms, "
-                 "clock_probe_ms, clock_quarantine_ms, max_ttl_ms, durable, drift_factor, nodes, password_file, "
+                 "clock_probe_ms, clock_quarantine_ms, max_ttl_ms, durable, script_free, drift_factor, nodes, password_file, "
                  "tls, tls_ca_file, tls_ca_dir, tls_cert_file, tls_key_file, tls_server_name; "
-                 "or a `_ms` key without `_ms`, as a duration)");
+                 "or a `_ms` key without `_ms`, as a duratio"); /* cut at REDLOCK_ERRBUF_SIZE */
     expect_error("nodes:\n  - kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk: 1\n",
                  "c.yaml:2:5: nodes[0].kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk...: unknown key "
                  "(expected host, port, socket, url, password, password_env, password_file, "
@@ -588,7 +588,7 @@ Test(config_yaml, unknown_key_is_escaped_and_truncated)
                  "command_timeout_ms, ttl_ms, retry_count, retry_delay_ms, retry_jitter_ms, "
                  "reconnect_min_ms, reconnect_max_ms, wait_by_notification, max_hold_ms, "
                  "lock_delay_ms, fencing, max_in_flight, clock_check, clock_warmup_ms, "
-                 "clock_probe_ms, clock_quarantine_ms, max_ttl_ms, durable, drift_factor, nodes, password_file, "
+                 "clock_probe_ms, clock_quarantine_ms, max_ttl_ms, durable, script_free, drift_factor, nodes, password_file, "
                  "tls, tls_ca_file, tls_ca_dir, tls_cert_file, tls_key_file, tls_server_name; "
                  "or a `_ms` key without `_ms`, as a duration)");
 }
@@ -1333,7 +1333,7 @@ Test(config_yaml, bad_durations)
                  "ttl_ms, retry_count, retry_delay_ms, retry_jitter_ms, reconnect_min_ms, "
                  "reconnect_max_ms, wait_by_notification, max_hold_ms, lock_delay_ms, "
                  "fencing, max_in_flight, clock_check, clock_warmup_ms, clock_probe_ms, "
-                 "clock_quarantine_ms, max_ttl_ms, durable, drift_factor, nodes, password_file, "
+                 "clock_quarantine_ms, max_ttl_ms, durable, script_free, drift_factor, nodes, password_file, "
                  "tls, tls_ca_file, tls_ca_dir, tls_cert_file, tls_key_file, tls_server_name; "
                  "or a `_ms` key without `_ms`, as a duration)");
 }

@@ -406,3 +406,33 @@ Test(reply, handshake_reasons_are_cut_whole)
                  RL_HANDSHAKE_FAILED);
     cr_assert_str_eq(reason, "SELECT: \\n\\n\\n\\n\\n\\n\\n\\n\\n\\n\\n");
 }
+
+/* The outcome of resp to the script-free form of kind, for value. */
+static int plain_outcome(rl_round_kind kind, const char *resp, const char *value)
+{
+    redisReply *reply = parse(resp);
+    rl_reply_meaning meaning;
+    rl_reply_read_plain(kind, reply, value, strlen(value), &meaning);
+    freeReplyObject(reply);
+    return meaning.outcome;
+}
+
+Test(reply, a_script_free_extension_answers_as_the_script)
+{
+    /* SET key value IFEQ value PX ttl GET: the old value, set or not. */
+    cr_assert_eq(plain_outcome(RL_ROUND_EXTEND, "$4\r\nmine\r\n", "mine"), REDLOCK_MASTER_OK);
+    cr_assert_eq(plain_outcome(RL_ROUND_EXTEND, "$-1\r\n", "mine"), REDLOCK_MASTER_ABSENT);
+    cr_assert_eq(plain_outcome(RL_ROUND_EXTEND, "$5\r\nother\r\n", "mine"), REDLOCK_MASTER_HELD);
+    cr_assert_eq(plain_outcome(RL_ROUND_EXTEND, "$5\r\nmine2\r\n", "mine"), REDLOCK_MASTER_HELD,
+                 "a value that begins with ours is another's");
+    cr_assert_eq(plain_outcome(RL_ROUND_EXTEND, "$3\r\nmin\r\n", "mine"), REDLOCK_MASTER_HELD);
+    /* A key of another type: the script tells a reentrant hash from the rest. */
+    cr_assert_eq(plain_outcome(RL_ROUND_EXTEND, "-WRONGTYPE Operation against a key\r\n", "mine"),
+                 RL_REPLY_ASK_SCRIPT);
+    cr_assert_eq(plain_outcome(RL_ROUND_EXTEND, "-NOPERM no\r\n", "mine"), REDLOCK_MASTER_REFUSED);
+    cr_assert_eq(plain_outcome(RL_ROUND_EXTEND, "-ERR syntax error\r\n", "mine"),
+                 REDLOCK_MASTER_ERROR);
+    cr_assert_eq(plain_outcome(RL_ROUND_EXTEND, "+OK\r\n", "mine"), REDLOCK_MASTER_ERROR,
+                 "without GET the reply would not tell absent from another's");
+    cr_assert_eq(plain_outcome(RL_ROUND_EXTEND, ":1\r\n", "mine"), REDLOCK_MASTER_ERROR);
+}

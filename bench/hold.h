@@ -186,7 +186,7 @@ void hold_rtt_free(hold_rtt *r);
 
 /* One way of extending, summed over the rounds. */
 typedef struct script_cost_side {
-    int64_t calls;             /* EVALSHA calls, INFO commandstats */
+    int64_t calls;             /* EVALSHA (script-free: SET) calls, INFO commandstats */
     int64_t usec;              /* their time, INFO commandstats */
     double cpu_s;              /* the server's CPU, INFO cpu */
     uint64_t locks;            /* locks extended */
@@ -200,12 +200,14 @@ typedef struct hold_script_cost {
     unsigned groups;           /* locks per batch call */
     double seconds;            /* the whole measure, keys set to keys deleted */
     bool keys_deleted;
-    script_cost_side single, batch;
+    bool has_plain;            /* master 0 has SET ... IFEQ: the script-free side measured */
+    script_cost_side single, batch, plain;
 } hold_script_cost;
 
 /* On master 0, with keys prefix + "cost:<i>": rounds of extending every
  * key with a call of the extend script each, then with batch calls of
- * groups locks each; the master's counters read around each phase. */
+ * groups locks each, then (a master with SET IFEQ) with the script-free
+ * SET ... IFEQ ... GET each; the master's counters read around each phase. */
 void hold_script_cost_measure(const bench_masters *ms, const char *prefix, hold_script_cost *out);
 
 /* ---- The run (hold_locks.c) --------------------------------------------- */

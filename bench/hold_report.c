@@ -266,6 +266,15 @@ static void print_script_cost_row(FILE *out, const char *label, const hold_scrip
             ratio);
 }
 
+/* The script-free extension against the single script call, per lock;
+ * -1 when not measured. */
+static double plain_ratio(const hold_script_cost *c, bool cpu)
+{
+    double single = script_us_per_lock(c, &c->single, cpu);
+    double plain = c->has_plain ? script_us_per_lock(c, &c->plain, cpu) : -1;
+    return single > 0 && plain >= 0 ? plain / single : -1;
+}
+
 static void print_script_cost(FILE *out, const hold_script_cost *c)
 {
     const char *label = "extend scripts on master 0, per lock";
@@ -277,6 +286,13 @@ static void print_script_cost(FILE *out, const hold_script_cost *c)
     if (c->measured) {
         print_script_cost_row(out, "  EVALSHA time (commandstats usec)", c, false);
         print_script_cost_row(out, "  server CPU (INFO cpu)", c, true);
+        if (c->has_plain)
+            row(out, "  without a script (SET IFEQ)",
+                "SET time %.2f us, server CPU %.2f us; CPU/single script %.2f",
+                script_us_per_lock(c, &c->plain, false), script_us_per_lock(c, &c->plain, true),
+                plain_ratio(c, true));
+        else
+            row(out, "  without a script (SET IFEQ)", "- (master 0 lacks SET ... IFEQ)");
     }
     if (!c->keys_deleted)
         row(out, "  its keys", "not all deleted: they expire within 60 s");
@@ -456,12 +472,12 @@ static void json_masters_cpu(FILE *out, const hold_figures *f)
     fputc('}', out);
 }
 
-static void json_script_side(FILE *out, const char *name, const hold_script_cost *c,
-                             const script_cost_side *s)
+static void json_script_side(FILE *out, const char *name, const char *time_name,
+                             const hold_script_cost *c, const script_cost_side *s)
 {
     fprintf(out, ",\"%s\":{\"calls\":%lld,\"locks\":%llu", name,
             (long long)s->calls, (unsigned long long)s->locks);
-    json_figure(out, "evalsha_us_per_lock", 3, script_us_per_lock(c, s, false));
+    json_figure(out, time_name, 3, script_us_per_lock(c, s, false));
     json_figure(out, "cpu_us_per_lock", 3, script_us_per_lock(c, s, true));
     fputc('}', out);
 }
@@ -472,11 +488,15 @@ static void json_script_cost(FILE *out, const hold_script_cost *c)
                  "\"locks_per_batch_call\":%u,\"seconds\":%.3f,\"keys_deleted\":%s",
             c->measured ? "true" : "false", c->keys, c->rounds, c->groups, c->seconds,
             c->keys_deleted ? "true" : "false");
-    json_script_side(out, "single", c, &c->single);
-    json_script_side(out, "batch", c, &c->batch);
+    json_script_side(out, "single", "evalsha_us_per_lock", c, &c->single);
+    json_script_side(out, "batch", "evalsha_us_per_lock", c, &c->batch);
+    fprintf(out, ",\"has_set_ifeq\":%s", c->has_plain ? "true" : "false");
+    json_script_side(out, "script_free", "set_us_per_lock", c, &c->plain);
     fprintf(out, ",\"batch_over_single\":{\"evalsha_us\":");
     json_number(out, 3, script_ratio(c, false));
     json_figure(out, "cpu_us", 3, script_ratio(c, true));
+    fprintf(out, "},\"script_free_over_single\":{\"cpu_us\":");
+    json_number(out, 3, plain_ratio(c, true));
     fprintf(out, "},\"why_not\":");
     json_string(out, c->why_not);
     fputc('}', out);

@@ -4,8 +4,11 @@
  * hold: COST_KEYS plain keys on master 0, extended in rounds, first each
  * with an EVALSHA of its own of the extend script (pipelined), then in
  * calls of the batch script of RL_BATCH_MAX locks each, as the library
- * batches them. Around each phase, the master's INFO commandstats
- * (EVALSHA's calls and usec) and INFO cpu: deltas only, so its counters
+ * batches them, then, on a master with SET IFEQ (Valkey 8.1, Redis 8.4),
+ * each with the script-free SET key value IFEQ value PX ttl GET the
+ * library sends there (pipelined). Around each phase, the master's INFO
+ * commandstats (EVALSHA's or SET's calls and usec) and INFO cpu: deltas
+ * only, so its counters
  * are never reset (the masters may be the user's). Every wait is bounded;
  * a failure leaves the figures unmeasured, with why.
  */
@@ -126,6 +129,13 @@ static bool is_integer(const redisReply *reply)
     return reply->type == REDIS_REPLY_INTEGER;
 }
 
+/* The script-free extension's reply: the old value, a bulk string (nil
+ * for a key gone, an error from a server without the command). */
+static bool is_value(const redisReply *reply)
+{
+    return reply->type == REDIS_REPLY_STRING && reply->len > 0;
+}
+
 /* A batch's reply: 1 for every lock. */
 static bool all_one(const redisReply *reply)
 {
@@ -159,6 +169,34 @@ static int append_single(cost_run *r, size_t k)
     value_of(r, k, value);
     const char *argv[] = {"EVALSHA", rl_extend_script.sha, "1", key, value, COST_TTL_MS};
     return redisAppendCommandArgv(r->c, 6, argv, NULL);
+}
+
+/* One lock without a script, as the library extends a plain lock on a
+ * master with SET IFEQ (command.h). */
+static int append_plain(cost_run *r, size_t k)
+{
+    char key[COST_KEY_SIZE];
+    char value[COST_VALUE_SIZE];
+    key_of(r, k, key);
+    value_of(r, k, value);
+    const char *argv[] = {"SET", key, value, "IFEQ", value, "PX", COST_TTL_MS, "GET"};
+    return redisAppendCommandArgv(r->c, 8, argv, NULL);
+}
+
+/* Whether the master has SET ... IFEQ: asked of key 0, which holds its
+ * value (a master without it answers an error and changes nothing). */
+static bool has_set_ifeq(cost_run *r)
+{
+    char key[COST_KEY_SIZE];
+    char value[COST_VALUE_SIZE];
+    key_of(r, 0, key);
+    value_of(r, 0, value);
+    redisReply *reply =
+        redisCommand(r->c, "SET %s %s IFEQ %s PX %s GET", key, value, value, COST_TTL_MS);
+    bool has = reply != NULL && is_value(reply);
+    if (reply != NULL)
+        freeReplyObject(reply);
+    return has;
 }
 
 /* COST_GROUPS locks, keys k * COST_GROUPS on, in one call, as the client
@@ -225,15 +263,15 @@ static bool load_script(cost_run *r, const rl_script *s)
 
 /* The master's counters at one instant. */
 typedef struct cost_stats {
-    int64_t calls, usec; /* EVALSHA's */
+    int64_t calls, usec; /* the command's: EVALSHA's, or SET's */
     double cpu_s;
 } cost_stats;
 
-static bool read_stats(cost_run *r, cost_stats *s)
+static bool read_stats(cost_run *r, const char *command, cost_stats *s)
 {
     redisReply *reply = redisCommand(r->c, "INFO commandstats");
     bool ok = reply != NULL && reply->type == REDIS_REPLY_STRING &&
-              hold_command_stats(reply->str, "evalsha", &s->calls, &s->usec);
+              hold_command_stats(reply->str, command, &s->calls, &s->usec);
     if (!ok)
         fail_on(r, "INFO commandstats", reply);
     if (reply != NULL)
@@ -245,18 +283,27 @@ static bool read_stats(cost_run *r, cost_stats *s)
     return s->cpu_s >= 0 || fail(r, why);
 }
 
-/* Every key extended once, singly or in batches; the master's counters'
- * deltas added to side. */
-static bool extend_phase(cost_run *r, bool batch, script_cost_side *side)
+/* How a phase extends every key once. */
+typedef enum cost_way { COST_SINGLE, COST_BATCH, COST_PLAIN } cost_way;
+
+/* Every key extended once, singly, in batches or without a script; the
+ * master's counters' deltas added to side. */
+static bool extend_phase(cost_run *r, cost_way way, script_cost_side *side)
 {
     cost_stats a;
     cost_stats b;
-    if (!read_stats(r, &a))
+    const char *command = way == COST_PLAIN ? "set" : "evalsha";
+    if (!read_stats(r, command, &a))
         return false;
-    bool ok = batch ? pipeline(r, COST_KEYS / COST_GROUPS, append_batch, all_one,
-                               "EVALSHA of the batch script")
-                    : pipeline(r, COST_KEYS, append_single, is_one, "EVALSHA of the extend script");
-    if (!ok || !read_stats(r, &b))
+    bool ok = false;
+    if (way == COST_BATCH)
+        ok = pipeline(r, COST_KEYS / COST_GROUPS, append_batch, all_one,
+                      "EVALSHA of the batch script");
+    else if (way == COST_SINGLE)
+        ok = pipeline(r, COST_KEYS, append_single, is_one, "EVALSHA of the extend script");
+    else
+        ok = pipeline(r, COST_KEYS, append_plain, is_value, "SET ... IFEQ ... GET");
+    if (!ok || !read_stats(r, command, &b))
         return false;
     side->calls += b.calls - a.calls;
     side->usec += b.usec - a.usec;
@@ -265,15 +312,17 @@ static bool extend_phase(cost_run *r, bool batch, script_cost_side *side)
     return true;
 }
 
-/* Whether the master counted only our calls: another client's EVALSHA
- * would be in the figures. */
-static bool only_ours(cost_run *r, const script_cost_side *side, int64_t sent)
+/* Whether the master counted only our calls: another client's would be
+ * in the figures. */
+static bool only_ours(cost_run *r, const script_cost_side *side, int64_t sent,
+                      const char *command)
 {
     if (side->calls == sent && side->cpu_s >= 0 && side->usec >= 0)
         return true;
     char why[HOLD_WHY_SIZE];
-    snprintf(why, sizeof(why), "master 0 counted %lld EVALSHA calls for the %lld sent (others "
-             "ran meanwhile) or its counters went back", (long long)side->calls, (long long)sent);
+    snprintf(why, sizeof(why), "master 0 counted %lld %s calls for the %lld sent (others "
+             "ran meanwhile) or its counters went back", (long long)side->calls, command,
+             (long long)sent);
     return fail(r, why);
 }
 
@@ -283,11 +332,16 @@ static bool measure(cost_run *r)
     if (!pipeline(r, COST_KEYS, append_set, is_ok, "SET") ||
         !load_script(r, &rl_extend_script) || !load_script(r, &rl_extend_batch_script))
         return false;
+    out->has_plain = has_set_ifeq(r);
     for (unsigned round = 0; round < COST_ROUNDS; round++)
-        if (!extend_phase(r, false, &out->single) || !extend_phase(r, true, &out->batch))
+        if (!extend_phase(r, COST_SINGLE, &out->single) ||
+            !extend_phase(r, COST_BATCH, &out->batch) ||
+            (out->has_plain && !extend_phase(r, COST_PLAIN, &out->plain)))
             return false;
-    return only_ours(r, &out->single, (int64_t)COST_ROUNDS * COST_KEYS) &&
-           only_ours(r, &out->batch, (int64_t)COST_ROUNDS * COST_KEYS / COST_GROUPS);
+    return only_ours(r, &out->single, (int64_t)COST_ROUNDS * COST_KEYS, "EVALSHA") &&
+           only_ours(r, &out->batch, (int64_t)COST_ROUNDS * COST_KEYS / COST_GROUPS, "EVALSHA") &&
+           (!out->has_plain ||
+            only_ours(r, &out->plain, (int64_t)COST_ROUNDS * COST_KEYS, "SET"));
 }
 
 /* The keys deleted, on a fresh connection when the measure broke its; a

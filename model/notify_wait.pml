@@ -41,6 +41,18 @@
  * waiter deaf); -DFORGET_AT_WAIT forgets the announcements on entering
  * the wait rather than when the attempt begins (a release during the
  * attempt, after the master refused, is lost).
+ *
+ * -DSCRIPT_FREE_RELEASE: a release without the script, for masters that
+ * have a compare-and-delete command (DELIFEQ, DELEX: docs/servers.md).
+ * The delete and the announcement are two steps: the compare-and-delete,
+ * then, once its reply says it deleted, a PUBLISH, with anyone's steps in
+ * between (another client may take the key before the announcement goes
+ * out). Both properties hold. A releaser that dies between the two leaves
+ * its delete unannounced, as a holder that dies leaves its key to expire:
+ * keys never expire here, and the library's retry timer covers both. A
+ * compare-and-delete alone, leaving waiters to the timer
+ * (-DSCRIPT_FREE_RELEASE -DNO_ANNOUNCE), is caught as a waiter left
+ * waiting.
  */
 
 #define M 3
@@ -72,32 +84,55 @@ bool notified[C * M];  /* a delete announced to c on m since c's attempt began *
 byte holders;           /* clients that hold the lock now */
 hidden byte scan;       /* a loop's index, not part of the state */
 
-/* The release script on master m, for client c: compare-and-delete, and a
- * PUBLISH on the channel when it deleted. Delivery to each subscriber
- * either happens or breaks that subscriber's connection. */
-inline release_on(c, m)
+/* A PUBLISH on master m's channel for the resource. Delivery to each
+ * subscriber either happens or breaks that subscriber's connection. */
+inline announce(m)
 {
-    atomic {
+    for (scan : 0 .. C - 1) {
         if
-        :: key[m] == c ->
-            key[m] = NONE;
-            for (scan : 0 .. C - 1) {
-                if
-                :: subscribed[scan * M + m] -> notified[scan * M + m] = true
-                :: subscribed[scan * M + m] -> subscribed[scan * M + m] = false
-                :: else -> skip
-                fi
-            }
-            scan = 0
+        :: subscribed[scan * M + m] -> notified[scan * M + m] = true
+        :: subscribed[scan * M + m] -> subscribed[scan * M + m] = false
         :: else -> skip
         fi
     }
+    scan = 0
+}
+
+/* The release on master m, for client c. The script: compare-and-delete,
+ * and the announcement when it deleted, in one atomic step. */
+inline release_on(c, m)
+{
+#if defined(SCRIPT_FREE_RELEASE)
+    /* The compare-and-delete, then its reply, then a PUBLISH if it deleted. */
+    deleted = false;
+    atomic {
+        if
+        :: key[m] == c -> key[m] = NONE; deleted = true
+        :: else -> skip
+        fi
+    }
+#ifndef NO_ANNOUNCE
+    if
+    :: deleted -> atomic { announce(m) }
+    :: else -> skip
+    fi;
+#endif
+    deleted = false
+#else
+    atomic {
+        if
+        :: key[m] == c -> key[m] = NONE; announce(m)
+        :: else -> skip
+        fi
+    }
+#endif
 }
 
 proctype client(byte c)
 {
     byte m, got;
     bool fresh;
+    bool deleted;      /* a script-free release's delete, until announced */
     bool refused[M];   /* masters that held the key in the last attempt */
 
 attempt:

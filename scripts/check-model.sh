@@ -11,6 +11,8 @@
 # model/notify_wait.pml: never two holders; no waiter left waiting for a
 # notification that cannot come. Exhaustive for 3 masters and 2 clients
 # (about 50,000 states, well under a second); 3 clients exceed 4 GB of states.
+# The same with the script-free release, its delete and its announcement
+# two steps (-DSCRIPT_FREE_RELEASE, about 105,000 states).
 # model/reentrant.pml: the reentrant lock's hash of holds: holds of one
 # owner only, a release removes its own hold alone, the key goes with its
 # last hold. Exhaustive for 3 masters, two holds of one owner and one other
@@ -116,6 +118,8 @@ verify model/notify_wait.pml caught -DSUBSCRIBE_AFTER_ATTEMPT
 verify model/notify_wait.pml caught -DCOVERAGE_CHECKED_ONCE
 verify model/notify_wait.pml caught -DFORGET_AT_WAIT
 verify model/notify_wait.pml caught -DQUORUM=1
+verify model/notify_wait.pml pass -DSCRIPT_FREE_RELEASE
+verify model/notify_wait.pml caught -DSCRIPT_FREE_RELEASE -DNO_ANNOUNCE
 verify model/multi_acquire.pml pass
 verify model/multi_acquire.pml caught -DKEY_BY_KEY
 verify model/multi_acquire.pml caught -DQUORUM=1

@@ -133,6 +133,9 @@ const cli_result *cli_run(const char *const args[], const char *const env[], int
 const cli_result *cli_run_closed(const char *const args[], unsigned closed, int timeout_ms);
 /* Start it in the background. */
 cli_proc *cli_spawn(const char *const args[], const char *const env[]);
+/* The same for another program in the tool's place (another build of it). */
+cli_proc *cli_spawn_program(const char *program, const char *const args[],
+                            const char *const env[]);
 pid_t cli_proc_pid(const cli_proc *p);
 /* Whether it has exited (it is not reaped: cli_wait() does that). */
 bool cli_proc_exited(cli_proc *p);

@@ -259,7 +259,8 @@ static void set_nonblocking(int fd)
     cr_assert(flags >= 0 && fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0);
 }
 
-static cli_proc *spawn(const char *const args[], const char *const env[], unsigned closed)
+static cli_proc *spawn(const char *program, const char *const args[], const char *const env[],
+                       unsigned closed)
 {
     size_t slot = 0;
     while (slot < MAX_PROCS && procs[slot] != NULL)
@@ -275,7 +276,7 @@ static cli_proc *spawn(const char *const args[], const char *const env[], unsign
     char **argv = cli_own(calloc(first + argc + 2, sizeof(char *)));
     if (first > 0)
         argv[0] = cli_own(strdup(wrapper));
-    argv[first] = REDLOCK_TOOL;
+    argv[first] = (char *)program;
     for (size_t i = 0; i < argc; i++)
         argv[first + 1 + i] = (char *)args[i];
     char **envp = build_env(env);
@@ -319,7 +320,13 @@ static cli_proc *spawn(const char *const args[], const char *const env[], unsign
 
 cli_proc *cli_spawn(const char *const args[], const char *const env[])
 {
-    return spawn(args, env, 0);
+    return spawn(REDLOCK_TOOL, args, env, 0);
+}
+
+cli_proc *cli_spawn_program(const char *program, const char *const args[],
+                            const char *const env[])
+{
+    return spawn(program, args, env, 0);
 }
 
 pid_t cli_proc_pid(const cli_proc *p)
@@ -449,9 +456,9 @@ const cli_result *cli_run_closed(const char *const args[], unsigned closed, int 
     const char *wrapper = getenv("REDLOCK_TEST_TOOL_WRAPPER");
     if (wrapper != NULL && wrapper[0] != '\0')
         return cli_wait(
-            spawn(args, CLI_ENV(cli_format("REDLOCK_TEST_CLOSE_FDS=%u", closed)), 0),
+            spawn(REDLOCK_TOOL, args, CLI_ENV(cli_format("REDLOCK_TEST_CLOSE_FDS=%u", closed)), 0),
             timeout_ms);
-    return cli_wait(spawn(args, NULL, closed), timeout_ms);
+    return cli_wait(spawn(REDLOCK_TOOL, args, NULL, closed), timeout_ms);
 }
 
 /* ---- Other processes --------------------------------------------------------- */

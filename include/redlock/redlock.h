@@ -377,7 +377,9 @@ REDLOCK_API bool redlock_url_mask_password(char *url);
     X(ERROR, 6, "error")          /* an error reply; detail has its text */ \
     X(PENDING, 7, "pending")      /* no reply yet when the outcome was decided */ \
     X(CLOCK, 8, "clock-excluded") /* did it, but its clock is proven fast: not counted */ \
-    X(REFUSED, 9, "refused")      /* answered NOPERM: the ACL user may not; detail has its text */
+    X(REFUSED, 9, "refused")      /* answered NOPERM: the ACL user may not, or the master \
+                                     refused our scripts when we connected; detail has its \
+                                     text */
 
 typedef enum redlock_master_outcome {
 #define REDLOCK_MASTER_OUTCOME_ENUM_(name, value, text) REDLOCK_MASTER_##name = (value),

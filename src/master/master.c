@@ -550,6 +550,10 @@ static void master_handle_handshake_reply(redisAsyncContext *ac, void *r, void *
     case RL_HANDSHAKE_AUTH_FAILED:
         master_drop(m, REDLOCK_MASTER_AUTH_FAILED, reason);
         return;
+    case RL_HANDSHAKE_SCRIPTS_REFUSED:
+        /* Answered: not unreachable, refused (as a NOPERM reply is). */
+        master_drop(m, REDLOCK_MASTER_REFUSED, reason);
+        return;
     case RL_HANDSHAKE_FAILED:
         master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, reason);
         return;

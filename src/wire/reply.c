@@ -350,6 +350,20 @@ static void error_reason(rl_handshake_step step, const redisReply *reply, const 
              "%s: the server refused it (reply withheld: it quoted the password)", what);
 }
 
+/* Whether an error reply to a SCRIPT LOAD step says the server will not
+ * run our scripts, whatever we do: the ACL user lacks the command
+ * (NOPERM), or the server has no SCRIPT command or has scripting turned
+ * off. Any other error (LOADING, BUSY, a server's own trouble) may pass. */
+static bool scripts_refused(rl_handshake_step step, const redisReply *reply)
+{
+    if (rl_handshake_script(step) == NULL)
+        return false;
+    if (rl_reply_starts_with(reply, "NOPERM") || rl_reply_starts_with(reply, "ERR unknown command"))
+        return true;
+    static const char disabled[] = "disabled";
+    return memmem(reply->str, reply->len, disabled, sizeof(disabled) - 1) != NULL;
+}
+
 rl_handshake_verdict rl_reply_handshake(rl_handshake_step step, const redisReply *reply,
                                         const char *password, char *reason, size_t reason_len)
 {
@@ -359,7 +373,16 @@ rl_handshake_verdict rl_reply_handshake(rl_handshake_step step, const redisReply
         if (step == RL_HS_INFO && !auth)
             return RL_HANDSHAKE_INFO_REFUSED;
         error_reason(step, reply, password, reason, reason_len);
-        return auth ? RL_HANDSHAKE_AUTH_FAILED : RL_HANDSHAKE_FAILED;
+        if (auth)
+            return RL_HANDSHAKE_AUTH_FAILED;
+        if (!scripts_refused(step, reply))
+            return RL_HANDSHAKE_FAILED;
+        /* Not the network: what the lock needs is refused, every time. */
+        size_t n = strlen(reason);
+        if (n < reason_len)
+            snprintf(reason + n, reason_len - n,
+                     "; the lock needs scripts (EVALSHA, EVAL, SCRIPT LOAD: ACL +@scripting)");
+        return RL_HANDSHAKE_SCRIPTS_REFUSED;
     }
     /* SCRIPT LOAD answers with the script's SHA1, which EVALSHA will use. */
     const rl_script *script = rl_handshake_script(step);

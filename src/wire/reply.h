@@ -86,6 +86,8 @@ typedef enum rl_handshake_verdict {
     RL_HANDSHAKE_INFO_REFUSED, /* a restricted ACL user may not run INFO: the
                                 * master is usable, unchecked for duplicates */
     RL_HANDSHAKE_AUTH_FAILED,  /* the credentials were refused */
+    RL_HANDSHAKE_SCRIPTS_REFUSED, /* SCRIPT LOAD answered an error: the ACL user may
+                                   * not run scripts, or the server runs none */
     RL_HANDSHAKE_FAILED        /* an error reply, or not the expected reply */
 } rl_handshake_verdict;
 

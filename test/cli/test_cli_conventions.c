@@ -84,6 +84,29 @@ Test(cli_conventions, a_ttl_too_short_for_any_validity_exits_64)
     cr_assert_eq(cli_keys_total(), 0, "keys were set");
 }
 
+/* Masters whose ACL denies scripts: found in the handshake and told as a
+ * permission (77, one attempt), never as masters out of reach (69). */
+Test(cli_conventions, masters_refusing_scripts_exit_77_saying_so)
+{
+    for (size_t i = 0; i < CLI_MASTERS; i++) {
+        redisReply *reply = fleet_command(cli.fleet, i, "ACL SETUSER default -@scripting");
+        cr_assert_not_null(reply);
+        freeReplyObject(reply);
+    }
+    const cli_result *r = cli_run(CLI_ARGS("--config", cli.config, "acquire", "-w", "10s",
+                                           "scripted"),
+                                  NULL, T);
+    cli_expect_exit(r, 77);
+    cr_assert_not_null(strstr(r->err, "1 attempt"), "%s: retried:\n%s", r->cmdline, r->err);
+    cr_assert_not_null(strstr(r->err, "the lock needs scripts"), "%s: stderr:\n%s", r->cmdline,
+                       r->err);
+    r = cli_run(CLI_ARGS("--config", cli.config, "status", "scripted"), NULL, T);
+    cli_expect_exit(r, 77);
+    cr_assert_not_null(strstr(r->out, "refused: SCRIPT LOAD: NOPERM"), "%s: stdout:\n%s",
+                       r->cmdline, r->out);
+    cr_assert_null(strstr(r->out, "unreachable"), "%s: stdout:\n%s", r->cmdline, r->out);
+}
+
 /* An ACL user without the key: the masters answer, and refuse. */
 Test(cli_conventions, a_permission_refused_exits_77_without_retries)
 {

@@ -302,6 +302,41 @@ Test(reply, handshake_refusals)
                  RL_HANDSHAKE_FAILED);
 }
 
+/* A SCRIPT LOAD refused is no network failure: the ACL user may not run
+ * scripts, or the server runs none; it says what the lock needs. */
+Test(reply, handshake_scripts_refused)
+{
+    char reason[192];
+    cr_assert_eq(handshake(RL_HS_LOAD_RELEASE,
+                           "-NOPERM this user has no permissions to run the 'script|load' "
+                           "command\r\n",
+                           NULL, reason, sizeof(reason)),
+                 RL_HANDSHAKE_SCRIPTS_REFUSED);
+    cr_assert_str_eq(reason, "SCRIPT LOAD: NOPERM this user has no permissions to run the "
+                             "'script|load' command; the lock needs scripts (EVALSHA, EVAL, "
+                             "SCRIPT LOAD: ACL +@scripting)");
+    cr_assert_eq(handshake(RL_HS_LOAD_EXTEND, "-ERR unknown command 'SCRIPT'\r\n", NULL, reason,
+                           sizeof(reason)),
+                 RL_HANDSHAKE_SCRIPTS_REFUSED, "a server with scripting removed");
+    cr_assert_eq(handshake(RL_HS_LOAD_EXTEND, "-ERR scripting is disabled\r\n", NULL, reason,
+                           sizeof(reason)),
+                 RL_HANDSHAKE_SCRIPTS_REFUSED, "a managed service with Lua turned off");
+    cr_assert_eq(handshake(RL_HS_LOAD_EXTEND, "-NOAUTH Authentication required.\r\n", NULL,
+                           reason, sizeof(reason)),
+                 RL_HANDSHAKE_AUTH_FAILED);
+    /* Passing troubles are not a refusal: the master is tried again. */
+    cr_assert_eq(handshake(RL_HS_LOAD_EXTEND,
+                           "-LOADING Redis is loading the dataset in memory\r\n", NULL, reason,
+                           sizeof(reason)),
+                 RL_HANDSHAKE_FAILED);
+    cr_assert_eq(handshake(RL_HS_LOAD_EXTEND, "-ERR no way\r\n", NULL, reason, sizeof(reason)),
+                 RL_HANDSHAKE_FAILED);
+    char tiny[16];
+    cr_assert_eq(handshake(RL_HS_LOAD_EXTEND, "-NOPERM no\r\n", NULL, tiny, sizeof(tiny)),
+                 RL_HANDSHAKE_SCRIPTS_REFUSED);
+    cr_assert_lt(strlen(tiny), sizeof(tiny), "cut to its buffer");
+}
+
 Test(reply, handshake_never_quotes_the_password)
 {
     char reason[192];

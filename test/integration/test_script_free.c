@@ -88,6 +88,7 @@ Test(script_free, an_extension_goes_without_a_script_where_the_master_has_set_if
             cr_expect_geq(scripts, 1, "master %zu lacks SET IFEQ, and ran no script", i);
     }
     cr_assert_eq(harness_release(&h, lock, NULL), REDLOCK_OK);
+    redlock_lock_free(lock);
 }
 
 /* What master i's key is made to hold before the extension. */

@@ -107,6 +107,18 @@ static void log_line(int level, const char *message, void *arg)
 /* ------------------------------------------------------------------------ */
 /* The handshake                                                             */
 
+/* A handshake's reason goes to the log and into results: one printable
+ * line, never the password. */
+static void check_reason(const char *reason, size_t size, bool quotes_password)
+{
+    FUZZ_CHECK(memchr(reason, '\0', size) != NULL);
+    FUZZ_CHECK(reason[0] != '\0');
+    FUZZ_CHECK(one_line(reason));
+    FUZZ_CHECK(strstr(reason, PASSWORD) == NULL);
+    if (quotes_password)
+        FUZZ_CHECK(strstr(reason, "withheld") != NULL);
+}
+
 static void check_handshake(const redisReply *reply)
 {
     bool quotes_password =
@@ -128,15 +140,14 @@ static void check_handshake(const redisReply *reply)
         case RL_HANDSHAKE_INFO_REFUSED:
             FUZZ_CHECK(step == RL_HS_INFO && reply->type == REDIS_REPLY_ERROR);
             break;
+        case RL_HANDSHAKE_SCRIPTS_REFUSED:
+            /* Only a SCRIPT LOAD's error; it says what the lock needs. */
+            FUZZ_CHECK(script != NULL && reply->type == REDIS_REPLY_ERROR);
+            check_reason(reason, sizeof(reason), quotes_password);
+            break;
         case RL_HANDSHAKE_AUTH_FAILED:
         case RL_HANDSHAKE_FAILED:
-            /* The reason goes to the log and into results. */
-            FUZZ_CHECK(memchr(reason, '\0', sizeof(reason)) != NULL);
-            FUZZ_CHECK(reason[0] != '\0');
-            FUZZ_CHECK(one_line(reason));
-            FUZZ_CHECK(strstr(reason, PASSWORD) == NULL);
-            if (quotes_password)
-                FUZZ_CHECK(strstr(reason, "withheld") != NULL);
+            check_reason(reason, sizeof(reason), quotes_password);
             break;
         default:
             FUZZ_CHECK(!"a verdict");

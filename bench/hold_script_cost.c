@@ -187,15 +187,11 @@ static int append_plain(cost_run *r, size_t k)
  * value (a master without it answers an error and changes nothing). */
 static bool has_set_ifeq(cost_run *r)
 {
-    char key[COST_KEY_SIZE];
-    char value[COST_VALUE_SIZE];
-    key_of(r, 0, key);
-    value_of(r, 0, value);
-    redisReply *reply =
-        redisCommand(r->c, "SET %s %s IFEQ %s PX %s GET", key, value, value, COST_TTL_MS);
+    void *reply = NULL;
+    if (append_plain(r, 0) != REDIS_OK || redisGetReply(r->c, &reply) != REDIS_OK)
+        return false;
     bool has = reply != NULL && is_value(reply);
-    if (reply != NULL)
-        freeReplyObject(reply);
+    freeReplyObject(reply);
     return has;
 }
 

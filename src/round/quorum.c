@@ -837,10 +837,9 @@ static int slot_resend_with_script(rl_slot *slot)
 {
     if (slot->round->withdrawn)
         return REDLOCK_MASTER_ERROR; /* no longer wanted */
-    slot->req.plain_cmd = NULL;
+    slot->req.plain_cmd = NULL; /* req.cmd, the script's form, was there all along */
     slot->req.plain_len = 0;
     slot->req.plain_caps = 0;
-    slot_set_command(slot);
     return slot_submit(slot);
 }
 

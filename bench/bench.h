@@ -18,6 +18,7 @@ typedef struct bench_masters {
     size_t n;
     char host[BENCH_MAX_MASTERS][64];
     int port[BENCH_MAX_MASTERS];
+    bool started_here; /* a local fleet of this run's: started moments ago */
 } bench_masters;
 
 typedef struct fleet fleet;

@@ -202,12 +202,20 @@ typedef struct hold_script_cost {
     bool keys_deleted;
     bool has_plain;            /* master 0 has SET ... IFEQ: the script-free side measured */
     script_cost_side single, batch, plain;
+    /* An acquire and its release a lock (locks: pairs; calls: every
+     * command's; usec: theirs), as the library sends them: SET NX PX,
+     * then the release script, or (a master with DELIFEQ) the script-free
+     * release's two commands. */
+    bool has_plain_release;
+    script_cost_side pair_script, pair_plain;
 } hold_script_cost;
 
 /* On master 0, with keys prefix + "cost:<i>": rounds of extending every
  * key with a call of the extend script each, then with batch calls of
  * groups locks each, then (a master with SET IFEQ) with the script-free
- * SET ... IFEQ ... GET each; the master's counters read around each phase. */
+ * SET ... IFEQ ... GET each; then rounds of acquiring and releasing as
+ * many other keys, with the release script, then (a master with DELIFEQ)
+ * without it; the master's counters read around each phase. */
 void hold_script_cost_measure(const bench_masters *ms, const char *prefix, hold_script_cost *out);
 
 /* ---- The run (hold_locks.c) --------------------------------------------- */

@@ -275,6 +275,15 @@ static double plain_ratio(const hold_script_cost *c, bool cpu)
     return single > 0 && plain >= 0 ? plain / single : -1;
 }
 
+/* The script-free acquire+release pair against the scripted one; -1
+ * when not measured. */
+static double pair_ratio(const hold_script_cost *c, bool cpu)
+{
+    double script = script_us_per_lock(c, &c->pair_script, cpu);
+    double plain = c->has_plain_release ? script_us_per_lock(c, &c->pair_plain, cpu) : -1;
+    return script > 0 && plain >= 0 ? plain / script : -1;
+}
+
 static void print_script_cost(FILE *out, const hold_script_cost *c)
 {
     const char *label = "extend scripts on master 0, per lock";
@@ -293,6 +302,18 @@ static void print_script_cost(FILE *out, const hold_script_cost *c)
                 plain_ratio(c, true));
         else
             row(out, "  without a script (SET IFEQ)", "- (master 0 lacks SET ... IFEQ)");
+        row(out, "acquire+release pairs, per pair", "%zu keys x %u rounds: SET NX PX then the "
+            "release, as the library sends them", c->keys, c->rounds);
+        row(out, "  with the release script", "commands' time %.2f us, server CPU %.2f us",
+            script_us_per_lock(c, &c->pair_script, false),
+            script_us_per_lock(c, &c->pair_script, true));
+        if (c->has_plain_release)
+            row(out, "  without a script (DELIFEQ)",
+                "commands' time %.2f us, server CPU %.2f us; CPU/script %.2f",
+                script_us_per_lock(c, &c->pair_plain, false),
+                script_us_per_lock(c, &c->pair_plain, true), pair_ratio(c, true));
+        else
+            row(out, "  without a script (DELIFEQ)", "- (master 0 lacks DELIFEQ)");
     }
     if (!c->keys_deleted)
         row(out, "  its keys", "not all deleted: they expire within 60 s");
@@ -497,6 +518,11 @@ static void json_script_cost(FILE *out, const hold_script_cost *c)
     json_figure(out, "cpu_us", 3, script_ratio(c, true));
     fprintf(out, "},\"script_free_over_single\":{\"cpu_us\":");
     json_number(out, 3, plain_ratio(c, true));
+    fprintf(out, "},\"has_delifeq\":%s", c->has_plain_release ? "true" : "false");
+    json_script_side(out, "pair_script", "commands_us_per_pair", c, &c->pair_script);
+    json_script_side(out, "pair_script_free", "commands_us_per_pair", c, &c->pair_plain);
+    fprintf(out, ",\"pair_script_free_over_script\":{\"cpu_us\":");
+    json_number(out, 3, pair_ratio(c, true));
     fprintf(out, "},\"why_not\":");
     json_string(out, c->why_not);
     fputc('}', out);

@@ -28,8 +28,13 @@ static bool write_config(const char *path, const hold_proxy *proxy, const bench_
     FILE *f = fopen(path, "w");
     if (f == NULL)
         return false;
-    fprintf(f, "# redlock-hold-bench: its masters%s\nnodes:\n",
+    fprintf(f, "# redlock-hold-bench: its masters%s\n",
             proxy ? ", through the recording proxy" : "");
+    /* Started moments ago by this run, they would look restarted (and not
+     * count for max_ttl_ms): declared durable, as the test fleets do. */
+    if (ms->started_here)
+        fprintf(f, "durable: true\n");
+    fprintf(f, "nodes:\n");
     for (size_t i = 0; i < ms->n; i++)
         fprintf(f, "  - host: %s\n    port: %d\n", proxy ? "127.0.0.1" : ms->host[i],
                 proxy ? hold_proxy_port(proxy, i) : ms->port[i]);

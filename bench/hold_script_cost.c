@@ -6,15 +6,21 @@
  * calls of the batch script of RL_BATCH_MAX locks each, as the library
  * batches them, then, on a master with SET IFEQ (Valkey 8.1, Redis 8.4),
  * each with the script-free SET key value IFEQ value PX ttl GET the
- * library sends there (pipelined). Around each phase, the master's INFO
- * commandstats (EVALSHA's or SET's calls and usec) and INFO cpu: deltas
- * only, so its counters
+ * library sends there (pipelined). Then acquire+release pairs of as many
+ * other keys, each SET NX PX then the release, as the library writes them:
+ * the release script, then (a master with DELIFEQ) the script-free
+ * release's two commands. Around each phase, the master's INFO
+ * commandstats (the calls and usec of the commands the phase sends) and
+ * INFO cpu: deltas only, so its counters
  * are never reset (the masters may be the user's). Every wait is bounded;
  * a failure leaves the figures unmeasured, with why.
  */
 #include "batch.h"
+#include "command.h"
 #include "hold.h"
+#include "resources.h"
 #include "scripts.h"
+#include "server_info.h"
 
 #include <hiredis/hiredis.h>
 #include <stdlib.h>
@@ -82,8 +88,8 @@ static void value_of(const cost_run *r, size_t i, char *value)
 
 /* Append command k of a pipeline to r->c: REDIS_OK or REDIS_ERR. */
 typedef int (*append_fn)(cost_run *r, size_t k);
-/* Whether a reply is the one expected. */
-typedef bool (*check_fn)(const redisReply *reply);
+/* Whether the reply to command k is the one expected. */
+typedef bool (*check_fn)(const redisReply *reply, size_t k);
 
 /* n commands, at most COST_PIPELINE outstanding, each reply read and
  * checked. After a wrong reply the ones still due are read, so the
@@ -107,42 +113,47 @@ static bool pipeline(cost_run *r, size_t n, append_fn append, check_fn check, co
         if (redisGetReply(r->c, &reply) != REDIS_OK || reply == NULL)
             return fail_on(r, what, NULL);
         read++;
-        if (ok && !check(reply))
+        if (ok && !check(reply, read - 1))
             ok = fail_on(r, what, reply);
         freeReplyObject(reply);
     }
     return ok;
 }
 
-static bool is_ok(const redisReply *reply)
+static bool is_ok(const redisReply *reply, size_t k)
 {
+    (void)k;
     return reply->type == REDIS_REPLY_STATUS && strcmp(reply->str, "OK") == 0;
 }
 
-static bool is_one(const redisReply *reply)
+static bool is_one(const redisReply *reply, size_t k)
 {
+    (void)k;
     return reply->type == REDIS_REPLY_INTEGER && reply->integer == 1;
 }
 
-static bool is_integer(const redisReply *reply)
+static bool is_integer(const redisReply *reply, size_t k)
 {
+    (void)k;
     return reply->type == REDIS_REPLY_INTEGER;
 }
 
 /* The script-free extension's reply: the old value, a bulk string (nil
  * for a key gone, an error from a server without the command). */
-static bool is_value(const redisReply *reply)
+static bool is_value(const redisReply *reply, size_t k)
 {
+    (void)k;
     return reply->type == REDIS_REPLY_STRING && reply->len > 0;
 }
 
 /* A batch's reply: 1 for every lock. */
-static bool all_one(const redisReply *reply)
+static bool all_one(const redisReply *reply, size_t k)
 {
+    (void)k;
     if (reply->type != REDIS_REPLY_ARRAY || reply->elements != COST_GROUPS)
         return false;
     for (size_t i = 0; i < reply->elements; i++)
-        if (!is_one(reply->element[i]))
+        if (!is_one(reply->element[i], 0))
             return false;
     return true;
 }
@@ -190,7 +201,7 @@ static bool has_set_ifeq(cost_run *r)
     void *reply = NULL;
     if (append_plain(r, 0) != REDIS_OK || redisGetReply(r->c, &reply) != REDIS_OK)
         return false;
-    bool has = reply != NULL && is_value(reply);
+    bool has = reply != NULL && is_value(reply, 0);
     freeReplyObject(reply);
     return has;
 }
@@ -237,6 +248,108 @@ static int append_del(cost_run *r, size_t k)
     return redisAppendCommandArgv(r->c, argc, argv, NULL);
 }
 
+/* ---- Acquire and release pairs ----------------------------------------- */
+
+/* The commands of a pair: SET NX PX, then the release. */
+#define PAIR_SCRIPT_COMMANDS 2
+#define PAIR_PLAIN_COMMANDS (1 + RL_PLAIN_PARTS)
+/* Room for one command as the library writes it for a key and a value. */
+#define PAIR_COMMAND_SIZE 512
+
+/* Pair p's key: after the extension phases' keys. */
+static void pair_key(const cost_run *r, size_t p, char *key, char *value)
+{
+    key_of(r, COST_KEYS + p, key);
+    value_of(r, COST_KEYS + p, value);
+}
+
+/* cmd as the library writes it, appended. */
+static int append_command(cost_run *r, const rl_command *cmd)
+{
+    char out[PAIR_COMMAND_SIZE];
+    size_t size = rl_command_size(cmd);
+    if (size >= sizeof(out))
+        return REDIS_ERR;
+    rl_command_write(cmd, out);
+    return redisAppendFormattedCommand(r->c, out, size);
+}
+
+/* Command k of the pairs with the release script: SET key value NX PX
+ * ttl, as the library acquires a plain lock, then the script. */
+static int append_pair_script(cost_run *r, size_t k)
+{
+    char key[COST_KEY_SIZE];
+    char value[COST_VALUE_SIZE];
+    pair_key(r, k / PAIR_SCRIPT_COMMANDS, key, value);
+    rl_keys keys = {.count = 1, .len = strlen(key), .data = key};
+    rl_command cmd;
+    if (k % PAIR_SCRIPT_COMMANDS == 0)
+        rl_command_acquire(&cmd, &keys, value, strlen(value), 60000, NULL, 0);
+    else
+        rl_command_release(&cmd, &keys, value, strlen(value), false);
+    return append_command(r, &cmd);
+}
+
+/* Command k of the pairs without a script: the release's parts, in the
+ * DELIFEQ form (command.h). */
+static int append_pair_plain(cost_run *r, size_t k)
+{
+    char key[COST_KEY_SIZE];
+    char value[COST_VALUE_SIZE];
+    pair_key(r, k / PAIR_PLAIN_COMMANDS, key, value);
+    size_t step = k % PAIR_PLAIN_COMMANDS;
+    if (step == 0) {
+        rl_keys keys = {.count = 1, .len = strlen(key), .data = key};
+        rl_command cmd;
+        rl_command_acquire(&cmd, &keys, value, strlen(value), 60000, NULL, 0);
+        return append_command(r, &cmd);
+    }
+    rl_plain plain;
+    rl_plain_release(&plain, key, strlen(key), value, strlen(value));
+    const rl_plain_form *form = &plain.form[0];
+    size_t part_len[RL_PLAIN_PARTS];
+    char out[RL_PLAIN_PARTS * PAIR_COMMAND_SIZE];
+    if (form->caps != RL_CAP_DELIFEQ || rl_plain_form_size(form, part_len) >= sizeof(out))
+        return REDIS_ERR;
+    rl_plain_form_write(form, out);
+    size_t at = 0;
+    for (size_t i = 0; i + 1 < step; i++)
+        at += part_len[i];
+    return redisAppendFormattedCommand(r->c, out + at, part_len[step - 1]);
+}
+
+/* SET's OK, then the release script's 1 (deleted, no listener). */
+static bool check_pair_script(const redisReply *reply, size_t k)
+{
+    return k % PAIR_SCRIPT_COMMANDS == 0 ? is_ok(reply, k) : is_one(reply, k);
+}
+
+/* SET's OK, then DELIFEQ's 1 and PUBLISH's count. */
+static bool check_pair_plain(const redisReply *reply, size_t k)
+{
+    switch (k % PAIR_PLAIN_COMMANDS) {
+    case 0:
+        return is_ok(reply, k);
+    case 1:
+        return is_one(reply, k);
+    default:
+        return is_integer(reply, k);
+    }
+}
+
+/* Whether the master has DELIFEQ: asked of a key nobody holds (a master
+ * without it answers an error). */
+static bool has_delifeq(cost_run *r)
+{
+    char key[COST_KEY_SIZE];
+    key_of(r, (size_t)2 * COST_KEYS, key);
+    redisReply *reply = redisCommand(r->c, "DELIFEQ %s v", key);
+    bool has = reply != NULL && reply->type == REDIS_REPLY_INTEGER;
+    if (reply != NULL)
+        freeReplyObject(reply);
+    return has;
+}
+
 /* SCRIPT LOAD of the library's source; the SHA must be the library's. */
 static bool load_script(cost_run *r, const rl_script *s)
 {
@@ -259,15 +372,23 @@ static bool load_script(cost_run *r, const rl_script *s)
 
 /* The master's counters at one instant. */
 typedef struct cost_stats {
-    int64_t calls, usec; /* the command's: EVALSHA's, or SET's */
+    int64_t calls, usec; /* the commands': EVALSHA's, SET's, or a pair's */
     double cpu_s;
 } cost_stats;
 
-static bool read_stats(cost_run *r, const char *command, cost_stats *s)
+/* The counters of the commands named (NULL-terminated), summed. */
+static bool read_stats_of(cost_run *r, const char *const *commands, cost_stats *s)
 {
     redisReply *reply = redisCommand(r->c, "INFO commandstats");
-    bool ok = reply != NULL && reply->type == REDIS_REPLY_STRING &&
-              hold_command_stats(reply->str, command, &s->calls, &s->usec);
+    bool ok = reply != NULL && reply->type == REDIS_REPLY_STRING;
+    s->calls = s->usec = 0;
+    for (size_t i = 0; ok && commands[i] != NULL; i++) {
+        int64_t calls = 0;
+        int64_t usec = 0;
+        ok = hold_command_stats(reply->str, commands[i], &calls, &usec);
+        s->calls += calls;
+        s->usec += usec;
+    }
     if (!ok)
         fail_on(r, "INFO commandstats", reply);
     if (reply != NULL)
@@ -279,6 +400,20 @@ static bool read_stats(cost_run *r, const char *command, cost_stats *s)
     return s->cpu_s >= 0 || fail(r, why);
 }
 
+/* The counters now, less a: added to side, for COST_KEYS locks. */
+static bool add_deltas(cost_run *r, const char *const *commands, const cost_stats *a,
+                       script_cost_side *side)
+{
+    cost_stats b;
+    if (!read_stats_of(r, commands, &b))
+        return false;
+    side->calls += b.calls - a->calls;
+    side->usec += b.usec - a->usec;
+    side->cpu_s += b.cpu_s - a->cpu_s;
+    side->locks += COST_KEYS;
+    return true;
+}
+
 /* How a phase extends every key once. */
 typedef enum cost_way { COST_SINGLE, COST_BATCH, COST_PLAIN } cost_way;
 
@@ -287,9 +422,9 @@ typedef enum cost_way { COST_SINGLE, COST_BATCH, COST_PLAIN } cost_way;
 static bool extend_phase(cost_run *r, cost_way way, script_cost_side *side)
 {
     cost_stats a;
-    cost_stats b;
     const char *command = way == COST_PLAIN ? "set" : "evalsha";
-    if (!read_stats(r, command, &a))
+    const char *const commands[] = {command, NULL};
+    if (!read_stats_of(r, commands, &a))
         return false;
     bool ok = false;
     if (way == COST_BATCH)
@@ -299,13 +434,24 @@ static bool extend_phase(cost_run *r, cost_way way, script_cost_side *side)
         ok = pipeline(r, COST_KEYS, append_single, is_one, "EVALSHA of the extend script");
     else
         ok = pipeline(r, COST_KEYS, append_plain, is_value, "SET ... IFEQ ... GET");
-    if (!ok || !read_stats(r, command, &b))
+    return ok && add_deltas(r, commands, &a, side);
+}
+
+/* Every pair key acquired and released once, with the release script or
+ * without; the master's counters' deltas added to side. */
+static bool pair_phase(cost_run *r, bool plain, script_cost_side *side)
+{
+    static const char *const script_commands[] = {"set", "evalsha", NULL};
+    static const char *const plain_commands[] = {"set", "delifeq", "publish", NULL};
+    const char *const *commands = plain ? plain_commands : script_commands;
+    cost_stats a;
+    if (!read_stats_of(r, commands, &a))
         return false;
-    side->calls += b.calls - a.calls;
-    side->usec += b.usec - a.usec;
-    side->cpu_s += b.cpu_s - a.cpu_s;
-    side->locks += COST_KEYS;
-    return true;
+    bool ok = plain ? pipeline(r, (size_t)COST_KEYS * PAIR_PLAIN_COMMANDS, append_pair_plain,
+                               check_pair_plain, "SET NX, DELIFEQ, PUBLISH")
+                    : pipeline(r, (size_t)COST_KEYS * PAIR_SCRIPT_COMMANDS, append_pair_script,
+                               check_pair_script, "SET NX, EVALSHA of the release script");
+    return ok && add_deltas(r, commands, &a, side);
 }
 
 /* Whether the master counted only our calls: another client's would be
@@ -334,10 +480,22 @@ static bool measure(cost_run *r)
             !extend_phase(r, COST_BATCH, &out->batch) ||
             (out->has_plain && !extend_phase(r, COST_PLAIN, &out->plain)))
             return false;
-    return only_ours(r, &out->single, (int64_t)COST_ROUNDS * COST_KEYS, "EVALSHA") &&
-           only_ours(r, &out->batch, (int64_t)COST_ROUNDS * COST_KEYS / COST_GROUPS, "EVALSHA") &&
-           (!out->has_plain ||
-            only_ours(r, &out->plain, (int64_t)COST_ROUNDS * COST_KEYS, "SET"));
+    if (!only_ours(r, &out->single, (int64_t)COST_ROUNDS * COST_KEYS, "EVALSHA") ||
+        !only_ours(r, &out->batch, (int64_t)COST_ROUNDS * COST_KEYS / COST_GROUPS, "EVALSHA") ||
+        (out->has_plain && !only_ours(r, &out->plain, (int64_t)COST_ROUNDS * COST_KEYS, "SET")))
+        return false;
+    if (!load_script(r, &rl_release_script))
+        return false;
+    out->has_plain_release = has_delifeq(r);
+    for (unsigned round = 0; round < COST_ROUNDS; round++)
+        if (!pair_phase(r, false, &out->pair_script) ||
+            (out->has_plain_release && !pair_phase(r, true, &out->pair_plain)))
+            return false;
+    const int64_t pairs = (int64_t)COST_ROUNDS * COST_KEYS;
+    return only_ours(r, &out->pair_script, pairs * PAIR_SCRIPT_COMMANDS, "SET and EVALSHA") &&
+           (!out->has_plain_release ||
+            only_ours(r, &out->pair_plain, pairs * PAIR_PLAIN_COMMANDS,
+                      "SET, DELIFEQ and PUBLISH"));
 }
 
 /* The keys deleted, on a fresh connection when the measure broke its; a

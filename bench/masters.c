@@ -41,4 +41,5 @@ void bench_masters_from_fleet(const fleet *f, size_t n, bench_masters *out)
         out->port[i] = fleet_port(f, i);
     }
     out->n = n;
+    out->started_here = true;
 }

@@ -45,14 +45,17 @@
  * -DSCRIPT_FREE_RELEASE: a release without the script, for masters that
  * have a compare-and-delete command (DELIFEQ, DELEX: docs/servers.md).
  * The delete and the announcement are two steps: the compare-and-delete,
- * then, once its reply says it deleted, a PUBLISH, with anyone's steps in
- * between (another client may take the key before the announcement goes
- * out). Both properties hold. A releaser that dies between the two leaves
- * its delete unannounced, as a holder that dies leaves its key to expire:
- * keys never expire here, and the library's retry timer covers both. A
- * compare-and-delete alone, leaving waiters to the timer
- * (-DSCRIPT_FREE_RELEASE -DNO_ANNOUNCE), is caught as a waiter left
- * waiting.
+ * then a PUBLISH written behind it, whatever it did (the library
+ * pipelines the two), with anyone's steps in between (another client may
+ * take the key before the announcement goes out). Both properties hold.
+ * So they do with -DANNOUNCE_IF_DELETED, the PUBLISH sent only once the
+ * delete's reply says it deleted: the announcement is then a round trip
+ * later, which is why the library does not wait. A releaser that dies
+ * between the two leaves its delete unannounced, as a holder that dies
+ * leaves its key to expire: keys never expire here, and the library's
+ * retry timer covers both. A compare-and-delete alone, leaving waiters to
+ * the timer (-DSCRIPT_FREE_RELEASE -DNO_ANNOUNCE), is caught as a waiter
+ * left waiting.
  */
 
 #define M 3
@@ -103,7 +106,8 @@ inline announce(m)
 inline release_on(c, m)
 {
 #if defined(SCRIPT_FREE_RELEASE)
-    /* The compare-and-delete, then its reply, then a PUBLISH if it deleted. */
+    /* The compare-and-delete, then the PUBLISH (or, ANNOUNCE_IF_DELETED:
+     * its reply, then a PUBLISH if it deleted). */
     deleted = false;
     atomic {
         if
@@ -112,10 +116,14 @@ inline release_on(c, m)
         fi
     }
 #ifndef NO_ANNOUNCE
+#ifdef ANNOUNCE_IF_DELETED
     if
     :: deleted -> atomic { announce(m) }
     :: else -> skip
     fi;
+#else
+    atomic { announce(m) };
+#endif
 #endif
     deleted = false
 #else

@@ -119,6 +119,7 @@ verify model/notify_wait.pml caught -DCOVERAGE_CHECKED_ONCE
 verify model/notify_wait.pml caught -DFORGET_AT_WAIT
 verify model/notify_wait.pml caught -DQUORUM=1
 verify model/notify_wait.pml pass -DSCRIPT_FREE_RELEASE
+verify model/notify_wait.pml pass -DSCRIPT_FREE_RELEASE -DANNOUNCE_IF_DELETED
 verify model/notify_wait.pml caught -DSCRIPT_FREE_RELEASE -DNO_ANNOUNCE
 verify model/multi_acquire.pml pass
 verify model/multi_acquire.pml caught -DKEY_BY_KEY

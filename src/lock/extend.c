@@ -149,12 +149,11 @@ static int extend_start(redlock_client *client, redlock_lock *lock, int64_t ttl_
                       lock->fencing_token != 0);
     /* Masters that have SET IFEQ extend a plain key without the script
      * (docs/servers.md): the same outcome, less of their CPU. */
-    rl_command plain;
+    rl_plain plain;
     if (lock->plain_key && rl_client_setting(client, REDLOCK_SCRIPT_FREE) != 0) {
-        rl_command_plain_extend(&plain, lock->keys.data, lock->keys.len, lock->value,
-                                lock->value_len, e->ttl_ms + delay_ms);
+        rl_plain_extend(&plain, lock->keys.data, lock->keys.len, lock->value, lock->value_len,
+                        e->ttl_ms + delay_ms);
         cmd.plain = &plain;
-        cmd.plain_caps = RL_CAP_SET_IFEQ;
     }
     /* Waiting for room to be sent is of use until the lock runs out. */
     if (known)

@@ -115,6 +115,13 @@ static int release_start(redlock_client *client, redlock_lock *lock, redlock_don
     rl_round_op *op = &release->round_op;
     rl_command cmd;
     rl_command_release(&cmd, &lock->keys, lock->value, lock->value_len, lock->fencing_token != 0);
+    /* Masters that have DELIFEQ or DELEX release a plain key without the
+     * script (docs/servers.md): the same outcome, less of their CPU. */
+    rl_plain plain;
+    if (lock->plain_key && rl_client_setting(client, REDLOCK_SCRIPT_FREE) != 0) {
+        rl_plain_release(&plain, lock->keys.data, lock->keys.len, lock->value, lock->value_len);
+        cmd.plain = &plain;
+    }
     int rc = rl_round_op_start(op, client, NULL, RL_ROUND_RELEASE, &cmd, release_on_decided, cb,
                                arg);
     if (rc != REDLOCK_OK)

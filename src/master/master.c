@@ -134,13 +134,40 @@ static void master_on_stall_timer(struct ev_loop *loop, ev_timer *w, int revents
 static void master_on_batch_timer(struct ev_loop *loop, ev_timer *w, int revents);
 static void master_count_sent(rl_master *m, int64_t now, size_t requests);
 static void master_on_probe_deleted(redisAsyncContext *ac, void *r, void *privdata);
+static void master_on_part_reply(redisAsyncContext *ac, void *r, void *privdata);
+static void master_on_command_reply(redisAsyncContext *ac, void *r, void *privdata);
 
-/* Whether req goes to m in its script-free form: m's connection is
- * known (from its INFO) to have the commands that form needs. */
+/* The script-free form req goes to m in: the first whose commands m's
+ * connection is known (from its INFO) to have (caps 0: every server's);
+ * NULL: its script. */
+static const rl_plain_request *master_plain_form(const rl_master *m, const rl_request *req)
+{
+    for (size_t i = 0; req->plain != NULL && i < req->plain_forms; i++)
+        if (req->plain[i].parts > 0 && (m->conn_caps & req->plain[i].caps) == req->plain[i].caps)
+            return &req->plain[i];
+    return NULL;
+}
+
 static bool master_takes_plain(const rl_master *m, const rl_request *req)
 {
-    return req->plain_cmd != NULL && req->plain_caps != 0 &&
-           (m->conn_caps & req->plain_caps) == req->plain_caps;
+    return master_plain_form(m, req) != NULL;
+}
+
+/* Whether m refuses req: its connection refused the scripts (the ACL, or a
+ * service without them) and req has no script-free form it can take. */
+static bool master_refuses(const rl_master *m, const rl_request *req)
+{
+    return m->no_scripts[0] != '\0' && req->scripted && !master_takes_plain(m, req);
+}
+
+/* Send req, or tell its owner why it cannot go (its owner may free the
+ * client). */
+static void master_send_or_fail(rl_master *m, rl_request *req)
+{
+    if (master_refuses(m, req))
+        req->ops->on_failure(req, REDLOCK_MASTER_REFUSED, m->no_scripts);
+    else if (!master_send(m, req))
+        req->ops->on_failure(req, REDLOCK_MASTER_NOT_CONNECTED, "the request could not be sent");
 }
 
 static rl_logger *master_log(rl_master *m)
@@ -258,10 +285,24 @@ void rl_master_start(rl_master *m)
     master_connect(m);
 }
 
-const char *rl_master_failure(const rl_master *m)
+const char *rl_master_failure(const rl_master *m, int outcome)
 {
     bool connected = m->state == RL_MASTER_READY || master_in_handshake(m->state);
+    if (outcome == REDLOCK_MASTER_REFUSED && m->no_scripts[0] != '\0')
+        return m->no_scripts;
     return connected && master_full(m, NULL) ? RL_MASTER_FULL_DETAIL : m->failure;
+}
+
+void rl_master_forgo_caps(rl_master *m, unsigned caps)
+{
+    if ((m->conn_caps & caps) == 0)
+        return; /* told already: several were in flight */
+    m->conn_caps &= ~caps;
+    RL_EXPECT_ENTERED(m->client); /* a free from the log waits for its leave */
+    rl_log(master_log(m), REDLOCK_LOG_INFO,
+           "master %s: %s refused (the result shows the reply): the scripts instead on this "
+           "connection (ACL: docs/servers.md)",
+           m->node->name, rl_server_cap_name(caps));
 }
 
 /* Remember why requests cannot go out. */
@@ -336,7 +377,9 @@ static void master_send_from_queue(rl_master *m, rl_request *first)
     size_t n = 1;
     /* A request that goes without a script goes alone (pipelined all the
      * same), and so does one that would have to batch with it. */
-    const rl_script *script = master_takes_plain(m, first) ? NULL : first->batch_script;
+    const rl_script *script = master_takes_plain(m, first) || master_refuses(m, first)
+                                  ? NULL
+                                  : first->batch_script;
     rl_send_queue_remove(&m->queue, first);
     rl_send_queue_sent(&m->queue, first);
     reqs[0] = first;
@@ -350,9 +393,7 @@ static void master_send_from_queue(rl_master *m, rl_request *first)
     if (n > 1 && master_send_batch(m, script, reqs, n))
         return;
     for (size_t i = 0; i < n; i++)
-        if (!master_send(m, reqs[i]))
-            reqs[i]->ops->on_failure(reqs[i], REDLOCK_MASTER_NOT_CONNECTED,
-                                     "the request could not be sent");
+        master_send_or_fail(m, reqs[i]);
 }
 
 /* Send what waits for room, while there is room, batched where it can be;
@@ -476,11 +517,31 @@ static void master_send_waiting(rl_master *m)
     while ((m->state == RL_MASTER_READY || m->state == RL_MASTER_FLUSHING) &&
            (link = rl_list_pop_front(&m->waiting)) != NULL) {
         m->queued--;
-        rl_request *req = rl_container_of(link, rl_request, link);
-        if (!master_send(m, req))
-            req->ops->on_failure(req, REDLOCK_MASTER_NOT_CONNECTED, "the request could not be sent");
+        master_send_or_fail(m, rl_container_of(link, rl_request, link));
     }
     master_gauge(m);
+}
+
+/* A connection that refused the scripts: ready only where its server has
+ * every command a plain lock takes without them (docs/servers.md), and
+ * the client is to use them; else dropped, refused, with why. */
+static bool master_plain_only(rl_master *m)
+{
+    bool plain = (m->conn_caps & RL_CAP_SET_IFEQ) &&
+                 (m->conn_caps & (RL_CAP_DELIFEQ | RL_CAP_DELEX)) &&
+                 rl_client_setting(m->client, REDLOCK_SCRIPT_FREE) != 0;
+    if (!plain) {
+        char reason[sizeof(m->failure)];
+        snprintf(reason, sizeof(reason), "%s", m->no_scripts);
+        master_drop(m, REDLOCK_MASTER_REFUSED, reason);
+        return false;
+    }
+    RL_EXPECT_ENTERED(m->client); /* a free from the log waits for its leave */
+    rl_log(master_log(m), REDLOCK_LOG_WARN,
+           "master %s: scripts refused; a plain lock (one resource, not fenced, not "
+           "reentrant) works here without them, the rest is refused: %s",
+           m->node->name, m->no_scripts);
+    return true;
 }
 
 /* The last handshake reply is in: READY, with the queue sent. FLUSHING
@@ -497,6 +558,8 @@ static void master_on_handshake_done(rl_master *m)
         master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, reason);
         return;
     }
+    if (m->no_scripts[0] != '\0' && !master_plain_only(m))
+        return;
     redlock_client *client = m->client;
     RL_EXPECT_ENTERED(client);
     bool again = m->ever_ready;
@@ -551,9 +614,12 @@ static void master_handle_handshake_reply(redisAsyncContext *ac, void *r, void *
         master_drop(m, REDLOCK_MASTER_AUTH_FAILED, reason);
         return;
     case RL_HANDSHAKE_SCRIPTS_REFUSED:
-        /* Answered: not unreachable, refused (as a NOPERM reply is). */
-        master_drop(m, REDLOCK_MASTER_REFUSED, reason);
-        return;
+        /* Answered: not unreachable, refused (as a NOPERM reply is). The
+         * server may have the commands that make a plain lock without
+         * scripts: its INFO, behind, says (master_on_handshake_done). */
+        if (m->no_scripts[0] == '\0')
+            snprintf(m->no_scripts, sizeof(m->no_scripts), "%s", reason);
+        break;
     case RL_HANDSHAKE_FAILED:
         master_drop(m, REDLOCK_MASTER_NOT_CONNECTED, reason);
         return;
@@ -679,6 +745,7 @@ static void master_connect(rl_master *m)
     m->ac = ac;
     m->in_flight = 0;
     m->conn_caps = 0; /* a server replaced on the same address may lack them */
+    m->no_scripts[0] = '\0';
     rl_restart_on_connecting(m);
     m->connect_deadline_us = rl_now_us() + m->connect_timeout_us;
     redisAsyncSetConnectCallback(ac, master_on_connect);
@@ -804,6 +871,21 @@ static void master_on_probe_deleted(redisAsyncContext *ac, void *r, void *privda
     rl_client_leave(client);
 }
 
+/* A reply to one of a script-free form's leading commands: kept for the
+ * last one's (a lost connection is told there). The request lives until
+ * that one's callback, which comes after this. */
+static void master_on_part_reply(redisAsyncContext *ac, void *r, void *privdata)
+{
+    (void)ac;
+    rl_request *req = privdata;
+    if (r == NULL)
+        return;
+    size_t i = 0; /* the first part without its reply yet */
+    while (i + 2 < RL_PLAIN_PARTS && req->parts[i].type != 0)
+        i++;
+    rl_part_reply_keep(&req->parts[i], r);
+}
+
 static void master_on_command_reply(redisAsyncContext *ac, void *r, void *privdata)
 {
     rl_request *req = privdata;
@@ -848,17 +930,36 @@ static void master_count_sent(rl_master *m, int64_t now, size_t requests)
     master_gauge(m);
 }
 
+/* Hand a script-free form's commands to hiredis, each on its own so that
+ * its reply is matched; the last one's reply is the request's. hiredis
+ * refuses a command only while its context is going away, which none of
+ * these calls changes: the first accepted, all are. */
+static bool master_send_plain(rl_master *m, rl_request *req, const rl_plain_request *form)
+{
+    const char *cmd = form->cmd;
+    for (size_t i = 0; i < RL_PLAIN_PARTS - 1; i++)
+        req->parts[i].type = 0;
+    for (size_t i = 0; i < form->parts; i++) {
+        redisCallbackFn *fn = i + 1 < form->parts ? master_on_part_reply : master_on_command_reply;
+        if (redisAsyncFormattedCommand(m->ac, fn, req, cmd, form->part_len[i]) != REDIS_OK)
+            return false;
+        cmd += form->part_len[i];
+    }
+    return true;
+}
+
 /* Hand req's command to hiredis: its script-free form where m has the
  * commands. */
 static bool master_send(rl_master *m, rl_request *req)
 {
-    bool plain = master_takes_plain(m, req);
-    if (m->ac == NULL ||
-        redisAsyncFormattedCommand(m->ac, master_on_command_reply, req,
-                                   plain ? req->plain_cmd : req->cmd,
-                                   plain ? req->plain_len : req->cmd_len) != REDIS_OK)
+    const rl_plain_request *form = master_plain_form(m, req);
+    if (m->ac == NULL)
         return false;
-    req->sent_plain = plain;
+    if (form != NULL ? !master_send_plain(m, req, form)
+                     : redisAsyncFormattedCommand(m->ac, master_on_command_reply, req, req->cmd,
+                                                  req->cmd_len) != REDIS_OK)
+        return false;
+    req->sent_plain = form;
     int64_t now = rl_now_us();
     req->ops->on_sent(req, now, now + m->command_timeout_us);
     rl_count(&m->stats.requests);
@@ -950,6 +1051,8 @@ int rl_master_submit(rl_master *m, rl_request *req)
     case RL_MASTER_READY:
         if (master_full(m, req))
             return REDLOCK_MASTER_NOT_CONNECTED;
+        if (master_refuses(m, req))
+            return REDLOCK_MASTER_REFUSED; /* rl_master_failure() says why */
         if (req->queue_class == RL_REQUEST_EXTENSION && req->batch_script != NULL &&
             !master_takes_plain(m, req))
             return master_gather(m, req);
@@ -1071,10 +1174,7 @@ static bool master_close_unready(rl_master *m)
         if (master_release_owed(m, l)) {
             rl_list_remove(l);
             m->queued--;
-            rl_request *req = rl_container_of(l, rl_request, link);
-            if (!master_send(m, req))
-                req->ops->on_failure(req, REDLOCK_MASTER_NOT_CONNECTED,
-                                     "the request could not be sent");
+            master_send_or_fail(m, rl_container_of(l, rl_request, link));
         }
         l = next;
     }

@@ -105,6 +105,8 @@ struct rl_master {
     rl_server_info server;        /* its name, version and commands, from INFO */
     unsigned conn_caps;           /* this connection's commands (RL_CAP_*), from its
                                      INFO; 0 until then: requests go with scripts */
+    char no_scripts[192];         /* this connection's SCRIPT LOAD refused: why, and
+                                     only script-free forms go (master.c); "" else */
     rl_master_counters stats;     /* for redlock_client_stats() */
     rl_clock_probe probe;         /* what its clock is proven to do */
     rl_restart restart;           /* from when its OKs count (restart.h) */
@@ -164,6 +166,9 @@ bool rl_master_answering(const rl_master *m, int64_t now_us);
  */
 bool rl_master_suspect(const rl_master *m, int64_t now_us);
 /* Why a request failed to go out, for results and logs. */
-const char *rl_master_failure(const rl_master *m);
+const char *rl_master_failure(const rl_master *m, int outcome);
+/* m's connection refused a script-free form of caps (RL_CAP_*: the ACL
+ * user lacks its command, or the server does): no more of it there. */
+void rl_master_forgo_caps(rl_master *m, unsigned caps);
 
 #endif

@@ -12,16 +12,18 @@
  * then on_reply; on_clock_checked follows an on_reply that left it
  * waiting for a clock sample (clock_probe.h). From on_reply the owner may
  * change cmd, cmd_len and batch_script and submit it again (EVAL after
- * NOSCRIPT). A request with a script-free form (plain_cmd) goes out in
- * that form, never in a batch, to a master whose connection is known to
- * have the commands it needs; sent_plain tells its owner which form its
- * reply answers. on_reply, on_failure and on_clock_checked may run user code
+ * NOSCRIPT). A request with script-free forms (plain) goes out in the
+ * first its master's connection is known to have the commands of, never
+ * in a batch; sent_plain tells its owner which form its reply answers,
+ * and parts[] holds the replies to that form's leading commands. on_reply, on_failure and on_clock_checked may run user code
  * that frees the client (master.c says how the master copes).
  */
 #ifndef REDLOCK_REQUEST_H
 #define REDLOCK_REQUEST_H
 
 #include "util/list.h"
+#include "wire/command.h"
+#include "wire/reply.h"
 #include "wire/scripts.h"
 
 #include <stdbool.h>
@@ -31,6 +33,17 @@
 struct redisReply;
 struct rl_master;
 typedef struct rl_request rl_request;
+
+/* A script-free form as written (command.h, rl_plain): its commands one
+ * after another, each sent with hiredis on its own so that each reply is
+ * matched; the last one's reply is the request's. */
+typedef struct rl_plain_request {
+    const char *cmd;
+    size_t len;
+    size_t parts;
+    size_t part_len[RL_PLAIN_PARTS];
+    unsigned caps; /* RL_CAP_* */
+} rl_plain_request;
 
 /* How a request waits for room in a window (send_queue.h). */
 typedef enum rl_request_class {
@@ -63,13 +76,15 @@ struct rl_request {
     rl_request_class queue_class;
     bool sets_lock;            /* an acquire: may set its lock's keys (a release
                                   of that lock behind it, both unsent, is moot) */
-    const char *plain_cmd;     /* the request without a script, or NULL: sent instead
-                                  of cmd to a master whose connection has every
-                                  command of plain_caps (wire/server_info.h) */
-    size_t plain_len;
-    unsigned plain_caps;       /* RL_CAP_* */
+    bool scripted;             /* cmd runs a script (EVALSHA): a master refusing
+                                  scripts takes only its script-free forms */
+    const rl_plain_request *plain; /* the request's script-free forms, or NULL: the
+                                      first a master's connection has every command
+                                      of (wire/server_info.h) goes instead of cmd */
+    size_t plain_forms;
     /* The master's. */
-    bool sent_plain;           /* what went out was plain_cmd, alone */
+    const rl_plain_request *sent_plain; /* the form that went out, alone; NULL: cmd */
+    rl_part_reply parts[RL_PLAIN_PARTS - 1]; /* its leading commands' replies */
     bool in_queue;             /* held in master->queue (else in master->waiting) */
     struct rl_master *master;  /* the master it was submitted to */
     rl_link link;              /* in master->waiting, in a FIFO of master->queue,

@@ -599,27 +599,43 @@ static void slot_write_own(rl_slot *slot, rl_command *cmd, int shared_db)
     slot->own_len = len;
 }
 
-/* The room cmd's script-free form takes after it (and *plain, *len),
- * with the value its replies are compared with; 0 without one. */
-static size_t round_plain_room(const rl_command *cmd, const rl_command **plain, size_t *len)
+/* The room cmd's script-free forms take after it, with the value their
+ * replies are compared with; 0 without any. Only in database 0: a
+ * release's announcement names its database's channel. */
+static size_t round_plain_room(const rl_command *cmd, int db)
 {
-    if (cmd->plain == NULL || cmd->plain->value == NULL)
+    if (cmd->plain == NULL || cmd->plain->forms == 0 || cmd->plain->value == NULL || db != 0)
         return 0;
-    *plain = cmd->plain;
-    *len = rl_command_size(cmd->plain);
-    return *len + 1 + cmd->plain->value_len + 1;
+    size_t room = 0;
+    size_t part_len[RL_PLAIN_PARTS];
+    for (size_t i = 0; i < cmd->plain->forms; i++)
+        room += rl_plain_form_size(&cmd->plain->form[i], part_len) + 1;
+    room += rl_plain_form_size(&cmd->plain->follow_up, part_len) + 1;
+    return room + cmd->plain->value_len + 1;
 }
 
-/* The round's script-free form (command.h), written after its request,
- * and the value its replies are compared with, after that. */
-static void round_write_plain(rl_round *round, const rl_command *plain, size_t plain_len,
-                              unsigned caps)
+/* The round's script-free forms (command.h), written at out, after its
+ * request, and the value their replies are compared with, after them. */
+static void round_write_plain(rl_round *round, const rl_plain *plain, char *out)
 {
-    round->plain_cmd = round->cmd + round->cmd_len + 1;
-    round->plain_len = plain_len;
-    round->plain_caps = caps;
-    rl_command_write(plain, round->plain_cmd);
-    round->plain_value = round->plain_cmd + plain_len + 1;
+    for (size_t i = 0; i < plain->forms; i++) {
+        rl_plain_request *form = &round->plain[i];
+        form->cmd = out;
+        form->len = rl_plain_form_size(&plain->form[i], form->part_len);
+        form->parts = plain->form[i].parts;
+        form->caps = plain->form[i].caps;
+        rl_plain_form_write(&plain->form[i], out);
+        out += form->len + 1;
+    }
+    round->plain_forms = plain->forms;
+    rl_plain_request *follow_up = &round->follow_up;
+    follow_up->cmd = out;
+    follow_up->len = rl_plain_form_size(&plain->follow_up, follow_up->part_len);
+    follow_up->parts = plain->follow_up.parts;
+    follow_up->caps = plain->follow_up.caps;
+    rl_plain_form_write(&plain->follow_up, out);
+    out += follow_up->len + 1;
+    round->plain_value = out;
     memcpy(round->plain_value, plain->value, plain->value_len);
     round->plain_value_len = plain->value_len;
 }
@@ -629,11 +645,10 @@ static void round_write_plain(rl_round *round, const rl_command *plain, size_t p
 static void slot_offer_plain(rl_slot *slot)
 {
     const rl_round *round = slot->round;
-    if (slot->own_cmd != NULL || round->plain_cmd == NULL)
+    if (slot->own_cmd != NULL || round->plain_forms == 0)
         return;
-    slot->req.plain_cmd = round->plain_cmd;
-    slot->req.plain_len = round->plain_len;
-    slot->req.plain_caps = round->plain_caps;
+    slot->req.plain = round->plain;
+    slot->req.plain_forms = round->plain_forms;
 }
 
 static rl_round *round_start(redlock_client *client, rl_round_kind kind, const rl_command *request,
@@ -646,12 +661,10 @@ static rl_round *round_start(redlock_client *client, rl_round_kind kind, const r
     int db = round_db(client, target);
     rl_command_set_db(cmd, db);
     size_t cmd_len = rl_command_size(cmd);
-    const rl_command *plain = NULL;
-    size_t plain_len = 0;
-    size_t plain_room = round_plain_room(cmd, &plain, &plain_len);
+    size_t plain_room = round_plain_room(cmd, db);
     /* One allocation: the round, its slots and its request (+ 1: its NUL),
-     * then its script-free form and the value that form's reply is
-     * compared with. */
+     * then its script-free forms and the value their replies are compared
+     * with. */
     rl_round *round =
         calloc(1, sizeof(*round) + n * sizeof(rl_slot) + cmd_len + 1 + plain_room);
     if (round == NULL) {
@@ -670,8 +683,8 @@ static rl_round *round_start(redlock_client *client, rl_round_kind kind, const r
     round->cmd = (char *)&round->slots[n];
     round->cmd_len = cmd_len;
     rl_command_write(cmd, round->cmd);
-    if (plain != NULL)
-        round_write_plain(round, plain, plain_len, cmd->plain_caps);
+    if (plain_room > 0)
+        round_write_plain(round, cmd->plain, round->cmd + cmd_len + 1);
     round->on_decided = on_decided;
     round->owner = owner;
     round->n = n;
@@ -696,6 +709,7 @@ static rl_round *round_start(redlock_client *client, rl_round_kind kind, const r
         slot->req.batch_script = batch_script;
         slot->req.queue_class = queue_class;
         slot->req.sets_lock = kind == RL_ROUND_ACQUIRE;
+        slot->req.scripted = cmd->script != NULL;
         slot->req.lock_tag = cmd->lock_tag;
         slot->req.urgent_by_us = cmd->urgent_by_us;
         rl_list_init(&slot->req.link);
@@ -719,7 +733,7 @@ static rl_round *round_start(redlock_client *client, rl_round_kind kind, const r
         round_ref(round); /* held until hiredis or the queue gives the slot back */
         int outcome = slot_submit(slot);
         if (outcome >= 0) {
-            const char *why = rl_master_failure(slot->master);
+            const char *why = rl_master_failure(slot->master, outcome);
             slot_count(slot, outcome, why, strlen(why));
             slot_finish(slot, RL_SLOT_DONE);
         }
@@ -764,9 +778,11 @@ static int classify_reply(rl_slot *slot, const redisReply *reply, const char **d
 {
     rl_reply_meaning meaning;
     const rl_round *round = slot->round;
-    if (slot->req.sent_plain)
-        rl_reply_read_plain(round->kind, reply, round->plain_value, round->plain_value_len,
-                            &meaning);
+    if (slot->req.sent_plain != NULL && slot->following_up)
+        rl_reply_read_follow_up(round->kind, reply, &meaning);
+    else if (slot->req.sent_plain != NULL)
+        rl_reply_read_plain(round->kind, slot->req.parts, slot->req.sent_plain->parts - 1, reply,
+                            round->plain_value, round->plain_value_len, &meaning);
     else
         rl_reply_read(round->kind, reply, &meaning);
     *detail = meaning.detail;
@@ -831,15 +847,32 @@ static int slot_resend_with_eval(rl_slot *slot)
 /* Send slot's request again with its script, after a script-free reply
  * that cannot tell what the script would (wire/reply.h): the plain form
  * is not offered to the master again. Returns -1 when resent, else the
- * outcome to record. An extension's, the one plain form: it changes only
- * a key holding our value, so it undoes nothing even after the decision. */
+ * outcome to record. Only an extension or a release has a plain form:
+ * either changes only a key holding our value, so it undoes nothing even
+ * after the decision. */
 static int slot_resend_with_script(rl_slot *slot)
 {
     if (slot->round->withdrawn)
         return REDLOCK_MASTER_ERROR; /* no longer wanted */
-    slot->req.plain_cmd = NULL; /* req.cmd, the script's form, was there all along */
-    slot->req.plain_len = 0;
-    slot->req.plain_caps = 0;
+    slot->req.plain = NULL; /* req.cmd, the script's form, was there all along */
+    slot->req.plain_forms = 0;
+    slot->req.sent_plain = NULL;
+    slot->following_up = false;
+    return slot_submit(slot);
+}
+
+/* Send slot's plain form's follow-up (command.h) to its master, after a
+ * reply that asks for it; it needs no command beyond every server's.
+ * Returns -1 when sent, else the outcome to record. A release's: it
+ * changes nothing. */
+static int slot_follow_up(rl_slot *slot)
+{
+    rl_round *round = slot->round;
+    if (round->withdrawn || round->follow_up.parts == 0 || slot->following_up)
+        return REDLOCK_MASTER_ERROR;
+    slot->following_up = true;
+    slot->req.plain = &round->follow_up;
+    slot->req.plain_forms = 1;
     return slot_submit(slot);
 }
 
@@ -892,6 +925,27 @@ static void slot_settle(rl_slot *slot, int outcome, rl_slot_state final, const c
     rl_round_unref(round);
 }
 
+/* A reply that asks for more (reply.h) has slot's request sent again:
+ * its follow-up, its script (no more plain forms there when the master
+ * refused the command), or EVAL. Returns -1 when sent again, else the
+ * outcome to record. */
+static int slot_send_again(rl_slot *slot, int outcome)
+{
+    if (outcome == RL_REPLY_FOLLOW_UP)
+        return slot_follow_up(slot);
+    if (outcome == RL_REPLY_PLAIN_REFUSED) {
+        /* A follow-up refused is not the form's command refused. */
+        if (!slot->following_up)
+            rl_master_forgo_caps(slot->master, slot->req.sent_plain->caps);
+        outcome = RL_REPLY_ASK_SCRIPT;
+    }
+    if (outcome == RL_REPLY_ASK_SCRIPT)
+        return slot_resend_with_script(slot);
+    if (outcome == RL_REPLY_NOSCRIPT)
+        return slot_resend_with_eval(slot);
+    return outcome;
+}
+
 static void slot_on_reply(rl_request *req, const redisReply *reply, const char *lost_reason)
 {
     rl_slot *slot = rl_slot_of(req);
@@ -906,17 +960,9 @@ static void slot_on_reply(rl_request *req, const redisReply *reply, const char *
         detail_len = strlen(detail);
         final = RL_SLOT_LOST;
     } else {
-        outcome = classify_reply(slot, reply, &detail, &detail_len);
-        if (outcome == RL_REPLY_ASK_SCRIPT) {
-            outcome = slot_resend_with_script(slot);
-            if (outcome < 0)
-                return; /* sent again: the slot stays SENT */
-        }
-        if (outcome == RL_REPLY_NOSCRIPT) {
-            outcome = slot_resend_with_eval(slot);
-            if (outcome < 0)
-                return; /* sent again: the slot stays SENT */
-        }
+        outcome = slot_send_again(slot, classify_reply(slot, reply, &detail, &detail_len));
+        if (outcome < 0)
+            return; /* sent again: the slot stays SENT */
         slot->latency_us = rl_now_us() - slot->sent_us;
         if (slot->counted)
             final = RL_SLOT_LATE;

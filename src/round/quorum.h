@@ -166,6 +166,7 @@ typedef struct rl_slot {
     bool awaiting_clock;    /* SENT, answered OK: waits for the clock sample
                                behind it (link in the probe's list) */
     bool use_eval;          /* NOSCRIPT seen: resend with EVAL (req.cmd), alone */
+    bool following_up;      /* its plain form's follow-up sent (command.h) */
     bool suspect;           /* its master was not answering when it was submitted:
                                in tally.pending_suspect until counted */
     unsigned conn_seq;      /* counted OK: its master's connection then
@@ -213,10 +214,11 @@ struct rl_round {
     size_t cmd_len;
     char *eval_cmd;         /* EVAL form, built on the first NOSCRIPT */
     size_t eval_len;
-    char *plain_cmd;        /* the script-free form (command.h), after cmd; or NULL */
-    size_t plain_len;
-    unsigned plain_caps;    /* the commands it needs (RL_CAP_*) */
-    char *plain_value;      /* the lock's value its reply is compared with, after it */
+    rl_plain_request plain[RL_PLAIN_FORMS]; /* the script-free forms (command.h),
+                                               written after cmd */
+    size_t plain_forms;     /* 0: none */
+    rl_plain_request follow_up; /* sent after a plain reply asking for it; parts 0: none */
+    char *plain_value;      /* the lock's value their replies are compared with, after them */
     size_t plain_value_len;
     rl_owed_release *owed;  /* a release's: owed to masters it cannot reach, or NULL */
     struct rl_holders *holders; /* an acquire's or extension's: the masters that said OK,

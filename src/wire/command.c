@@ -5,6 +5,7 @@
 #include "wire/channel.h"
 #include "wire/resources.h"
 #include "wire/scripts.h"
+#include "wire/server_info.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -54,7 +55,6 @@ static void command_begin(rl_command *c)
     c->value = NULL;
     c->value_len = 0;
     c->plain = NULL;
-    c->plain_caps = 0;
 }
 
 /* Which keys a script call names after the lock's. */
@@ -187,18 +187,90 @@ void rl_command_extend(rl_command *c, const rl_keys *keys, const void *value, si
         arg_text(c, "1");
 }
 
-void rl_command_plain_extend(rl_command *c, const void *key, size_t key_len, const void *value,
-                             size_t value_len, int64_t ttl_ms)
+static void plain_arg(rl_plain_part *p, const char *pre, size_t pre_len, const void *arg,
+                      size_t len)
 {
-    command_begin(c);
-    arg_text(c, "SET");
-    arg(c, key, key_len);
-    arg_value(c, value, value_len);
-    arg_text(c, "IFEQ");
-    arg(c, value, value_len);
-    arg_text(c, "PX");
-    arg_number(c, ttl_ms);
-    arg_text(c, "GET");
+    p->argv[p->argc] = arg;
+    p->len[p->argc] = len;
+    p->pre[p->argc] = pre;
+    p->pre_len[p->argc] = pre_len;
+    p->argc++;
+}
+
+static void plain_text(rl_plain_part *p, const char *s)
+{
+    plain_arg(p, NULL, 0, s, strlen(s));
+}
+
+/* A new form needing caps, its first part begun. */
+static rl_plain_part *plain_form(rl_plain *p, unsigned caps)
+{
+    rl_plain_form *f = &p->form[p->forms++];
+    f->caps = caps;
+    f->parts = 1;
+    f->part[0].argc = 0;
+    return &f->part[0];
+}
+
+/* The next part of the form last begun. */
+static rl_plain_part *plain_next_part(rl_plain *p)
+{
+    rl_plain_form *f = &p->form[p->forms - 1];
+    rl_plain_part *part = &f->part[f->parts++];
+    part->argc = 0;
+    return part;
+}
+
+void rl_plain_extend(rl_plain *p, const void *key, size_t key_len, const void *value,
+                     size_t value_len, int64_t ttl_ms)
+{
+    p->forms = 0;
+    p->follow_up.caps = 0;
+    p->follow_up.parts = 0;
+    p->value = value;
+    p->value_len = value_len;
+    int n = snprintf(p->number, sizeof(p->number), "%lld", (long long)ttl_ms);
+    rl_plain_part *set = plain_form(p, RL_CAP_SET_IFEQ);
+    plain_text(set, "SET");
+    plain_arg(set, NULL, 0, key, key_len);
+    plain_arg(set, NULL, 0, value, value_len);
+    plain_text(set, "IFEQ");
+    plain_arg(set, NULL, 0, value, value_len);
+    plain_text(set, "PX");
+    plain_arg(set, NULL, 0, p->number, (size_t)n);
+    plain_text(set, "GET");
+}
+
+void rl_plain_release(rl_plain *p, const void *key, size_t key_len, const void *value,
+                      size_t value_len)
+{
+    p->forms = 0;
+    p->value = value;
+    p->value_len = value_len;
+    size_t prefix_len = rl_channel_prefix(0, p->channel_prefix);
+    static const unsigned caps[RL_PLAIN_FORMS] = {RL_CAP_DELIFEQ, RL_CAP_DELEX};
+    for (size_t i = 0; i < RL_PLAIN_FORMS; i++) {
+        rl_plain_part *del = plain_form(p, caps[i]);
+        if (caps[i] == RL_CAP_DELIFEQ) {
+            plain_text(del, "DELIFEQ");
+            plain_arg(del, NULL, 0, key, key_len);
+        } else {
+            plain_text(del, "DELEX");
+            plain_arg(del, NULL, 0, key, key_len);
+            plain_text(del, "IFEQ");
+        }
+        plain_arg(del, NULL, 0, value, value_len);
+        rl_plain_part *publish = plain_next_part(p);
+        plain_text(publish, "PUBLISH");
+        plain_arg(publish, p->channel_prefix, prefix_len, key, key_len);
+        plain_arg(publish, NULL, 0, value, value_len);
+    }
+    rl_plain_form *f = &p->follow_up;
+    f->caps = 0;
+    f->parts = 1;
+    f->part[0].argc = 0;
+    plain_text(&f->part[0], "EXISTS");
+    plain_arg(&f->part[0], NULL, 0, key, key_len);
 }
 
 void rl_command_inspect(rl_command *c, const rl_keys *keys)
@@ -235,29 +307,68 @@ size_t rl_resp_header(char *out, char prefix, size_t n)
     return d + 3;
 }
 
+/* Bytes of one bulk argument of len bytes: $<len>\r\n<bytes>\r\n. */
+static size_t resp_arg_size(size_t len)
+{
+    return 3 + rl_resp_digits(len) + len + 2;
+}
+
+/* One bulk argument, pre then arg; returns the end. */
+static char *resp_arg_write(char *out, const char *pre, size_t pre_len, const void *arg,
+                            size_t len)
+{
+    out += rl_resp_header(out, '$', pre_len + len);
+    if (pre_len > 0)
+        memcpy(out, pre, pre_len);
+    out += pre_len;
+    if (len > 0)
+        memcpy(out, arg, len);
+    out += len;
+    out[0] = '\r';
+    out[1] = '\n';
+    return out + 2;
+}
+
 size_t rl_command_size(const rl_command *c)
 {
     size_t size = 3 + rl_resp_digits(c->argc); /* *<argc>\r\n */
-    for (size_t i = 0; i < c->argc; i++) {
-        size_t len = c->len[i] + (c->token_key[i] ? RL_TOKEN_PREFIX_LEN : 0);
-        size += 3 + rl_resp_digits(len) + len + 2; /* $<len>\r\n<bytes>\r\n */
-    }
+    for (size_t i = 0; i < c->argc; i++)
+        size += resp_arg_size(c->len[i] + (c->token_key[i] ? RL_TOKEN_PREFIX_LEN : 0));
     return size;
 }
 
 void rl_command_write(const rl_command *c, char *out)
 {
     out += rl_resp_header(out, '*', c->argc);
-    for (size_t i = 0; i < c->argc; i++) {
-        size_t prefix_len = c->token_key[i] ? RL_TOKEN_PREFIX_LEN : 0;
-        out += rl_resp_header(out, '$', prefix_len + c->len[i]);
-        memcpy(out, REDLOCK_FENCING_TOKEN_PREFIX, prefix_len);
-        out += prefix_len;
-        memcpy(out, c->argv[i], c->len[i]);
-        out += c->len[i];
-        out[0] = '\r';
-        out[1] = '\n';
-        out += 2;
+    for (size_t i = 0; i < c->argc; i++)
+        out = resp_arg_write(out, REDLOCK_FENCING_TOKEN_PREFIX,
+                             c->token_key[i] ? RL_TOKEN_PREFIX_LEN : 0, c->argv[i], c->len[i]);
+    *out = '\0';
+}
+
+size_t rl_plain_form_size(const rl_plain_form *f, size_t part_len[RL_PLAIN_PARTS])
+{
+    size_t size = 0;
+    for (size_t i = 0; i < RL_PLAIN_PARTS; i++) {
+        part_len[i] = 0;
+        if (i >= f->parts)
+            continue;
+        const rl_plain_part *p = &f->part[i];
+        part_len[i] = 3 + rl_resp_digits(p->argc);
+        for (size_t a = 0; a < p->argc; a++)
+            part_len[i] += resp_arg_size(p->pre_len[a] + p->len[a]);
+        size += part_len[i];
+    }
+    return size;
+}
+
+void rl_plain_form_write(const rl_plain_form *f, char *out)
+{
+    for (size_t i = 0; i < f->parts; i++) {
+        const rl_plain_part *p = &f->part[i];
+        out += rl_resp_header(out, '*', p->argc);
+        for (size_t a = 0; a < p->argc; a++)
+            out = resp_arg_write(out, p->pre[a], p->pre_len[a], p->argv[a], p->len[a]);
     }
     *out = '\0';
 }

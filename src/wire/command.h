@@ -47,17 +47,76 @@ typedef struct rl_command {
     const void *value;       /* that value (not copied), or NULL */
     size_t value_len;
     /* The same request without a script, for masters that have the
-     * commands it needs (plain_caps, wire/server_info.h), or NULL: sent to
-     * those instead of the script (docs/servers.md). Kept where it is
-     * until written, like this one. */
-    const struct rl_command *plain;
-    unsigned plain_caps;
+     * commands it needs (rl_plain below), or NULL: sent to those instead
+     * of the script (docs/servers.md). Kept where it is until written,
+     * like this one. */
+    const struct rl_plain *plain;
     size_t channel_arg;  /* the argument naming a channel prefix, 0 for none */
     int channel_db;      /* the database that channel is for */
     char numkeys[24];    /* the text of EVALSHA's key count */
     char number[24];     /* the text of a numeric argument (a TTL) */
     char channel_prefix[RL_CHANNEL_PREFIX_MAX];
 } rl_command;
+
+/*
+ * A request's script-free forms (docs/servers.md, "The script-free path").
+ * A form is one to RL_PLAIN_PARTS commands written one after another, for
+ * a master with every command of its caps (wire/server_info.h); their
+ * replies are read together (reply.h). A master takes the first form it
+ * can; the script form is for the rest.
+ */
+#define RL_PLAIN_PARTS 2
+#define RL_PLAIN_FORMS 2
+#define RL_PLAIN_ARGS 8
+
+typedef struct rl_plain_part {
+    size_t argc;
+    const char *argv[RL_PLAIN_ARGS];
+    size_t len[RL_PLAIN_ARGS];
+    const char *pre[RL_PLAIN_ARGS]; /* bytes written before argv[i] (a channel's prefix) */
+    size_t pre_len[RL_PLAIN_ARGS];
+} rl_plain_part;
+
+typedef struct rl_plain_form {
+    unsigned caps; /* RL_CAP_*: what a master needs to take it */
+    size_t parts;
+    rl_plain_part part[RL_PLAIN_PARTS];
+} rl_plain_form;
+
+typedef struct rl_plain {
+    size_t forms;
+    rl_plain_form form[RL_PLAIN_FORMS];
+    /* Sent after a form's reply that asks for it (reply.h), to the same
+     * master; parts 0: none. */
+    rl_plain_form follow_up;
+    const void *value; /* the lock's value the replies are compared with (not copied) */
+    size_t value_len;
+    char number[24];   /* the text of the TTL */
+    char channel_prefix[RL_CHANNEL_PREFIX_MAX];
+} rl_plain;
+
+/* The script-free extension of one plain key (not reentrant, not fenced):
+ * SET key value IFEQ value PX ttl GET, for masters with RL_CAP_SET_IFEQ.
+ * It answers the key's old value: ours (extended, as the script's 1), nil
+ * (absent: 0, not created) or another's (-1). */
+void rl_plain_extend(rl_plain *p, const void *key, size_t key_len, const void *value,
+                     size_t value_len, int64_t ttl_ms);
+/* The script-free release of one plain key in database 0: the
+ * compare-and-delete (DELIFEQ key value for RL_CAP_DELIFEQ, else DELEX key
+ * IFEQ value for RL_CAP_DELEX), then PUBLISH on the key's channel
+ * (channel.h), whatever the delete did: its reply counts the listeners.
+ * model/notify_wait.pml, -DSCRIPT_FREE_RELEASE, checks that announcing
+ * after the delete, with others' steps between, wakes every waiter. When
+ * nothing was deleted, the follow-up EXISTS key tells held by another
+ * from absent, as the script's answers do. */
+void rl_plain_release(rl_plain *p, const void *key, size_t key_len, const void *value,
+                      size_t value_len);
+/* Bytes of form's RESP, without the terminating NUL, and each part's
+ * bytes in part_len[] (RL_PLAIN_PARTS entries; 0 past the last). */
+size_t rl_plain_form_size(const rl_plain_form *f, size_t part_len[RL_PLAIN_PARTS]);
+/* Write form's parts one after another, and a NUL after them (room for
+ * rl_plain_form_size() + 1 bytes). */
+void rl_plain_form_write(const rl_plain_form *f, char *out);
 
 /* One plain resource: SET key value NX PX ttl. Several, or an owner token
  * given (the reentrant form): EVALSHA <acquire sha> n keys... value ttl
@@ -87,12 +146,6 @@ void rl_command_release(rl_command *c, const rl_keys *keys, const void *value, s
 /* EVALSHA <extend sha> n keys... value ttl; fenced: 2n keys... value ttl 1 */
 void rl_command_extend(rl_command *c, const rl_keys *keys, const void *value, size_t value_len,
                        int64_t ttl_ms, bool fenced);
-/* The script-free extension of one plain key (not reentrant, not
- * fenced): SET key value IFEQ value PX ttl GET, for masters with
- * RL_CAP_SET_IFEQ. It answers the key's old value: ours (extended, as the
- * script's 1), nil (absent: 0, not created) or another's (-1). */
-void rl_command_plain_extend(rl_command *c, const void *key, size_t key_len, const void *value,
-                             size_t value_len, int64_t ttl_ms);
 /* EVALSHA <inspect sha> 2n keys... token-keys... */
 void rl_command_inspect(rl_command *c, const rl_keys *keys);
 /* PING */

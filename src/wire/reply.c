@@ -233,31 +233,97 @@ void rl_reply_read(rl_round_kind kind, const redisReply *reply, rl_reply_meaning
     read_error(kind, reply, out);
 }
 
-void rl_reply_read_plain(rl_round_kind kind, const redisReply *reply, const char *value,
-                         size_t value_len, rl_reply_meaning *out)
+void rl_part_reply_keep(rl_part_reply *out, const redisReply *reply)
 {
-    *out = (rl_reply_meaning){.pttl_ms = -2, .counter = -1};
-    if (kind != RL_ROUND_EXTEND) {
-        rl_reply_read(kind, reply, out); /* no other kind has a plain form */
-        return;
+    *out = (rl_part_reply){.type = reply->type};
+    if (reply->type == REDIS_REPLY_INTEGER) {
+        out->integer = reply->integer;
+    } else if (reply->type == REDIS_REPLY_ERROR) {
+        size_t len = reply->len < sizeof(out->text) - 1 ? reply->len : sizeof(out->text) - 1;
+        memcpy(out->text, reply->str, len);
+        out->text[len] = '\0';
     }
-    if (reply->type == REDIS_REPLY_ERROR) {
-        read_error(kind, reply, out);
-        if (rl_reply_starts_with(reply, "WRONGTYPE"))
-            out->outcome = RL_REPLY_ASK_SCRIPT;
-        return;
-    }
-    if (reply->type == REDIS_REPLY_NIL) {
+}
+
+/* An error reply's outcome, from its text. */
+static void read_error_text(rl_round_kind kind, const char *text, size_t len,
+                            rl_reply_meaning *out)
+{
+    redisReply r = {.type = REDIS_REPLY_ERROR, .str = (char *)text, .len = len};
+    read_error(kind, &r, out);
+    if (rl_reply_starts_with(&r, "WRONGTYPE"))
+        out->outcome = RL_REPLY_ASK_SCRIPT;
+    else if (rl_reply_starts_with(&r, "NOPERM") || rl_reply_starts_with(&r, "ERR unknown command") ||
+             rl_reply_starts_with(&r, "ERR syntax error"))
+        out->outcome = RL_REPLY_PLAIN_REFUSED;
+    else if (out->outcome == RL_REPLY_NOSCRIPT)
+        out->outcome = REDLOCK_MASTER_ERROR; /* no script was asked for */
+}
+
+static void read_unexpected(rl_reply_meaning *out)
+{
+    out->outcome = REDLOCK_MASTER_ERROR;
+    out->detail = unexpected_reply;
+    out->detail_len = sizeof(unexpected_reply) - 1;
+}
+
+/* SET key value IFEQ value PX ttl GET: the old value. */
+static void read_plain_extend(const redisReply *reply, const char *value, size_t value_len,
+                              rl_reply_meaning *out)
+{
+    if (reply->type == REDIS_REPLY_ERROR)
+        read_error_text(RL_ROUND_EXTEND, reply->str, reply->len, out);
+    else if (reply->type == REDIS_REPLY_NIL)
         out->outcome = REDLOCK_MASTER_ABSENT;
-    } else if (reply->type == REDIS_REPLY_STRING) {
+    else if (reply->type == REDIS_REPLY_STRING)
         out->outcome = reply->len == value_len && memcmp(reply->str, value, value_len) == 0
                            ? REDLOCK_MASTER_OK
                            : REDLOCK_MASTER_HELD;
+    else
+        read_unexpected(out);
+}
+
+/* The compare-and-delete's and PUBLISH's replies. */
+static void read_plain_release(const rl_part_reply *del, const redisReply *publish,
+                               rl_reply_meaning *out)
+{
+    if (del->type == REDIS_REPLY_ERROR) {
+        read_error_text(RL_ROUND_RELEASE, del->text, strlen(del->text), out);
+    } else if (del->type != REDIS_REPLY_INTEGER || del->integer < 0 || del->integer > 1) {
+        read_unexpected(out);
+    } else if (del->integer == 1) {
+        out->outcome = REDLOCK_MASTER_OK;
+        if (publish->type == REDIS_REPLY_INTEGER && publish->integer > 0)
+            out->listeners = publish->integer;
     } else {
-        out->outcome = REDLOCK_MASTER_ERROR;
-        out->detail = unexpected_reply;
-        out->detail_len = sizeof(unexpected_reply) - 1;
+        out->outcome = RL_REPLY_FOLLOW_UP; /* not deleted: another's, or nothing */
     }
+}
+
+void rl_reply_read_follow_up(rl_round_kind kind, const redisReply *reply, rl_reply_meaning *out)
+{
+    *out = (rl_reply_meaning){.pttl_ms = -2, .counter = -1};
+    bool release = kind == RL_ROUND_RELEASE; /* no other form has one */
+    if (release && reply->type == REDIS_REPLY_ERROR)
+        read_error_text(kind, reply->str, reply->len, out);
+    else if (release && reply->type == REDIS_REPLY_INTEGER &&
+             (reply->integer == 0 || reply->integer == 1))
+        out->outcome = reply->integer == 1 ? REDLOCK_MASTER_HELD : REDLOCK_MASTER_ABSENT;
+    else
+        read_unexpected(out);
+}
+
+void rl_reply_read_plain(rl_round_kind kind, const rl_part_reply *parts, size_t nparts,
+                         const redisReply *reply, const char *value, size_t value_len,
+                         rl_reply_meaning *out)
+{
+    *out = (rl_reply_meaning){.pttl_ms = -2, .counter = -1};
+    if (kind == RL_ROUND_EXTEND && nparts == 0)
+        read_plain_extend(reply, value, value_len, out);
+    else if (kind == RL_ROUND_RELEASE && nparts == 1)
+        read_plain_release(&parts[0], reply, out);
+    else
+        read_unexpected(out); /* no other plain form is sent */
 }
 
 const char *rl_handshake_step_name(rl_handshake_step step)

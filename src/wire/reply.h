@@ -24,6 +24,14 @@ struct redisReply;
 /* A script-free reply that cannot say what the script would (a key of
  * another type): the request is to go again with its script. */
 #define RL_REPLY_ASK_SCRIPT (-2)
+/* The script-free form's command itself refused (NOPERM: the ACL user
+ * lacks it; unknown, or a syntax error: the server lacks it): the request
+ * goes again with its script, and the connection takes no more of that
+ * form. */
+#define RL_REPLY_PLAIN_REFUSED (-3)
+/* A script-free reply that needs its form's follow-up (command.h) to say
+ * what the script would: it goes to the same master. */
+#define RL_REPLY_FOLLOW_UP (-4)
 
 /* What one reply to a round's request says. */
 typedef struct rl_reply_meaning {
@@ -42,17 +50,41 @@ typedef struct rl_reply_meaning {
                            (into the reply, 40 bytes), or NULL */
 } rl_reply_meaning;
 
+/* What a reply to one of a script-free form's leading commands said
+ * (command.h, rl_plain): kept by the request until the last reply, when
+ * the form is read as a whole. */
+#define RL_PART_TEXT 96
+typedef struct rl_part_reply {
+    int type;              /* REDIS_REPLY_*; 0: none came */
+    long long integer;     /* an integer reply's */
+    char text[RL_PART_TEXT]; /* an error's text, cut, NUL-terminated */
+} rl_part_reply;
+
+/* Keep what reply says in *out. */
+void rl_part_reply_keep(rl_part_reply *out, const struct redisReply *reply);
+
 /* What reply means for a request of kind. Pointers in *out point into
  * reply or at static text. */
 void rl_reply_read(rl_round_kind kind, const struct redisReply *reply, rl_reply_meaning *out);
-/* The same for the script-free form of a request of kind (command.h),
- * whose reply is compared with the lock's value: the outcome the script
- * would have given. An extension's SET ... IFEQ ... GET answers the old
- * value: ours is OK, nil ABSENT, another's HELD. WRONGTYPE (a key of
- * another type: a reentrant holder's hash, which the script tells apart
- * from the rest) is RL_REPLY_ASK_SCRIPT. */
-void rl_reply_read_plain(rl_round_kind kind, const struct redisReply *reply, const char *value,
-                         size_t value_len, rl_reply_meaning *out);
+/* The same for the script-free form of a request of kind (command.h):
+ * parts[] the replies to its leading commands, reply the last one's;
+ * value the lock's. The outcome is the one the script would have given.
+ * An extension's SET ... IFEQ ... GET answers the old value: ours is OK,
+ * nil ABSENT, another's HELD. A release's compare-and-delete answers 1
+ * (OK, with the PUBLISH's count of listeners) or 0: RL_REPLY_FOLLOW_UP,
+ * its EXISTS (rl_reply_read_follow_up). WRONGTYPE (a key of another type: a reentrant
+ * holder's hash, which the script tells apart from the rest), or a reply
+ * that cannot say, is RL_REPLY_ASK_SCRIPT; the command refused (NOPERM,
+ * unknown, a syntax error) RL_REPLY_PLAIN_REFUSED. A release's PUBLISH refused
+ * (an ACL without the channel) counts no listeners, as the script's
+ * pcall. Pointers in *out may point into parts. */
+void rl_reply_read_plain(rl_round_kind kind, const rl_part_reply *parts, size_t nparts,
+                         const struct redisReply *reply, const char *value, size_t value_len,
+                         rl_reply_meaning *out);
+/* A release's follow-up, EXISTS key after a compare-and-delete that
+ * deleted nothing: 1 HELD (another's), 0 ABSENT; refused, the script. */
+void rl_reply_read_follow_up(rl_round_kind kind, const struct redisReply *reply,
+                             rl_reply_meaning *out);
 
 /* True when reply's text (an error or status) begins with prefix. */
 bool rl_reply_starts_with(const struct redisReply *reply, const char *prefix);

@@ -111,3 +111,14 @@ void rl_server_info_read(const redisReply *reply, rl_server_info *out)
     snprintf(out->text, sizeof(out->text), "%s %s", name, version);
     out->caps = rl_server_caps(name, major, minor);
 }
+
+const char *rl_server_cap_name(unsigned caps)
+{
+    if (caps & RL_CAP_SET_IFEQ)
+        return "SET IFEQ";
+    if (caps & RL_CAP_DELIFEQ)
+        return "DELIFEQ";
+    if (caps & RL_CAP_DELEX)
+        return "DELEX";
+    return "a script-free command";
+}

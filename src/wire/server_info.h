@@ -37,4 +37,8 @@ void rl_server_info_read(const redisReply *reply, rl_server_info *out);
  * (major, minor) has. */
 unsigned rl_server_caps(const char *name, int major, int minor);
 
+/* The command a cap names ("SET IFEQ", "DELIFEQ", "DELEX"); for several,
+ * the first. */
+const char *rl_server_cap_name(unsigned caps);
+
 #endif

@@ -386,6 +386,10 @@ static redlock_client *client_open(struct ev_loop *loop, size_t n)
         ev_timer_stop(loop, &m->reconnect_timer);
         m->state = RL_MASTER_CONNECTING;
         m->connect_deadline_us = rl_now_us();
+        /* The odd ones as if their INFO had named a server with every
+         * script-free command: their extensions and releases go plain. */
+        if (i % 2 == 1)
+            m->conn_caps = RL_CAP_SET_IFEQ | RL_CAP_DELIFEQ | RL_CAP_DELEX;
     }
     return client;
 }
@@ -402,6 +406,13 @@ static void send_queued(harness *h)
             FUZZ_CHECK(slot->state == RL_SLOT_WAITING && slot->master == m);
             FUZZ_CHECK(w->count < WIRE_MAX);
             slot->state = RL_SLOT_SENT;
+            /* The form master_send() would pick. */
+            slot->req.sent_plain = NULL;
+            for (size_t f = 0; slot->req.plain != NULL && f < slot->req.plain_forms; f++)
+                if ((m->conn_caps & slot->req.plain[f].caps) == slot->req.plain[f].caps) {
+                    slot->req.sent_plain = &slot->req.plain[f];
+                    break;
+                }
             w->sent[(w->head + w->count++) % WIRE_MAX] = slot;
         }
     }
@@ -423,6 +434,13 @@ static void deliver_all(harness *h)
             w->count--;
             FUZZ_CHECK(slot->state == RL_SLOT_SENT);
             reply_feed *feed = h->feed;
+            /* A script-free form's leading commands' replies first. */
+            const rl_plain_request *form = slot->req.sent_plain;
+            for (size_t p = 0; form != NULL && p + 1 < form->parts; p++) {
+                slot->req.parts[p].type = 0;
+                if (feed->next < feed->count)
+                    rl_part_reply_keep(&slot->req.parts[p], feed->replies[feed->next++]);
+            }
             const redisReply *reply = feed->next < feed->count ? feed->replies[feed->next++] : NULL;
             slot->req.ops->on_reply(&slot->req, reply,
                                     reply ? NULL : "connection lost: no more replies");

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The script-free path against real masters (docs/servers.md): a master
  * whose server has SET IFEQ extends a plain lock without the extend
- * script, and every extension answers as the script would. Run against
- * Redis 7.0 (no such command: the scripts), and by the server matrix
- * against Valkey 8.1 and 9.1 (the command) and Redis 8.0 (not yet). */
+ * script, one with DELIFEQ (or DELEX) releases it without the release
+ * script, and every extension and release answers as the script would.
+ * Run against Redis 7.0 (no such command: the scripts), and by the server
+ * matrix against Valkey 8.1 (SET IFEQ), Valkey 9.1 (both) and Redis 8.0
+ * (neither yet). */
 #include "harness.h"
 
 #include <criterion/criterion.h>
@@ -40,6 +42,20 @@ static bool has_set_ifeq(size_t i)
     return has;
 }
 
+/* Whether master i's server has DELIFEQ or DELEX ... IFEQ. */
+static bool has_compare_and_delete(size_t i)
+{
+    bool has = false;
+    const char *probes[] = {"DELIFEQ script-free:probe v", "DELEX script-free:probe IFEQ v"};
+    for (size_t p = 0; p < 2 && !has; p++) {
+        redisReply *r = fleet_command(h.fleet, i, probes[p]);
+        cr_assert_not_null(r);
+        has = r->type != REDIS_REPLY_ERROR;
+        freeReplyObject(r);
+    }
+    return has;
+}
+
 /* Calls of command (lower case) master i has run, from INFO commandstats. */
 static long long calls_of(size_t i, const char *command)
 {
@@ -63,12 +79,19 @@ static void connect_with(int script_free)
     redlock_result_free(r);
 }
 
-Test(script_free, an_extension_goes_without_a_script_where_the_master_has_set_ifeq)
+/* A client with the script-free path on, holding RES. */
+static redlock_lock *connect_and_acquire(void)
 {
     connect_with(1);
     redlock_acquire_options o = fleet_acquire_options(10000, 0);
     redlock_lock *lock = NULL;
     cr_assert_eq(harness_acquire(&h, RES, strlen(RES), &o, &lock, NULL), REDLOCK_OK);
+    return lock;
+}
+
+Test(script_free, an_extension_goes_without_a_script_where_the_master_has_set_ifeq)
+{
+    redlock_lock *lock = connect_and_acquire();
     long long before[MASTERS];
     for (size_t i = 0; i < MASTERS; i++)
         before[i] = calls_of(i, "evalsha") + calls_of(i, "eval");
@@ -125,8 +148,9 @@ typedef struct answer {
     int outcome[MASTERS];
 } answer;
 
-/* Acquire, change every master's key, extend: what the extension says. */
-static answer extend_after(int script_free, change c)
+/* Acquire, change every master's key, then extend or release: what that
+ * says. */
+static answer answer_after(int script_free, change c, bool release)
 {
     connect_with(script_free);
     redlock_acquire_options o = fleet_acquire_options(10000, 0);
@@ -136,7 +160,7 @@ static answer extend_after(int script_free, change c)
         make(i, c);
     answer a;
     redlock_result *r = NULL;
-    a.status = harness_extend(&h, lock, 30000, &r);
+    a.status = release ? harness_release(&h, lock, &r) : harness_extend(&h, lock, 30000, &r);
     cr_assert_not_null(r);
     for (size_t i = 0; i < MASTERS; i++)
         a.outcome[i] = r->masters[i].outcome;
@@ -150,11 +174,13 @@ static answer extend_after(int script_free, change c)
     return a;
 }
 
-Test(script_free, every_extension_answers_as_the_script_would)
+/* Each change made before an extension or a release answers the same
+ * with and without the script. */
+static void answers_as_the_script(bool release)
 {
     for (change c = TAKEN_OVER; c < CHANGES; c++) {
-        answer with_script = extend_after(0, c);
-        answer without = extend_after(1, c);
+        answer with_script = answer_after(0, c, release);
+        answer without = answer_after(1, c, release);
 
         cr_expect_eq(without.status, with_script.status, "%s: %s without the script, %s with it",
                      change_name[c], redlock_strerror(without.status),
@@ -171,5 +197,62 @@ Test(script_free, every_extension_answers_as_the_script_would)
         if (c == TAKEN_OVER)
             cr_expect_eq(without.status, REDLOCK_ENOTOWNER, "taken over: %s",
                          redlock_strerror(without.status));
+    }
+}
+
+Test(script_free, every_extension_answers_as_the_script_would)
+{
+    answers_as_the_script(false);
+}
+
+Test(script_free, every_release_answers_as_the_script_would)
+{
+    answers_as_the_script(true);
+}
+
+/* A subscriber on master i's channel for RES (channel.h), as a waiter. */
+static redisContext *subscribe_on(size_t i)
+{
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", fleet_port(h.fleet, i),
+                                              (struct timeval){.tv_sec = 5});
+    cr_assert(c != NULL && c->err == 0);
+    cr_assert_eq(redisSetTimeout(c, (struct timeval){.tv_sec = 5}), REDIS_OK);
+    redisReply *r = redisCommand(c, "SUBSCRIBE redlock:released:0:%s", RES);
+    cr_assert(r != NULL && r->type == REDIS_REPLY_ARRAY);
+    freeReplyObject(r);
+    return c;
+}
+
+Test(script_free, a_release_goes_without_a_script_where_the_master_has_delifeq_and_announces)
+{
+    redlock_lock *lock = connect_and_acquire();
+    long long before[MASTERS];
+    redisContext *waiter[MASTERS];
+    for (size_t i = 0; i < MASTERS; i++) {
+        before[i] = calls_of(i, "evalsha") + calls_of(i, "eval");
+        waiter[i] = subscribe_on(i);
+    }
+    redlock_result *r = NULL;
+    cr_assert_eq(harness_release(&h, lock, &r), REDLOCK_OK);
+    redlock_result_free(r);
+    redlock_lock_free(lock);
+    harness_run_for(&h, 100); /* the answers after the decision */
+    for (size_t i = 0; i < MASTERS; i++) {
+        long long scripts = calls_of(i, "evalsha") + calls_of(i, "eval") - before[i];
+        cr_expect_eq(fleet_pttl(h.fleet, i, RES, strlen(RES)), -2, "master %zu: key left", i);
+        if (has_compare_and_delete(i))
+            cr_expect_eq(scripts, 0, "master %zu has DELIFEQ, but ran %lld script(s)", i,
+                         scripts);
+        else
+            cr_expect_geq(scripts, 1, "master %zu lacks DELIFEQ, and ran no script", i);
+        /* Either way the waiter hears the release, with the value. */
+        redisReply *msg = NULL;
+        cr_assert_eq(redisGetReply(waiter[i], (void **)&msg), REDIS_OK,
+                     "master %zu: no announcement in 5 s", i);
+        cr_assert(msg->type == REDIS_REPLY_ARRAY && msg->elements == 3);
+        cr_expect_str_eq(msg->element[0]->str, "message");
+        cr_expect_eq(msg->element[2]->len, REDLOCK_VALUE_LEN, "the lock's value");
+        freeReplyObject(msg);
+        redisFree(waiter[i]);
     }
 }

@@ -447,9 +447,81 @@ static int plain_outcome(rl_round_kind kind, const char *resp, const char *value
 {
     redisReply *reply = parse(resp);
     rl_reply_meaning meaning;
-    rl_reply_read_plain(kind, reply, value, strlen(value), &meaning);
+    rl_reply_read_plain(kind, NULL, 0, reply, value, strlen(value), &meaning);
     freeReplyObject(reply);
     return meaning.outcome;
+}
+
+/* The meaning of a script-free release's replies: the compare-and-delete's
+ * (del) and PUBLISH's, each in RESP. */
+static rl_reply_meaning plain_release(const char *del, const char *publish)
+{
+    static rl_part_reply part; /* the detail points into it */
+    redisReply *r = parse(del);
+    rl_part_reply_keep(&part, r);
+    freeReplyObject(r);
+    redisReply *reply = parse(publish);
+    rl_reply_meaning meaning;
+    rl_reply_read_plain(RL_ROUND_RELEASE, &part, 1, reply, "mine", 4, &meaning);
+    freeReplyObject(reply);
+    return meaning;
+}
+
+static int follow_up(rl_round_kind kind, const char *resp)
+{
+    redisReply *reply = parse(resp);
+    rl_reply_meaning meaning;
+    rl_reply_read_follow_up(kind, reply, &meaning);
+    freeReplyObject(reply);
+    return meaning.outcome;
+}
+
+Test(reply, a_script_free_release_answers_as_the_script)
+{
+    /* Deleted: OK, and the PUBLISH counted the listeners (the script's
+     * 1 + heard). */
+    rl_reply_meaning m = plain_release(":1\r\n", ":3\r\n");
+    cr_assert_eq(m.outcome, REDLOCK_MASTER_OK);
+    cr_assert_eq(m.listeners, 3);
+    /* A PUBLISH the ACL refuses hears nobody, as the script's pcall. */
+    m = plain_release(":1\r\n", "-NOPERM no channel\r\n");
+    cr_assert_eq(m.outcome, REDLOCK_MASTER_OK);
+    cr_assert_eq(m.listeners, 0);
+    /* Not deleted: the follow-up EXISTS tells another's hold from nothing. */
+    cr_assert_eq(plain_release(":0\r\n", ":2\r\n").outcome, RL_REPLY_FOLLOW_UP);
+    cr_assert_eq(follow_up(RL_ROUND_RELEASE, ":1\r\n"), REDLOCK_MASTER_HELD);
+    cr_assert_eq(follow_up(RL_ROUND_RELEASE, ":0\r\n"), REDLOCK_MASTER_ABSENT);
+    cr_assert_eq(follow_up(RL_ROUND_RELEASE, ":2\r\n"), REDLOCK_MASTER_ERROR);
+    cr_assert_eq(follow_up(RL_ROUND_RELEASE, "-NOPERM no\r\n"), RL_REPLY_PLAIN_REFUSED);
+    cr_assert_eq(follow_up(RL_ROUND_EXTEND, ":1\r\n"), REDLOCK_MASTER_ERROR);
+    /* A reentrant holder's hash: the script tells it apart. */
+    cr_assert_eq(plain_release("-WRONGTYPE Operation\r\n", ":0\r\n").outcome,
+                 RL_REPLY_ASK_SCRIPT);
+    /* The delete refused (an ACL without DELIFEQ): the script, and the
+     * error's text is the detail. */
+    m = plain_release("-NOPERM User u has no permissions to run the 'delifeq' command\r\n",
+                      ":0\r\n");
+    cr_assert_eq(m.outcome, RL_REPLY_PLAIN_REFUSED);
+    cr_assert_eq(strncmp(m.detail, "NOPERM User u", 13), 0);
+    cr_assert_eq(plain_release("-ERR busy\r\n", ":0\r\n").outcome, REDLOCK_MASTER_ERROR);
+    cr_assert_eq(plain_release("-NOSCRIPT odd\r\n", ":0\r\n").outcome, REDLOCK_MASTER_ERROR,
+                 "no script was asked for");
+    cr_assert_eq(plain_release(":2\r\n", ":0\r\n").outcome, REDLOCK_MASTER_ERROR);
+    cr_assert_eq(plain_release("+OK\r\n", ":0\r\n").outcome, REDLOCK_MASTER_ERROR);
+}
+
+Test(reply, a_long_error_is_kept_cut)
+{
+    char resp[300] = "-ERR ";
+    memset(resp + 5, 'x', 250);
+    memcpy(resp + 255, "\r\n", 3);
+    redisReply *r = parse(resp);
+    rl_part_reply part;
+    rl_part_reply_keep(&part, r);
+    freeReplyObject(r);
+    cr_assert_eq(part.type, REDIS_REPLY_ERROR);
+    cr_assert_eq(strlen(part.text), RL_PART_TEXT - 1);
+    cr_assert_eq(strncmp(part.text, "ERR xxx", 7), 0);
 }
 
 Test(reply, a_script_free_extension_answers_as_the_script)
@@ -464,9 +536,18 @@ Test(reply, a_script_free_extension_answers_as_the_script)
     /* A key of another type: the script tells a reentrant hash from the rest. */
     cr_assert_eq(plain_outcome(RL_ROUND_EXTEND, "-WRONGTYPE Operation against a key\r\n", "mine"),
                  RL_REPLY_ASK_SCRIPT);
-    cr_assert_eq(plain_outcome(RL_ROUND_EXTEND, "-NOPERM no\r\n", "mine"), REDLOCK_MASTER_REFUSED);
+    /* The command refused, by the ACL or a server without it: the script,
+     * and no more of it on the connection. */
+    cr_assert_eq(plain_outcome(RL_ROUND_EXTEND, "-NOPERM no\r\n", "mine"),
+                 RL_REPLY_PLAIN_REFUSED);
     cr_assert_eq(plain_outcome(RL_ROUND_EXTEND, "-ERR syntax error\r\n", "mine"),
+                 RL_REPLY_PLAIN_REFUSED);
+    cr_assert_eq(plain_outcome(RL_ROUND_EXTEND, "-ERR unknown command 'x'\r\n", "mine"),
+                 RL_REPLY_PLAIN_REFUSED);
+    cr_assert_eq(plain_outcome(RL_ROUND_EXTEND, "-ERR out of memory\r\n", "mine"),
                  REDLOCK_MASTER_ERROR);
+    cr_assert_eq(plain_outcome(RL_ROUND_EXTEND, "-NOAUTH\r\n", "mine"),
+                 REDLOCK_MASTER_AUTH_FAILED);
     cr_assert_eq(plain_outcome(RL_ROUND_EXTEND, "+OK\r\n", "mine"), REDLOCK_MASTER_ERROR,
                  "without GET the reply would not tell absent from another's");
     cr_assert_eq(plain_outcome(RL_ROUND_EXTEND, ":1\r\n", "mine"), REDLOCK_MASTER_ERROR);

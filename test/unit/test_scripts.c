@@ -4,6 +4,7 @@
 #include "command.h"
 #include "resources.h"
 #include "scripts.h"
+#include "server_info.h"
 
 #include <criterion/criterion.h>
 #include <hiredis/hiredis.h>
@@ -435,4 +436,71 @@ Test(scripts, a_batch_script_runs_the_single_scripts_body)
     body = strstr(rl_release_script.source, "local n = ARGV[3]");
     cr_assert_not_null(body);
     cr_assert_not_null(strstr(rl_release_batch_script.source, body));
+}
+
+/* form written by us, part by part, against hiredis's formatting of each
+ * of expected[] (NULL-terminated printf formats of %b arguments). */
+static void assert_form(const rl_plain_form *form, const char *const *fmts,
+                        const char *const (*args)[4], const size_t (*lens)[4])
+{
+    size_t part_len[RL_PLAIN_PARTS];
+    size_t size = rl_plain_form_size(form, part_len);
+    char *ours = malloc(size + 1);
+    rl_plain_form_write(form, ours);
+    cr_assert_eq(ours[size], '\0', "not NUL-terminated");
+    size_t at = 0;
+    size_t i = 0;
+    for (; fmts[i] != NULL; i++) {
+        char *theirs = NULL;
+        int n = redisFormatCommand(&theirs, fmts[i], args[i][0], lens[i][0], args[i][1],
+                                   lens[i][1], args[i][2], lens[i][2], args[i][3], lens[i][3]);
+        cr_assert_gt(n, 0);
+        cr_assert_eq(part_len[i], (size_t)n, "part %zu: %zu bytes, not %d", i, part_len[i], n);
+        cr_assert_eq(memcmp(ours + at, theirs, (size_t)n), 0, "part %zu differs", i);
+        at += (size_t)n;
+        free(theirs);
+    }
+    cr_assert_eq(form->parts, i);
+    cr_assert_eq(at, size);
+    for (; i < RL_PLAIN_PARTS; i++)
+        cr_assert_eq(part_len[i], 0);
+    free(ours);
+}
+
+Test(scripts, the_script_free_extension_is_set_ifeq_get)
+{
+    rl_plain p;
+    rl_plain_extend(&p, "k\0ey", 4, "v al", 4, 30000);
+    cr_assert_eq(p.forms, 1);
+    cr_assert_eq(p.form[0].caps, RL_CAP_SET_IFEQ);
+    cr_assert_eq(p.follow_up.parts, 0);
+    const char *const fmts[] = {"SET %b %b IFEQ %b PX 30000 GET%b", NULL};
+    const char *const args[][4] = {{"k\0ey", "v al", "v al", ""}};
+    const size_t lens[][4] = {{4, 4, 4, 0}};
+    assert_form(&p.form[0], fmts, args, lens);
+}
+
+Test(scripts, the_script_free_release_deletes_then_asks_and_announces)
+{
+    rl_plain p;
+    rl_plain_release(&p, "r\0s", 3, "val", 3);
+    cr_assert_eq(p.forms, 2);
+    cr_assert_eq(p.value_len, 3);
+    /* Valkey 9.0's DELIFEQ first; Redis 8.4's (and Valkey 9.2's) DELEX. */
+    cr_assert_eq(p.form[0].caps, RL_CAP_DELIFEQ);
+    cr_assert_eq(p.form[1].caps, RL_CAP_DELEX);
+    const char *const fmts0[] = {"DELIFEQ %b %b%b%b", "PUBLISH redlock:released:0:%b %b%b%b",
+                                 NULL};
+    const char *const fmts1[] = {"DELEX %b IFEQ %b%b%b", "PUBLISH redlock:released:0:%b %b%b%b",
+                                 NULL};
+    const char *const args[][4] = {{"r\0s", "val", "", ""}, {"r\0s", "val", "", ""}};
+    const size_t lens[][4] = {{3, 3, 0, 0}, {3, 3, 0, 0}};
+    assert_form(&p.form[0], fmts0, args, lens);
+    assert_form(&p.form[1], fmts1, args, lens);
+    /* Nothing deleted: EXISTS tells another's from nothing, on any server. */
+    cr_assert_eq(p.follow_up.caps, 0);
+    const char *const fmts2[] = {"EXISTS %b%b%b%b", NULL};
+    const char *const args2[][4] = {{"r\0s", "", "", ""}};
+    const size_t lens2[][4] = {{3, 0, 0, 0}};
+    assert_form(&p.follow_up, fmts2, args2, lens2);
 }

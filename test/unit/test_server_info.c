@@ -102,3 +102,12 @@ Test(server_info, the_first_and_last_lines_count)
     read_info("# Server\nserver_name:valkey\nvalkey_version:9.0.0", REDIS_REPLY_STRING, &s);
     cr_expect_str_eq(s.text, "valkey 9.0.0");
 }
+
+Test(server_info, each_command_has_its_name_for_the_log)
+{
+    cr_assert_str_eq(rl_server_cap_name(RL_CAP_SET_IFEQ), "SET IFEQ");
+    cr_assert_str_eq(rl_server_cap_name(RL_CAP_DELIFEQ), "DELIFEQ");
+    cr_assert_str_eq(rl_server_cap_name(RL_CAP_DELEX), "DELEX");
+    cr_assert_str_eq(rl_server_cap_name(RL_CAP_DELIFEQ | RL_CAP_DELEX), "DELIFEQ");
+    cr_assert_str_eq(rl_server_cap_name(0), "a script-free command");
+}

@@ -183,8 +183,10 @@ static void check_settings(const redlock_master_health *h, cli_check_master *cm)
             h->maxmemory_policy);
     if (h->scripting == 0)
         add(cm, CLI_CHECK_UNSAFE, "scripting",
-            "scripts are refused (%s): releases, extensions and fenced or multi-resource "
-            "locks run Lua scripts; allow the user +eval +evalsha +script|load",
+            "scripts are refused (%s): fenced (redlock's default), reentrant and "
+            "multi-resource locks run Lua scripts there, and so does every lock on a server "
+            "without SET IFEQ and DELIFEQ or DELEX (before Valkey 9.0 and Redis 8.4); allow "
+            "the user +eval +evalsha +script|load",
             h->scripting_error);
     if (h->probe_keys == 0)
         add(cm, CLI_CHECK_WARNING, "acl-probe-keys",

@@ -85,7 +85,9 @@ Test(cli_conventions, a_ttl_too_short_for_any_validity_exits_64)
 }
 
 /* Masters whose ACL denies scripts: found in the handshake and told as a
- * permission (77, one attempt), never as masters out of reach (69). */
+ * permission (77, one attempt), never as masters out of reach (69). A
+ * fenced lock, which needs the scripts on every server (a plain one works
+ * without them on Valkey 9: test_acl.c). */
 Test(cli_conventions, masters_refusing_scripts_exit_77_saying_so)
 {
     for (size_t i = 0; i < CLI_MASTERS; i++) {
@@ -93,8 +95,8 @@ Test(cli_conventions, masters_refusing_scripts_exit_77_saying_so)
         cr_assert_not_null(reply);
         freeReplyObject(reply);
     }
-    const cli_result *r = cli_run(CLI_ARGS("--config", cli.config, "acquire", "-w", "10s",
-                                           "scripted"),
+    const cli_result *r = cli_run(CLI_ARGS("--config", cli.config, "acquire", "--fencing", "-w",
+                                           "10s", "scripted"),
                                   NULL, T);
     cli_expect_exit(r, 77);
     cr_assert_not_null(strstr(r->err, "1 attempt"), "%s: retried:\n%s", r->cmdline, r->err);

@@ -196,12 +196,13 @@ typedef struct cli_options {
                               default (run: on; acquire: the config's) */
     const char *label;     /* --label: the holder label, or NULL */
     const char *metrics_file; /* run --metrics-file, or NULL */
+    int slots;             /* --slots: a semaphore's slots; 0: a lock */
 } cli_options;
 #define CLI_WAIT_FOREVER INT64_MAX
-#define CLI_OPTIONS_INIT {-1, -1, -1, -1, -1, false, CLI_EXIT_HELD, NULL, -1, NULL, NULL}
+#define CLI_OPTIONS_INIT {-1, -1, -1, -1, -1, false, CLI_EXIT_HELD, NULL, -1, NULL, NULL, 0}
 
-/* Acquire options from --ttl, --wait, --owner, --fencing/--no-fencing and
- * --label. */
+/* Acquire options from --ttl, --wait, --owner, --fencing/--no-fencing,
+ * --label and --slots. */
 redlock_acquire_options cli_acquire_options(const cli_options *o);
 
 /* cli_load_config(), then the settings the command's options override

@@ -115,6 +115,7 @@ cli_parse_result cli_opt_lock_delay(const char *value, void *ctx);
 cli_parse_result cli_opt_json(const char *value, void *ctx);
 cli_parse_result cli_opt_fencing(const char *value, void *ctx);
 cli_parse_result cli_opt_no_fencing(const char *value, void *ctx);
+cli_parse_result cli_opt_slots(const char *value, void *ctx);
 cli_parse_result cli_opt_conflict_exit(const char *value, void *ctx);
 cli_parse_result cli_opt_owner(const char *value, void *ctx);
 cli_parse_result cli_opt_label(const char *value, void *ctx);

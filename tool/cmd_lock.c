@@ -57,8 +57,18 @@ int cmd_acquire(cli *c, const cli_options *o, char **operands, int count)
                   cli_resources_shown(&set, shown, sizeof(shown)));
         return 128 + in.signum;
     }
+    /* A semaphore's lock is of the slot it won: its key is the resource
+     * to extend and release. */
+    cli_resources slot = set;
+    if (status == REDLOCK_OK && o->slots > 1) {
+        slot.names[0] = redlock_lock_resource(c->lock, &slot.lens[0]);
+        slot.count = 1;
+    }
     if (o->json)
-        cli_print_json(cli_json_acquire(&set, status, c->lock, c->result));
+        cli_print_json(cli_json_acquire(&slot, status, c->lock, c->result));
+    else if (status == REDLOCK_OK && o->slots > 1)
+        printf("%s\n%.*s\n", redlock_lock_value(c->lock, NULL), (int)slot.lens[0],
+               slot.names[0]);
     else if (status == REDLOCK_OK)
         printf("%s\n", redlock_lock_value(c->lock, NULL));
     if (status != REDLOCK_OK)

@@ -165,6 +165,23 @@ static void on_lost(int status, redlock_lock *lock, void *arg)
     st->phase = RUN_STOPPING;
 }
 
+/* A semaphore's slot the lock holds: the number after the resource's
+ * name and ":slot:" in its key (redlock_acquire_options.slots); -1 for a
+ * lock. */
+static int slot_held(const run_state *st)
+{
+    size_t len = 0;
+    const char *key = redlock_lock_resource(st->c->lock, &len);
+    size_t base = st->set.lens[0] + sizeof(":slot:") - 1;
+    if (key == NULL || st->set.count != 1 || len <= base || len > base + 2 ||
+        memcmp(key, st->set.names[0], st->set.lens[0]) != 0)
+        return -1;
+    int slot = 0;
+    for (size_t i = base; i < len; i++)
+        slot = slot * 10 + (key[i] - '0');
+    return slot;
+}
+
 /* Have the guardian run CMD; run the loop until every process is gone.
  * The guardian, exiting after DONE, is reaped after the release: the
  * next holder need not wait for it. */
@@ -177,7 +194,7 @@ static void supervise(run_state *st)
     /* If this fails, the guardian is gone: its pipe tells us next. */
     guardian_run(&st->guard, redlock_lock_value(st->c->lock, NULL),
                  redlock_lock_validity_ms(st->c->lock),
-                 redlock_lock_fencing_token(st->c->lock));
+                 redlock_lock_fencing_token(st->c->lock), slot_held(st));
     ev_run(loop, 0);
     if (st->guardian_died) {
         proctree_kill_all(NULL, NULL); /* its orphans are ours */
@@ -270,10 +287,11 @@ static int64_t monotonic_ms(void)
 
 /* With --wait, this host's waiters take turns before asking the masters
  * (local_queue.h): at most a TTL, and the wait is what is left after. Not
- * for a reentrant acquire, which its holder's turn would block. */
+ * for a reentrant acquire, which its holder's turn would block, nor for a
+ * semaphore's, whose holders on one host hold together. */
 static void queue_up(run_state *st, const cli_options *ro, redlock_acquire_options *o)
 {
-    if (ro->owner != NULL || ro->wait_ms <= 0) /* CLI_WAIT_FOREVER is above 0 */
+    if (ro->owner != NULL || ro->slots > 1 || ro->wait_ms <= 0) /* FOREVER is above 0 */
         return;
     int64_t ttl = o->ttl_ms;
     if (ttl < 0)

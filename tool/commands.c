@@ -194,6 +194,19 @@ static const cli_option opt_fencing = {
                "fencing counters in use (see `fencing-init`).",
 };
 
+static const cli_option opt_slots = {
+    .name = "slots",
+    .value = "K",
+    .apply = cli_opt_slots,
+    .help = "take one of *K* slots of *RESOURCE*: at most *K* holders at once (a counting "
+            "semaphore)",
+    .details = "Each slot is a lock of its own key, *RESOURCE*`:slot:`*i*; the slots are "
+               "tried in turn and the first free one is taken (`REDLOCK_RESOURCE` names it). "
+               "*K* is 1 to 64 (1: the lock itself); every user of *RESOURCE* must give the "
+               "same *K*. One *RESOURCE* only, without `--owner`. See "
+               "[Semaphores](#semaphores).",
+};
+
 static const cli_option opt_json = {
     .name = "json",
     .apply = cli_opt_json,
@@ -231,7 +244,7 @@ static const cli_option opt_command_help = {
 static const cli_option *const run_options[] = {
     &opt_ttl,      &opt_wait,       &opt_conflict_exit, &opt_kill_after,
     &opt_max_hold, &opt_lock_delay, &opt_owner,         &opt_label,
-    &opt_no_fencing, &opt_metrics_file, &opt_command_help};
+    &opt_no_fencing, &opt_slots, &opt_metrics_file, &opt_command_help};
 
 static const cli_command command_run = {
     .name = "run",
@@ -365,7 +378,7 @@ static const cli_command command_run = {
 
 static const cli_option *const acquire_options[] = {
     &opt_ttl, &opt_wait, &opt_conflict_exit, &opt_lock_delay, &opt_owner, &opt_label,
-    &opt_fencing, &opt_json, &opt_command_help};
+    &opt_fencing, &opt_slots, &opt_json, &opt_command_help};
 
 static const cli_command command_acquire = {
     .name = "acquire",

@@ -80,6 +80,7 @@ typedef struct order {
     int32_t signo;                     /* ORDER_SIGNAL */
     int64_t ms;                        /* ORDER_RUN: validity; ORDER_STOP: grace */
     uint64_t token;                    /* ORDER_RUN: the fencing token, 0 none */
+    int32_t slot;                      /* ORDER_RUN: a semaphore's slot, -1 none */
     char value[REDLOCK_MAX_VALUE_LEN + 1]; /* ORDER_RUN: the lock's value */
 } order;
 
@@ -154,7 +155,17 @@ static __attribute__((noreturn)) void exec_cmd(const guard *gd, const order *o)
 
     char validity[32];
     snprintf(validity, sizeof(validity), "%lld", (long long)o->ms);
-    setenv("REDLOCK_RESOURCE", gd->resource, 1);
+    if (o->slot >= 0) { /* a semaphore's: the slot's key */
+        size_t len = strlen(gd->resource) + 32;
+        char *slot = malloc(len);
+        if (slot != NULL) {
+            snprintf(slot, len, "%s:slot:%d", gd->resource, (int)o->slot);
+            setenv("REDLOCK_RESOURCE", slot, 1);
+            free(slot);
+        }
+    } else {
+        setenv("REDLOCK_RESOURCE", gd->resource, 1);
+    }
     setenv("REDLOCK_VALUE", o->value, 1);
     setenv("REDLOCK_VALIDITY_MS", validity, 1);
     /* Never one inherited from an outer run: it would be another lock's. */
@@ -472,9 +483,10 @@ static int send_order(const guardian *g, const order *o)
     return write_message(g->orders, o, sizeof(*o));
 }
 
-int guardian_run(guardian *g, const char *value, int64_t validity_ms, uint64_t token)
+int guardian_run(guardian *g, const char *value, int64_t validity_ms, uint64_t token, int slot)
 {
     order o = new_order(ORDER_RUN);
+    o.slot = slot;
     size_t len = strlen(value);
     if (len >= sizeof(o.value)) {
         errno = E2BIG;

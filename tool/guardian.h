@@ -44,8 +44,9 @@ int guardian_start(guardian *g, const char *resource, const char *shown, char **
 
 /* Orders. 0, or -1 with errno set (EPIPE: the guardian is gone). */
 /* Run CMD with the lock's value, validity and fencing token (0: none) in
- * its environment. */
-int guardian_run(guardian *g, const char *value, int64_t validity_ms, uint64_t token);
+ * its environment, and the resource's slot (a semaphore's, -1: none) in
+ * REDLOCK_RESOURCE's name. */
+int guardian_run(guardian *g, const char *value, int64_t validity_ms, uint64_t token, int slot);
 /* Pass signo on to CMD, or, once it has exited, to the processes it left. */
 int guardian_signal(guardian *g, int signo);
 /* Stop every process: SIGTERM now, SIGKILL after grace_ms. A second STOP

@@ -273,6 +273,22 @@ static const doc_part reentrant_locks[] = {
      NULL, NULL},
 };
 
+static const doc_part semaphores[] = {
+    {DOC_TEXT,
+     "With `--slots` *K* (`run`, `acquire`), at most *K* callers hold *RESOURCE* at\n"
+     "once, across every host: \"at most 4 builds at a time\" is\n"
+     "`redlock run --slots 4 --wait 10m builds -- make`. Each slot is a lock of its\n"
+     "own key, *RESOURCE*`:slot:0` to *RESOURCE*`:slot:`*K-1*; a call tries them in\n"
+     "turn and holds the first it wins, with everything a lock has: extended while\n"
+     "*CMD* runs, a fencing token, `status` on the slot's key. Held by others, every\n"
+     "slot refuses (75, or `--wait` for a release of any of them). `REDLOCK_RESOURCE`\n"
+     "names the slot, and so does `acquire`, on the line after the value (`--json`:\n"
+     "`resource`): `extend` and `release` take it as their *RESOURCE*. Every user of *RESOURCE* must give the same *K*: one with a\n"
+     "larger *K* may take the slots beyond another's. Waiters on one host do not take\n"
+     "turns (see [Waiting on one host](#waiting-on-one-host)): they may hold together.",
+     NULL, NULL},
+};
+
 static const doc_part waiting_on_one_host[] = {
     {DOC_TEXT,
      "`run` calls with `--wait` on one host that wait for the same lock (the same\n"
@@ -289,9 +305,9 @@ static const doc_part waiting_on_one_host[] = {
      "were no turns: a `run` that has the turn and is stopped (SIGSTOP, ^Z) holds\n"
      "the others back no longer than its lock could last. The time spent waiting\n"
      "for a turn counts in `--wait`. There are no turns with `--wait 0`, with\n"
-     "`--owner` (a hold taken again must not wait for its holder's turn), for\n"
-     "`acquire` (which returns while holding the lock), or when the file cannot be\n"
-     "opened.",
+     "`--owner` (a hold taken again must not wait for its holder's turn), with\n"
+     "`--slots` (a semaphore's holders on one host hold together), for `acquire`\n"
+     "(which returns while holding the lock), or when the file cannot be opened.",
      NULL, NULL},
 };
 
@@ -691,6 +707,7 @@ static const doc_section sections[] = {
     SECTION("Time values", time_values),
     SECTION("Resources", resources),
     SECTION("Reentrant locks", reentrant_locks),
+    SECTION("Semaphores", semaphores),
     SECTION("Waiting on one host", waiting_on_one_host),
     SECTION("Fencing tokens", fencing_tokens),
     SECTION("JSON output", json_output),

@@ -246,6 +246,21 @@ cli_parse_result cli_opt_no_fencing(const char *value, void *ctx)
     return CLI_PARSE_OK;
 }
 
+cli_parse_result cli_opt_slots(const char *value, void *ctx)
+{
+    int slots = 0;
+    const char *p = value;
+    for (; *p >= '0' && *p <= '9' && slots <= REDLOCK_MAX_SLOTS; p++)
+        slots = slots * 10 + (*p - '0');
+    if (*value == '\0' || *p != '\0' || slots < 1 || slots > REDLOCK_MAX_SLOTS) {
+        cli_error("--slots %s: expected how many may hold at once, 1 to %d", value,
+                  REDLOCK_MAX_SLOTS);
+        return CLI_PARSE_USAGE;
+    }
+    ((cli_options *)ctx)->slots = slots;
+    return CLI_PARSE_OK;
+}
+
 cli_parse_result cli_opt_conflict_exit(const char *value, void *ctx)
 {
     /* As flock -E: any exit status a process can have. */

@@ -157,6 +157,7 @@ redlock_acquire_options cli_acquire_options(const cli_options *o)
     if (o->fencing >= 0)
         opts.fencing = o->fencing;
     opts.label = o->label; /* checked with the option */
+    opts.slots = o->slots;  /* checked with the option */
     int64_t wait_ms = o->wait_ms;
     /* The most retries an acquire takes: at any retry delay, years. */
     const int64_t unlimited = INT32_MAX;

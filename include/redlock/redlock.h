@@ -602,7 +602,18 @@ typedef struct redlock_acquire_options {
      * polled, never read: its state is the caller's, who keeps it open
      * until the acquire completes. -1 (the default): none. */
     int cancel_fd;
+    /* A counting semaphore (docs/design.md, "Semaphores"): at most slots
+     * holders of the resource at once, 2..REDLOCK_MAX_SLOTS. Each slot is
+     * a lock of its own key, "<resource>:slot:<i>"; an attempt tries the
+     * slots in turn and holds the first it wins (the handle's resource
+     * names it). One resource only, not reentrant (REDLOCK_EINVAL); every
+     * client of the resource must give the same number. 0 or 1 (the
+     * default): the lock, one holder, on the resource's own key. */
+    int slots;
 } redlock_acquire_options;
+
+/* The most slots a semaphore may have. */
+#define REDLOCK_MAX_SLOTS 64
 
 /* The name of the key each master keeps its fencing counter in, which no
  * lock may use as its resource. */

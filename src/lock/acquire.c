@@ -84,6 +84,8 @@
 #include "wire/resources.h"
 
 #include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -136,11 +138,18 @@ typedef struct rl_acquire {
                                                                      cleanup announces it */
     size_t last_value_len;
     const char *label;      /* the holder label (after the owner token), or NULL */
-    rl_keys keys;           /* the resources; data after waiters[] */
+    rl_keys keys;           /* the resources (a semaphore: the slot tried); data after
+                               waiters[] */
+    unsigned slots;         /* a semaphore's slots, tried in turn; 0: a lock */
+    unsigned slot;          /* the slot keys names */
+    rl_keys *slot_keys;     /* a semaphore's: each slot's key (after the label) */
+    size_t nwaiters;        /* waiters[]: one per resource, or per slot */
     const char *owner;      /* the reentrant form's owner token (after the keys), or NULL */
     size_t owner_len;
-    /* One per resource, joined after the first failed attempt: a set waits
-     * for any of its resources. Then the keys' data and the owner token. */
+    /* One per resource (or slot), joined after the first failed attempt: a
+     * set waits for any of its resources, a semaphore for any of its
+     * slots. Then the keys' data, the owner token, the label, and a
+     * semaphore's slot keys. */
     rl_waiter waiters[];
 } rl_acquire;
 
@@ -159,6 +168,7 @@ void redlock_acquire_options_init(redlock_acquire_options *opts)
     opts->fencing = REDLOCK_DEFAULT;
     opts->label = NULL;
     opts->cancel_fd = -1;
+    opts->slots = 0;
 }
 
 /* An option's value, the config's for REDLOCK_DEFAULT; -2 when outside the
@@ -240,7 +250,7 @@ static void acquire_complete(rl_acquire *a, int status, redlock_lock *lock, int6
 
     rl_client_remove_op(&a->op);
     rl_fence_seed_unwait(&a->seeded);
-    for (size_t i = 0; i < a->keys.count; i++)
+    for (size_t i = 0; i < a->nwaiters; i++)
         rl_waiter_leave(&a->waiters[i]);
     ev_timer_stop(client->loop, &a->retry_timer);
     ev_io_stop(client->loop, &a->cancel_watch);
@@ -321,12 +331,33 @@ static int acquire_attempt(rl_acquire *a)
     return REDLOCK_OK;
 }
 
+/* A semaphore's slot i becomes the key its attempts ask for. */
+static void acquire_use_slot(rl_acquire *a, unsigned i)
+{
+    if (a->slots == 0)
+        return;
+    a->slot = i;
+    a->keys = a->slot_keys[i];
+}
+
+/* A semaphore's slot refused: what its attempt set goes (as a failed
+ * attempt's), and the next slot is tried at once, without a retry used. */
+static void acquire_next_slot(rl_acquire *a)
+{
+    acquire_set_state(a, RL_ACQUIRE_WAIT, false); /* cleans up the slot tried */
+    acquire_use_slot(a, a->slot + 1);
+    int rc = acquire_attempt(a);
+    if (rc != REDLOCK_OK)
+        acquire_complete(a, rc, NULL, 0);
+}
+
 /* WAIT is over (its timer, or the seeding it waited for): the next attempt. */
 static void acquire_retry(rl_acquire *a)
 {
     rl_fence_seed_unwait(&a->seeded);
     if (a->retry_at_us != 0 && rl_now_us() >= a->retry_at_us)
         a->retry_at_us = 0; /* the timed retry: taken */
+    acquire_use_slot(a, 0); /* a semaphore's attempt tries its slots from the first */
     int rc = acquire_attempt(a);
     if (rc != REDLOCK_OK)
         acquire_complete(a, rc, NULL, 0);
@@ -447,12 +478,17 @@ static void acquire_join_watches(rl_acquire *a, int64_t since_us)
     size_t pos = 0;
     const char *resource;
     size_t len;
-    for (size_t i = 0; rl_keys_next(&a->keys, &pos, &resource, &len); i++)
+    for (size_t i = 0; i < a->nwaiters; i++) {
+        if (a->slots > 0)
+            resource = rl_keys_at(&a->slot_keys[i], 0, &len);
+        else if (!rl_keys_next(&a->keys, &pos, &resource, &len))
+            break;
         if (rl_waiter_join(a->client, &a->waiters[i], resource, len, since_us) != REDLOCK_OK) {
             rl_log(&a->client->log, REDLOCK_LOG_DEBUG,
                    "acquire: out of memory for release announcements; retrying on the timer");
             return;
         }
+    }
 }
 
 /* Round 1 refused for too few counters in use, the first time: WAIT for
@@ -587,6 +623,11 @@ static void acquire_on_decided(rl_round *round, void *owner)
     acquire_log_failure(a, status, "", round);
     if (a->fencing && acquire_wait_for_seeding(a, status))
         return;
+    /* A semaphore's slot held by others: the next one, if any is left. */
+    if (status == REDLOCK_ECONFLICT && a->slot + 1 < a->slots) {
+        acquire_next_slot(a);
+        return;
+    }
     acquire_retry_or_fail(a, status);
 }
 
@@ -641,6 +682,7 @@ typedef struct acquire_settings {
     size_t owner_len;
     size_t label_len; /* with its NUL; 0: none */
     bool fencing;
+    unsigned slots;   /* a semaphore's; 0: a lock */
 } acquire_settings;
 
 static int acquire_read_options(const redlock_client *client, const redlock_acquire_options *opts,
@@ -674,10 +716,82 @@ static int acquire_read_options(const redlock_client *client, const redlock_acqu
     if (opts->label != NULL && !rl_holder_label_valid(opts->label))
         return REDLOCK_EINVAL;
     out->label_len = opts->label != NULL ? strlen(opts->label) + 1 : 0;
-    if (opts->cancel_fd < -1)
+    if (opts->cancel_fd < -1 || opts->slots < 0 || opts->slots > REDLOCK_MAX_SLOTS)
+        return REDLOCK_EINVAL;
+    out->slots = opts->slots >= 2 ? (unsigned)opts->slots : 0;
+    /* A semaphore is of one resource, and not reentrant. */
+    if (out->slots > 0 && opts->owner != NULL)
         return REDLOCK_EINVAL;
     /* Canceled before it began: nothing is sent. */
     return opts->cancel_fd >= 0 ? acquire_cancel_fd_check(opts->cancel_fd) : REDLOCK_OK;
+}
+
+/* A semaphore's slot keys, "<resource>:slot:<i>", are stored after an
+ * array of rl_keys views of them. */
+#define RL_SLOT_SUFFIX ":slot:"
+#define RL_SLOT_SUFFIX_MAX (sizeof(RL_SLOT_SUFFIX) - 1 + 2) /* two digits: REDLOCK_MAX_SLOTS */
+
+/* Whether every slot key of resource is a valid resource (not too long),
+ * and the room they take in *len. */
+static bool acquire_slot_keys_fit(const void *resource, size_t len, unsigned slots, size_t *room)
+{
+    if (len + RL_SLOT_SUFFIX_MAX > REDLOCK_MAX_RESOURCE_LEN)
+        return false;
+    /* + its NUL (snprintf's, overwritten by the next key) and alignment */
+    *room = slots * (sizeof(rl_keys) + len + RL_SLOT_SUFFIX_MAX) + 1 + _Alignof(rl_keys);
+    return rl_resource_valid(resource, len);
+}
+
+static void acquire_store_slot_keys(rl_acquire *a, char *at, unsigned slots)
+{
+    /* The views first: at is not aligned for them otherwise. */
+    size_t views = slots * sizeof(rl_keys);
+    size_t align = _Alignof(rl_keys);
+    size_t pad = (align - (uintptr_t)at % align) % align;
+    a->slot_keys = (rl_keys *)(void *)(at + pad);
+    char *data = at + pad + views;
+    a->slots = slots;
+    for (unsigned i = 0; i < slots; i++) {
+        size_t n = a->keys.len;
+        memcpy(data, a->keys.data, n);
+        n += (size_t)snprintf(data + n, RL_SLOT_SUFFIX_MAX + 1, RL_SLOT_SUFFIX "%u", i);
+        a->slot_keys[i] = rl_keys_one(data, n);
+        data += n;
+    }
+}
+
+/* The first attempt, or, released here a moment ago while others waited,
+ * the courtesy of letting them go first. */
+static int acquire_begin(rl_acquire *a)
+{
+    int64_t courtesy_until = acquire_courtesy_until(a);
+    if (courtesy_until > 0) {
+        rl_timer_arm_at(a->client->loop, &a->retry_timer, courtesy_until);
+        return REDLOCK_OK;
+    }
+    return acquire_attempt(a);
+}
+
+/* After the keys' data at at: the owner token, the label and a
+ * semaphore's slot keys, as the options give them. */
+static void acquire_store_extras(rl_acquire *a, const redlock_acquire_options *opts,
+                                 const acquire_settings *set, char *at)
+{
+    if (opts->owner != NULL) {
+        memcpy(at, opts->owner, set->owner_len);
+        a->owner = at;
+        a->owner_len = set->owner_len;
+        at += set->owner_len;
+    }
+    if (opts->label != NULL) {
+        memcpy(at, opts->label, set->label_len);
+        a->label = at;
+        at += set->label_len;
+    }
+    if (set->slots > 0) {
+        acquire_store_slot_keys(a, at, set->slots);
+        acquire_use_slot(a, 0);
+    }
 }
 
 static int acquire_start(redlock_client *client, const void *const *resources,
@@ -701,11 +815,18 @@ static int acquire_start(redlock_client *client, const void *const *resources,
     if (rc != REDLOCK_OK)
         return rc;
     size_t owner_len = set.owner_len;
+    /* A semaphore is of one resource, whose slot keys must fit. */
+    size_t slots_len = 0;
+    if (set.slots > 0 && (count != 1 || !acquire_slot_keys_fit(resources[0], resource_lens[0],
+                                                               set.slots, &slots_len)))
+        return REDLOCK_EINVAL;
+    size_t nwaiters = set.slots > 0 ? set.slots : count;
 
-    rl_acquire *a = calloc(1, sizeof(*a) + count * sizeof(rl_waiter) + block_len + owner_len +
-                                  set.label_len);
+    rl_acquire *a = calloc(1, sizeof(*a) + nwaiters * sizeof(rl_waiter) + block_len + owner_len +
+                                  set.label_len + slots_len);
     if (a == NULL)
         return REDLOCK_ENOMEM;
+    a->nwaiters = nwaiters;
     a->op.cancel = acquire_cancel;
     a->client = client;
     rl_list_init(&a->seeded.link);
@@ -719,22 +840,14 @@ static int acquire_start(redlock_client *client, const void *const *resources,
     a->retry_jitter_ms = set.retry_jitter_ms;
     a->wait_ms = set.wait_ms;
     a->start_us = rl_now_us();
-    char *block = (char *)&a->waiters[count];
+    char *block = (char *)&a->waiters[nwaiters];
     rl_keys_store(&a->keys, block, resources, resource_lens, count);
-    if (opts->owner != NULL) {
-        memcpy(block + block_len, opts->owner, owner_len);
-        a->owner = block + block_len;
-        a->owner_len = owner_len;
-    }
-    if (opts->label != NULL) {
-        memcpy(block + block_len + owner_len, opts->label, set.label_len);
-        a->label = block + block_len + owner_len;
-    }
+    acquire_store_extras(a, opts, &set, block + block_len);
     ev_timer_init(&a->retry_timer, acquire_on_retry_timer, 0., 0.);
     a->retry_timer.data = a;
     ev_io_init(&a->cancel_watch, acquire_on_cancel_fd, opts->cancel_fd, EV_READ);
     a->cancel_watch.data = a;
-    for (size_t i = 0; i < count; i++) {
+    for (size_t i = 0; i < nwaiters; i++) {
         rl_list_init(&a->waiters[i].link);
         a->waiters[i].on_announce = acquire_on_announce;
         a->waiters[i].owner = a;
@@ -743,16 +856,10 @@ static int acquire_start(redlock_client *client, const void *const *resources,
     a->fencing = set.fencing;
     a->state = RL_ACQUIRE_WAIT; /* before the first attempt, as between two */
 
-    /* Released here a moment ago while others waited: they go first. */
-    int64_t courtesy_until = acquire_courtesy_until(a);
-    if (courtesy_until > 0) {
-        rl_timer_arm_at(client->loop, &a->retry_timer, courtesy_until);
-    } else {
-        rc = acquire_attempt(a);
-        if (rc != REDLOCK_OK) {
-            free(a);
-            return rc;
-        }
+    rc = acquire_begin(a);
+    if (rc != REDLOCK_OK) {
+        free(a);
+        return rc;
     }
     rl_client_add_op(client, &a->op);
     if (opts->cancel_fd >= 0)

@@ -415,3 +415,48 @@ Test(cli_run, metrics_file_is_written_while_cmd_runs_and_at_the_end)
     cr_expect_not_null(first, "%s", r->err);
     cr_expect(first == NULL || strstr(first + 1, said) == NULL, "said twice: %s", r->err);
 }
+
+/* --slots K: K runs hold RESOURCE at once, each on a slot of its own
+ * (REDLOCK_RESOURCE names it), and one more is refused (75). */
+Test(cli_run, slots_let_k_runs_hold_at_once_and_refuse_one_more)
+{
+    const char *files[2] = {cli_path("slot-a"), cli_path("slot-b")};
+    cli_proc *runs[2];
+    for (size_t i = 0; i < 2; i++) {
+        char script[512];
+        snprintf(script, sizeof(script), "printf %%s \"$REDLOCK_RESOURCE\" >'%s'; sleep 3",
+                 files[i]);
+        runs[i] = cli_spawn(CLI_ARGS("--config", cli.config, "run", "--slots", "2", "builds",
+                                     "--", "sh", "-c", script),
+                            NULL);
+    }
+    for (size_t i = 0; i < 2; i++)
+        cr_assert(cli_wait_until(cli_file_exists, (void *)files[i], T), "run %zu never ran", i);
+    const cli_result *r = cli_run(CLI_ARGS("--config", cli.config, "run", "--slots", "2",
+                                           "--wait", "0", "builds", "--", "true"),
+                                  NULL, T);
+    cli_expect_exit(r, 75);
+    for (size_t i = 0; i < 2; i++)
+        cli_expect_exit(cli_wait(runs[i], T), 0);
+    char got[2][64];
+    for (size_t i = 0; i < 2; i++)
+        snprintf(got[i], sizeof(got[i]), "%s", cli_read_file(files[i]));
+    cr_assert(strcmp(got[0], got[1]) != 0 &&
+                  (strcmp(got[0], "builds:slot:0") == 0 || strcmp(got[0], "builds:slot:1") == 0) &&
+                  (strcmp(got[1], "builds:slot:0") == 0 || strcmp(got[1], "builds:slot:1") == 0),
+              "slots %s and %s", got[0], got[1]);
+    cli_expect_key_gone("builds:slot:0", "after the runs");
+    cli_expect_key_gone("builds:slot:1", "after the runs");
+    r = cli_run(CLI_ARGS("--config", cli.config, "run", "--slots", "65", "builds", "--", "true"),
+                NULL, T);
+    cli_expect_exit(r, 64);
+    /* acquire names the slot after the value: release takes it. */
+    r = cli_run(CLI_ARGS("--config", cli.config, "acquire", "--slots", "2", "builds"), NULL, T);
+    cli_expect_exit(r, 0);
+    char value[128];
+    char key[64];
+    cr_assert_eq(sscanf(r->out, "%127s %63s", value, key), 2, "acquire printed: %s", r->out);
+    cr_assert_str_eq(key, "builds:slot:0");
+    cli_expect_exit(cli_run(CLI_ARGS("--config", cli.config, "release", key, value), NULL, T), 0);
+    cli_expect_key_gone("builds:slot:0", "released by its slot");
+}

@@ -172,11 +172,10 @@ Test(stats, a_master_down_and_back_and_a_lock_lost)
     cr_assert_eq(fleet_kill(h.fleet, 4), 0);
     unsigned killed = 4;
     cr_assert(harness_wait_until(&h, master_down, &killed, 5000), "master 4 still ready");
-    const redlock_stats *s = snapshot();
     redlock_acquire_options o = fleet_acquire_options(1000, 0);
     redlock_lock *lock = NULL;
     cr_assert_eq(harness_acquire(&h, "lost", 4, &o, &lock, NULL), REDLOCK_OK);
-    s = snapshot();
+    const redlock_stats *s = snapshot();
     cr_assert_eq(s->masters[4].outcomes[REDLOCK_MASTER_NOT_CONNECTED], 1);
     cr_assert_eq(s->masters[4].requests, 1, "only the ping went out");
     cr_assert_eq(fleet_restart(h.fleet, 4), 0);

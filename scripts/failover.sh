@@ -9,6 +9,7 @@
 #   scripts/failover.sh --empty-restarts          # restarted at once, no delay, the clients' rule on
 #   scripts/failover.sh --empty-restarts --unsafe # the same, masters declared durable: the rule off
 #   scripts/failover.sh --seed 1234     # replay a fault schedule
+#   scripts/failover.sh --slots 2       # a counting semaphore: at most 2 holders
 #
 # Other arguments go to redlock-failover (--seconds N, --json, --log FILE).
 set -euo pipefail

@@ -24,6 +24,7 @@ typedef struct open_section {
 typedef struct replay {
     checker_report *r;
     unsigned quorum;
+    unsigned slots; /* holders allowed at once */
     open_section open[MAX_OPEN];
     size_t open_count;
     bool majority_up;
@@ -137,6 +138,7 @@ static void on_start(replay *rp, const flog_event *ev)
     r->sections++;
     if (ev->a != 0)
         r->library_sections++;
+    size_t live = 0;
     for (size_t i = 0; i < rp->open_count; i++) {
         open_section *s = &rp->open[i];
         if (s->deadline != 0 && ev->t > s->deadline) {
@@ -147,6 +149,9 @@ static void on_start(replay *rp, const flog_event *ev)
             s->overran = 1;
             continue;
         }
+        /* A semaphore's: as many others as it has slots are one too many. */
+        if (++live < rp->slots)
+            continue;
         if (r->violations++ == 0) {
             r->first_violation_ns = ev->t;
             r->first_violation_since_ns = s->start;
@@ -176,6 +181,8 @@ static void check_token(replay *rp, const flog_event *ev)
     if (ev->b <= 0)
         return;
     r->fenced_sections++;
+    if (rp->slots > 1)
+        return; /* each slot's lock has tokens of its own order */
     if (ev->b <= rp->greatest_token && r->token_violations++ == 0)
         snprintf(r->first_token_violation, sizeof(r->first_token_violation),
                  "holder %ld (value %.32s) started at %.3f s with token %lld, after a section "
@@ -356,20 +363,36 @@ static flog_event *read_events(const char *const *paths, size_t count, size_t *n
     return events;
 }
 
+static int run_files(const char *const *paths, size_t count, unsigned quorum, unsigned slots,
+                     checker_report *out);
+
 int checker_run(const char *path, unsigned quorum, checker_report *out)
 {
-    return checker_run_files(&path, 1, quorum, out);
+    return run_files(&path, 1, quorum, 1, out);
+}
+
+int checker_run_slots(const char *path, unsigned quorum, unsigned slots, checker_report *out)
+{
+    return run_files(&path, 1, quorum, slots < 1 ? 1 : slots, out);
 }
 
 int checker_run_files(const char *const *paths, size_t count, unsigned quorum,
                       checker_report *out)
 {
+    return run_files(paths, count, quorum, 1, out);
+}
+
+static int run_files(const char *const *paths, size_t count, unsigned quorum, unsigned slots,
+                     checker_report *out)
+{
     memset(out, 0, sizeof(*out));
+    out->slots = slots;
     size_t n = 0;
     flog_event *events = read_events(paths, count, &n);
     if (events == NULL)
         return -1;
-    replay rp = {.r = out, .quorum = quorum, .idle_since = -1, .measure_end = INT64_MAX};
+    replay rp = {.r = out, .quorum = quorum, .slots = slots, .idle_since = -1,
+                 .measure_end = INT64_MAX};
     /* The first Z: with several logs, the clients of each stop in turn. */
     for (size_t i = 0; i < n && rp.measure_end == INT64_MAX; i++)
         if (events[i].type == 'Z')
@@ -445,7 +468,11 @@ void checker_print(FILE *out, const checker_report *r)
     for (size_t i = 0; i < CHECKER_MAX_FAULT_KINDS && r->faults[i].count; i++)
         fprintf(out, "%s %s %lu", i ? "," : "", r->faults[i].name, r->faults[i].count);
     fprintf(out, "%s\n", r->faults[0].count ? "" : " none");
-    fprintf(out, "violations:        %lu (two holders at once)\n", r->violations);
+    if (r->slots > 1)
+        fprintf(out, "violations:        %lu (more than %u holders at once)\n", r->violations,
+                r->slots);
+    else
+        fprintf(out, "violations:        %lu (two holders at once)\n", r->violations);
     if (r->violations)
         fprintf(out, "  first:           %s\n", r->first_violation);
     fprintf(out, "fencing tokens:    %lu of %lu sections had one; %lu out of order\n",

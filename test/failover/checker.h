@@ -26,8 +26,10 @@ typedef struct checker_report {
         char name[32];
         unsigned long count;
     } faults[CHECKER_MAX_FAULT_KINDS]; /* every fault event, by kind */
+    unsigned slots;                 /* holders allowed at once: 1, or a semaphore's */
     unsigned long violations;       /* a section started while another holder's
-                                       was open within its validity */
+                                       was open within its validity (a
+                                       semaphore's: slots others') */
     unsigned long overruns;         /* a holder acting past its own validity */
     unsigned long unterminated;     /* sections that never ended */
     unsigned long fenced_sections;  /* sections whose lock had a fencing token */
@@ -50,6 +52,10 @@ typedef struct checker_report {
 /* Read the log at path. quorum: masters needed for a majority. 0, or -1
  * if the log cannot be read or has a malformed line. */
 int checker_run(const char *path, unsigned quorum, checker_report *out);
+/* The same for a semaphore of slots (>= 1) holders: a violation is a
+ * section started while slots others were open within their validity.
+ * Tokens are not compared (each slot's lock has its own order). */
+int checker_run_slots(const char *path, unsigned quorum, unsigned slots, checker_report *out);
 /* The same over several logs, replayed as one: each from its own clients
  * (their pids are told apart by log, as each may come from its own pid
  * namespace), all stamped with the one clock. */

@@ -11,7 +11,7 @@
  * checker then replays the log and fails the run on any overlap.
  *
  *   redlock-failover [--seconds N] [--seed S] [--unsafe] [--empty-restarts]
- *                    [--fast-clocks] [--aof] [--no-fencing] [--json]
+ *                    [--fast-clocks] [--aof] [--no-fencing] [--slots K] [--json]
  *                      --unsafe: masters without persistence, restarted at
  *                      once, falsely declared durable (the rule for masters
  *                      restarted empty off): overlaps are expected
@@ -28,6 +28,9 @@
  *                      heal by themselves
  *                      --no-fencing: the clients lock without tokens (to
  *                      compare with a fenced run)
+ *                      --slots K: the clients take one of K slots (a
+ *                      counting semaphore); the checker allows K holders
+ *                      at once, not one more
  *   redlock-failover --config FILE [--seconds N] [--log-dir DIR]
  *                      external masters, no faults of its own: the compose
  *                      drill (faults from outside) or a drill by hand
@@ -92,6 +95,7 @@ typedef struct options {
     bool aof;          /* every master on AOF, restarted at once */
     bool no_fencing;
     bool json;
+    int slots;          /* --slots K: the clients hold one of K slots; 0: the lock */
     const char *config; /* external masters */
     const char *log;    /* where to keep the event log; NULL: temporary */
     const char *log_dir; /* external mode: a new log of its own in DIR */
@@ -109,7 +113,8 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: redlock-failover [--seconds N] [--seed S] [--unsafe] [--empty-restarts]\n"
-            "                        [--fast-clocks] [--aof] [--no-fencing] [--json] [--log FILE]\n"
+            "                        [--fast-clocks] [--aof] [--no-fencing] [--slots K] [--json]\n"
+            "                        [--log FILE]\n"
             "       redlock-failover --config FILE [--seconds N] [--log FILE | --log-dir DIR]\n"
             "       redlock-failover --check [--unsafe] [--json] LOG...\n"
             "       redlock-failover --mark LOG EVENT [ARG...]\n");
@@ -141,6 +146,8 @@ static int parse_options(int argc, char **argv, options *o)
             o->aof = true;
         } else if (strcmp(a, "--no-fencing") == 0) {
             o->no_fencing = true;
+        } else if (strcmp(a, "--slots") == 0 && v) {
+            o->slots = (int)strtol(v, NULL, 10), i++;
         } else if (strcmp(a, "--json") == 0) {
             o->json = true;
         } else {
@@ -148,7 +155,8 @@ static int parse_options(int argc, char **argv, options *o)
             return -1;
         }
     }
-    if (o->seconds < 0 || (o->seconds == 0 && o->config == NULL) ||
+    if (o->seconds < 0 || (o->seconds == 0 && o->config == NULL) || o->slots < 0 ||
+        o->slots > REDLOCK_MAX_SLOTS ||
         (o->aof && (o->unsafe || o->empty_restarts)) ||
         (o->log_dir != NULL && (o->config == NULL || o->log != NULL))) {
         usage();
@@ -163,6 +171,7 @@ typedef struct world {
     const char *config;
     const char *log_path;
     bool fencing;
+    const char *slots; /* --slots K's K, or NULL: the lock */
     int log;
     client clients[MAX_CLIENTS];
 } world;
@@ -197,18 +206,20 @@ static void start_client(world *w, client *c)
                         "--log",         (char *)w->log_path,        "--threads",
                         threads,         "--ttl",      ttl,          "--resource",
                         RESOURCE,        "--work-max", "150",        "--fencing",
-                        w->fencing ? "1" : "0",      NULL};
+                        w->fencing ? "1" : "0",      "--slots",
+                        (char *)(w->slots ? w->slots : "0"),         NULL};
         c->pid = spawn(argv, false);
     } else {
         /* A command that outlives the TTL: the run must keep extending. */
         char *argv[] = {REDLOCK_TOOL,    "-c",         (char *)w->config, "run",
                         "--ttl",         run_ttl,      "--wait",          "3s",
+                        "--slots",       (char *)(w->slots ? w->slots : "1"),
                         "--no-fencing",  RESOURCE,     "--",              FAILOVER_WORKER,
                         "record",        "--log",      (char *)w->log_path,
                         "--work-min",    "50",         "--work-max",      "1500",
                         NULL};
         if (w->fencing) /* fenced is the default: drop --no-fencing */
-            memmove(&argv[8], &argv[9], sizeof(argv) - 9 * sizeof(argv[0]));
+            memmove(&argv[10], &argv[11], sizeof(argv) - 11 * sizeof(argv[0]));
         c->pid = spawn(argv, true);
     }
 }
@@ -509,7 +520,9 @@ int main(int argc, char **argv)
     bool aof[MASTERS] = {false};
     bool fast[MASTERS] = {o.fast_clocks, o.fast_clocks};
     fleet *f = NULL;
-    world w = {.config = o.config, .fencing = !o.no_fencing};
+    char slots[16];
+    snprintf(slots, sizeof(slots), "%d", o.slots);
+    world w = {.config = o.config, .fencing = !o.no_fencing, .slots = o.slots > 1 ? slots : NULL};
     char log_path[PATH_MAX];
     bool at_once = o.unsafe || o.empty_restarts; /* without persistence, restarted at once */
     bool any_excluded = false; /* a master the clients do not take for durable */
@@ -553,6 +566,9 @@ int main(int argc, char **argv)
                    o.unsafe ? "without persistence too" : "with AOF always (restarted at once)");
         if (o.no_fencing)
             printf("failover: clients lock without fencing tokens\n");
+        if (o.slots > 1)
+            printf("failover: a semaphore of %d slots: at most %d holders at once\n", o.slots,
+                   o.slots);
         if (o.fast_clocks)
             printf("failover: masters 0 and 1 on wall clocks three times fast: only 2-4 count, "
                    "liveness is checked while all three are up\n");
@@ -609,7 +625,8 @@ int main(int argc, char **argv)
     }
 
     checker_report r;
-    int rc = checker_run(log_path, MASTERS / 2 + 1, &r);
+    int rc = checker_run_slots(log_path, MASTERS / 2 + 1, o.slots > 1 ? (unsigned)o.slots : 1,
+                               &r);
     if (rc != 0) {
         fprintf(stderr, "failover: cannot read the event log %s\n", log_path);
         fleet_stop(f);

@@ -263,3 +263,28 @@ Test(checker, mark_appends_an_event_stamped_with_the_clock)
     cr_assert_geq(ev.t, before);
     cr_assert_leq(ev.t, tc_now_ns());
 }
+
+/* A semaphore of two: two holders at once are allowed, a third is one too
+ * many; tokens of different slots are not compared. */
+Test(checker, a_semaphore_allows_its_slots_and_not_one_more)
+{
+    const char *const two[] = {"U @0 5",          "S @1000 7 0 v1 9", "S @1100 8 0 v2 3",
+                               "E @1500 7 v1",    "E @1600 8 v2",     "Z @2000",
+                               NULL};
+    const char *const three[] = {"U @0 5",          "S @1000 7 0 v1 1", "S @1100 8 0 v2 2",
+                                 "S @1200 9 0 v3 3", "E @1500 7 v1",    "E @1600 8 v2",
+                                 "E @1700 9 v3",    "Z @2000",          NULL};
+    char path[64];
+    checker_report r;
+    write_log(path, sizeof(path), two);
+    cr_assert_eq(checker_run_slots(path, QUORUM, 2, &r), 0);
+    cr_assert_eq(r.violations, 0);
+    cr_assert_eq(r.token_violations, 0, "slot tokens compared");
+    cr_assert_eq(checker_run(path, QUORUM, &r), 0);
+    cr_assert_eq(r.violations, 1, "a lock allows one");
+    unlink(path);
+    write_log(path, sizeof(path), three);
+    cr_assert_eq(checker_run_slots(path, QUORUM, 2, &r), 0);
+    cr_assert_eq(r.violations, 1, "the third holder");
+    unlink(path);
+}

@@ -6,7 +6,8 @@
  *           with a fencing token, log the start of its critical section
  *           (with the validity deadline and the token), work a random while
  *           well inside the validity, log the end, release. SIGTERM: finish
- *           the current round and exit. --fencing 0: without tokens.
+ *           the current round and exit. --fencing 0: without tokens;
+ *           --slots K: one of a semaphore's K slots instead of the lock.
  *   record  the command `redlock run` holds the lock for: log the start
  *           (with REDLOCK_FENCING_TOKEN, when given; the holder is the
  *           redlock process, not run's guardian between us), work a random
@@ -106,6 +107,7 @@ typedef struct lib_worker {
     int log;
     unsigned seed;
     bool fencing;
+    int slots; /* --slots: a semaphore's; 0: the lock */
 } lib_worker;
 
 static void *lib_thread(void *arg)
@@ -120,6 +122,7 @@ static void *lib_thread(void *arg)
     o.retry_delay_ms = 10;
     o.retry_jitter_ms = 30;
     o.fencing = w->fencing;
+    o.slots = w->slots;
     long pid = (long)getpid();
     size_t len = strlen(w->resource);
     while (!atomic_load(&stop)) {
@@ -195,6 +198,7 @@ static int run_lib(int argc, char **argv)
             .ttl_ms = arg_long(argc, argv, "--ttl", 1000),
             .work_max_ms = arg_long(argc, argv, "--work-max", 150),
             .fencing = arg_long(argc, argv, "--fencing", 1) != 0,
+            .slots = (int)arg_long(argc, argv, "--slots", 0),
             .log = log,
             .seed = (unsigned)getpid() * 7919U + (unsigned)i * 104729U + (unsigned)time(NULL),
         };

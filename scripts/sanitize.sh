@@ -90,7 +90,7 @@ fi
 # TSan registers no Criterion test: only the targets of its tests are built.
 targets=()
 [ "$mode" = tsan ] && targets=(--target threads_tests redlock-failover redlock-bench
-  redlock-hold-bench test_cpp cpp_lock_example with-masters)
+  redlock-hold-bench redlock-semaphore-bench test_cpp cpp_lock_example with-masters)
 if [ "$phase" != tests ]; then
   PKG_CONFIG_PATH="$pkg_config_path" \
     cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-g -O1" \

@@ -731,15 +731,15 @@ static int acquire_read_options(const redlock_client *client, const redlock_acqu
 #define RL_SLOT_SUFFIX ":slot:"
 #define RL_SLOT_SUFFIX_MAX (sizeof(RL_SLOT_SUFFIX) - 1 + 2) /* two digits: REDLOCK_MAX_SLOTS */
 
-/* Whether every slot key of resource is a valid resource (not too long),
- * and the room they take in *len. */
-static bool acquire_slot_keys_fit(const void *resource, size_t len, unsigned slots, size_t *room)
+/* Whether every slot key of a resource of len bytes (checked already) is
+ * short enough to be a resource, and the room they take in *room. */
+static bool acquire_slot_keys_fit(size_t len, unsigned slots, size_t *room)
 {
     if (len + RL_SLOT_SUFFIX_MAX > REDLOCK_MAX_RESOURCE_LEN)
         return false;
     /* + its NUL (snprintf's, overwritten by the next key) and alignment */
     *room = slots * (sizeof(rl_keys) + len + RL_SLOT_SUFFIX_MAX) + 1 + _Alignof(rl_keys);
-    return rl_resource_valid(resource, len);
+    return true;
 }
 
 static void acquire_store_slot_keys(rl_acquire *a, char *at, unsigned slots)
@@ -817,8 +817,8 @@ static int acquire_start(redlock_client *client, const void *const *resources,
     size_t owner_len = set.owner_len;
     /* A semaphore is of one resource, whose slot keys must fit. */
     size_t slots_len = 0;
-    if (set.slots > 0 && (count != 1 || !acquire_slot_keys_fit(resources[0], resource_lens[0],
-                                                               set.slots, &slots_len)))
+    if (set.slots > 0 &&
+        (count != 1 || !acquire_slot_keys_fit(resource_lens[0], set.slots, &slots_len)))
         return REDLOCK_EINVAL;
     size_t nwaiters = set.slots > 0 ? set.slots : count;
 

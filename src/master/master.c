@@ -531,9 +531,7 @@ static bool master_plain_only(rl_master *m)
                  (m->conn_caps & (RL_CAP_DELIFEQ | RL_CAP_DELEX)) &&
                  rl_client_setting(m->client, REDLOCK_SCRIPT_FREE) != 0;
     if (!plain) {
-        char reason[sizeof(m->failure)];
-        snprintf(reason, sizeof(reason), "%s", m->no_scripts);
-        master_drop(m, REDLOCK_MASTER_REFUSED, reason);
+        master_drop(m, REDLOCK_MASTER_REFUSED, m->no_scripts);
         return false;
     }
     RL_EXPECT_ENTERED(m->client); /* a free from the log waits for its leave */

@@ -614,27 +614,26 @@ static size_t round_plain_room(const rl_command *cmd, int db)
     return room + cmd->plain->value_len + 1;
 }
 
+/* Form f written at out (and a NUL), described in *req; returns the end. */
+static char *plain_request_write(rl_plain_request *req, const rl_plain_form *f, char *out)
+{
+    req->cmd = out;
+    req->len = rl_plain_form_size(f, req->part_len);
+    req->parts = f->parts;
+    req->caps = f->caps;
+    rl_plain_form_write(f, out);
+    return out + req->len + 1;
+}
+
 /* The round's script-free forms (command.h), written at out, after its
- * request, and the value their replies are compared with, after them. */
+ * request, then their follow-up, and the value their replies are compared
+ * with, after them. */
 static void round_write_plain(rl_round *round, const rl_plain *plain, char *out)
 {
-    for (size_t i = 0; i < plain->forms; i++) {
-        rl_plain_request *form = &round->plain[i];
-        form->cmd = out;
-        form->len = rl_plain_form_size(&plain->form[i], form->part_len);
-        form->parts = plain->form[i].parts;
-        form->caps = plain->form[i].caps;
-        rl_plain_form_write(&plain->form[i], out);
-        out += form->len + 1;
-    }
+    for (size_t i = 0; i < plain->forms; i++)
+        out = plain_request_write(&round->plain[i], &plain->form[i], out);
     round->plain_forms = plain->forms;
-    rl_plain_request *follow_up = &round->follow_up;
-    follow_up->cmd = out;
-    follow_up->len = rl_plain_form_size(&plain->follow_up, follow_up->part_len);
-    follow_up->parts = plain->follow_up.parts;
-    follow_up->caps = plain->follow_up.caps;
-    rl_plain_form_write(&plain->follow_up, out);
-    out += follow_up->len + 1;
+    out = plain_request_write(&round->follow_up, &plain->follow_up, out);
     round->plain_value = out;
     memcpy(round->plain_value, plain->value, plain->value_len);
     round->plain_value_len = plain->value_len;

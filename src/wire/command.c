@@ -29,8 +29,6 @@ static void arg_value(rl_command *c, const void *value, size_t len)
     for (size_t i = 0; i < len; i++)
         tag = (tag ^ ((const unsigned char *)value)[i]) * 1099511628211ULL;
     c->lock_tag = tag | 1; /* never 0, which means no lock */
-    c->value = value;
-    c->value_len = len;
     arg(c, value, len);
 }
 
@@ -52,8 +50,6 @@ static void command_begin(rl_command *c)
     c->script = NULL;
     c->urgent_by_us = 0;
     c->lock_tag = 0;
-    c->value = NULL;
-    c->value_len = 0;
     c->plain = NULL;
 }
 
@@ -202,14 +198,19 @@ static void plain_text(rl_plain_part *p, const char *s)
     plain_arg(p, NULL, 0, s, strlen(s));
 }
 
-/* A new form needing caps, its first part begun. */
-static rl_plain_part *plain_form(rl_plain *p, unsigned caps)
+/* Form f, needing caps, begun empty: its first part. */
+static rl_plain_part *plain_begin(rl_plain_form *f, unsigned caps)
 {
-    rl_plain_form *f = &p->form[p->forms++];
     f->caps = caps;
     f->parts = 1;
     f->part[0].argc = 0;
     return &f->part[0];
+}
+
+/* A new form needing caps, its first part begun. */
+static rl_plain_part *plain_form(rl_plain *p, unsigned caps)
+{
+    return plain_begin(&p->form[p->forms++], caps);
 }
 
 /* The next part of the form last begun. */
@@ -265,12 +266,9 @@ void rl_plain_release(rl_plain *p, const void *key, size_t key_len, const void *
         plain_arg(publish, p->channel_prefix, prefix_len, key, key_len);
         plain_arg(publish, NULL, 0, value, value_len);
     }
-    rl_plain_form *f = &p->follow_up;
-    f->caps = 0;
-    f->parts = 1;
-    f->part[0].argc = 0;
-    plain_text(&f->part[0], "EXISTS");
-    plain_arg(&f->part[0], NULL, 0, key, key_len);
+    rl_plain_part *exists = plain_begin(&p->follow_up, 0);
+    plain_text(exists, "EXISTS");
+    plain_arg(exists, NULL, 0, key, key_len);
 }
 
 void rl_command_inspect(rl_command *c, const rl_keys *keys)

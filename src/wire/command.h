@@ -44,8 +44,6 @@ typedef struct rl_command {
     int64_t urgent_by_us;    /* an extension: when the lock runs out (rl_now_us()
                                 time), which orders it in a send queue; 0 otherwise */
     uint64_t lock_tag;       /* the lock whose value it carries; 0: none */
-    const void *value;       /* that value (not copied), or NULL */
-    size_t value_len;
     /* The same request without a script, for masters that have the
      * commands it needs (rl_plain below), or NULL: sent to those instead
      * of the script (docs/servers.md). Kept where it is until written,

@@ -8,8 +8,8 @@
  *
  *   redlock-semaphore-bench [--rounds N] [--smoke]
  */
+#include "bench.h"
 #include "fleet.h"
-#include "testclock.h"
 
 #include <redlock/redlock.h>
 #include <stdio.h>
@@ -20,32 +20,10 @@
 #define K 4
 #define RES "semaphore-bench"
 
-typedef struct latencies {
-    int64_t *ns;
-    size_t n;
-} latencies;
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a;
-    int64_t y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* The q-quantile in microseconds. */
-static double quantile_us(latencies *l, double q)
-{
-    if (l->n == 0)
-        return 0;
-    qsort(l->ns, l->n, sizeof(l->ns[0]), cmp_i64);
-    size_t i = (size_t)(q * (double)(l->n - 1));
-    return (double)l->ns[i] / 1e3;
-}
-
 /* rounds acquires (then releases) of RES with slots (0: the lock), their
- * latencies in *l; how many were granted. expect: the status each must
- * end with (a full semaphore refuses). */
-static size_t run(redlock_sync *s, int slots, size_t rounds, int expect, latencies *l)
+ * latencies in *l (emptied first); how many were granted. expect: the
+ * status each must end with (a full semaphore refuses). */
+static size_t run(redlock_sync *s, int slots, size_t rounds, int expect, samples *l)
 {
     redlock_acquire_options o;
     redlock_acquire_options_init(&o);
@@ -57,7 +35,7 @@ static size_t run(redlock_sync *s, int slots, size_t rounds, int expect, latenci
         redlock_lock *lock = NULL;
         int64_t t0 = tc_now_ns();
         int rc = redlock_sync_acquire(s, RES, strlen(RES), &o, &lock, NULL);
-        l->ns[l->n++] = tc_now_ns() - t0;
+        samples_add(l, tc_now_ns() - t0);
         if (rc != expect)
             fprintf(stderr, "semaphore-bench: acquire %zu: %s, not %s\n", i, redlock_strerror(rc),
                     redlock_strerror(expect));
@@ -121,7 +99,8 @@ int main(int argc, char **argv)
         fleet_stop(f);
         return 1;
     }
-    latencies l = {.ns = calloc(rounds, sizeof(int64_t)), .n = 0};
+    samples l = {0};
+    samples_reserve(&l, rounds); /* recording allocates nothing */
     redlock_lock *held[K] = {NULL};
     run(s, 0, rounds < 20 ? rounds : 20, REDLOCK_OK, &l); /* warm: connections, clocks */
 
@@ -129,9 +108,9 @@ int main(int argc, char **argv)
            rounds);
     printf("  %-34s %9s %9s %9s\n", "", "p50 us", "p90 us", "x lock");
     run(s, 0, rounds, REDLOCK_OK, &l);
-    double lock_p50 = quantile_us(&l, 0.5);
-    printf("  %-34s %9.1f %9.1f %9.2f\n", "the lock (baseline)", lock_p50, quantile_us(&l, 0.9),
-           1.0);
+    double lock_p50 = samples_quantile_us(&l, 0.5);
+    printf("  %-34s %9.1f %9.1f %9.2f\n", "the lock (baseline)", lock_p50,
+           samples_quantile_us(&l, 0.9), 1.0);
     static const size_t taken[] = {0, 2, K};
     for (size_t t = 0; t < sizeof(taken) / sizeof(taken[0]); t++) {
         take(s, taken[t], held);
@@ -139,8 +118,8 @@ int main(int argc, char **argv)
         char label[64];
         snprintf(label, sizeof(label), "K=%d, %zu slots taken%s", K, taken[t],
                  taken[t] < K ? "" : " (refused)");
-        double p50 = quantile_us(&l, 0.5);
-        printf("  %-34s %9.1f %9.1f %9.2f\n", label, p50, quantile_us(&l, 0.9),
+        double p50 = samples_quantile_us(&l, 0.5);
+        printf("  %-34s %9.1f %9.1f %9.2f\n", label, p50, samples_quantile_us(&l, 0.9),
                lock_p50 > 0 ? p50 / lock_p50 : 0);
         give_back(s, taken[t], held);
     }
@@ -159,11 +138,12 @@ int main(int argc, char **argv)
         char got[32];
         snprintf(stopped, sizeof(stopped), "%zu of %d", down, MASTERS);
         snprintf(got, sizeof(got), "%zu of %zu", granted, rounds);
-        printf("  %-20s %16s %28s  (p50 %.1f us)\n", stopped, got, "none", quantile_us(&l, 0.5));
+        printf("  %-20s %16s %28s  (p50 %.1f us)\n", stopped, got, "none",
+               samples_quantile_us(&l, 0.5));
         for (size_t i = 0; i < down; i++)
             fleet_resume(f, MASTERS - 1 - i);
     }
-    free(l.ns);
+    samples_free(&l);
     redlock_sync_free(s);
     redlock_config_free(cfg);
     fleet_stop(f);

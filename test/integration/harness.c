@@ -253,6 +253,24 @@ bool harness_wait_clocks_checked(harness *h)
     return harness_wait_until(h, clocks_checked, NULL, 3000);
 }
 
+static bool all_answered(harness *h, void *arg)
+{
+    (void)arg;
+    static redlock_stats st; /* some 28 KiB */
+    st.size = sizeof(st);
+    if (redlock_client_stats(h->client, &st) != REDLOCK_OK)
+        return false;
+    for (unsigned i = 0; i < st.master_count; i++)
+        if (st.masters[i].in_flight != 0 || st.masters[i].queued != 0)
+            return false;
+    return true;
+}
+
+bool harness_wait_all_answered(harness *h, int timeout_ms)
+{
+    return harness_wait_until(h, all_answered, NULL, timeout_ms);
+}
+
 typedef struct key_ref {
     const void *key;
     size_t len;

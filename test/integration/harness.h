@@ -87,6 +87,9 @@ void harness_wait_connected(harness *h, size_t i);
  * within 3 s (times the fleet's time scale). */
 bool harness_wait_clocks_checked(harness *h);
 bool harness_wait_key_gone(harness *h, const void *key, size_t len, int timeout_ms);
+/* Run the loop until every master has answered every request of the
+ * client's (none in flight or queued); whether it has within timeout_ms. */
+bool harness_wait_all_answered(harness *h, int timeout_ms);
 
 /* Whether any master's detail in r contains needle. */
 bool result_detail_contains(const redlock_result *r, const char *needle);

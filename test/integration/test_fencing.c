@@ -401,20 +401,6 @@ Test(fencing, every_master_restarted_with_aof_resumes_at_once)
     cr_assert_leq(took_ms, fleet_scaled_ms(1500), "the first fenced lock took %lld ms", took_ms);
 }
 
-/* Every master has answered every request: none in flight or queued. */
-static bool all_answered(harness *hh, void *arg)
-{
-    (void)arg;
-    static redlock_stats st;
-    st.size = sizeof(st);
-    if (redlock_client_stats(hh->client, &st) != REDLOCK_OK)
-        return false;
-    for (unsigned i = 0; i < st.master_count; i++)
-        if (st.masters[i].in_flight != 0 || st.masters[i].queued != 0)
-            return false;
-    return true;
-}
-
 Test(fencing, init_refuses_a_floor_lua_cannot_compare_exactly)
 {
     harness_connect(&h);
@@ -435,7 +421,7 @@ Test(fencing, init_refuses_a_floor_lua_cannot_compare_exactly)
     }
     /* Master 0 may have been left out of the decisions (a slow one): read
      * it once it has answered all. */
-    cr_assert(harness_wait_until(&h, all_answered, NULL, (int)fleet_scaled_ms(5000)));
+    cr_assert(harness_wait_all_answered(&h, (int)fleet_scaled_ms(5000)));
     cr_assert_eq(counter_in_use(0), (long long)(UINT64_C(1) << 53));
 }
 
